@@ -1,0 +1,111 @@
+# parsa — top-level build.  See README.md.
+#
+#   make          build everything into build/
+#   make test     unit, reader, corpus and CLI tests; ends "N passed, N failed"
+#   make check    the same tests under ASan+UBSan (build/asan)
+#   make demo     partition the bundled samples in data/ and print the reports
+#   make bench    benchmarks on ../shared/data (long; writes bench/results)
+#   make fuzz     libFuzzer targets with clang (bounded run per target)
+#   make deps     install the Debian packages the build needs (root or sudo)
+
+CC      ?= gcc
+BUILD   ?= build
+OPT     ?= -O2
+SANITIZE ?=
+CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wmissing-prototypes \
+	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread \
+	-Iparsa -Iserver -Ipartitioner
+ifneq ($(SANITIZE),)
+CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDSAN = -fsanitize=$(SANITIZE)
+endif
+PKGS    = jansson zlib
+CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS_PKG   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lz)
+override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(CFLAGS)
+LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) -lm -pthread
+
+PARSA_SRC = $(wildcard parsa/*.c)
+SERVER_SRC = $(wildcard server/*.c)
+PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c))
+TEST_SRC  = $(wildcard tests/test_*.c)
+FUZZ_SRC  = $(wildcard tests/fuzz_*.c)
+
+PARSA_OBJ = $(PARSA_SRC:%.c=$(BUILD)/obj/%.o)
+SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
+PART_OBJ  = $(PART_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_BIN  = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+FUZZ_BIN  = $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
+
+LIBPARSA  = $(BUILD)/libparsa.a
+LIBPART   = $(BUILD)/libpart.a
+LIBSERVER = $(BUILD)/libpsserver.a
+PARSA_BIN = $(BUILD)/parsa
+
+.PHONY: all test check demo bench fuzz deps clean lint headers-check
+all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBPARSA): $(PARSA_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIBSERVER): $(SERVER_OBJ) $(BUILD)/obj/parsa/parsa_err.o
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIBPART): $(PART_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(PARSA_BIN): $(BUILD)/obj/partitioner/part_main.o $(LIBPART) $(LIBSERVER) $(LIBPARSA)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/test_%.c tests/harness.h $(LIBPART) $(LIBSERVER) $(LIBPARSA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
+
+# Fuzz targets: built here with a standalone main() that replays a corpus.
+$(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(LIBPART) $(LIBPARSA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests -o $@ $< tests/fuzz_main.c $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
+
+deps:
+	@bash scripts/deps.sh
+
+test: deps
+	$(MAKE) all
+	@bash scripts/run-tests.sh $(BUILD)
+
+check: deps
+	$(MAKE) all BUILD=build/asan SANITIZE=address,undefined OPT=-O1
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		bash scripts/run-tests.sh build/asan
+
+demo: deps
+	$(MAKE) $(PARSA_BIN)
+	@bash scripts/demo.sh $(BUILD)
+
+bench: deps
+	$(MAKE) $(PARSA_BIN)
+	@bash scripts/bench.sh $(BUILD)
+
+fuzz: deps
+	@bash scripts/fuzz.sh
+
+lint:
+	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' parsa/*.c server/*.c partitioner/*.c || \
+		(echo "lint: banned function"; false)
+	@! grep -nE '\b(exit|abort)\(' parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
+
+headers-check:
+	@for h in parsa/*.h server/*.h partitioner/*.h; do \
+		[ -f "$$h" ] || continue; \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -x c -fsyntax-only - || exit 1; \
+	done; echo "headers-check: ok"
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,186 @@
+/*
+ * parsa_graph: CSR building, transpose and validation (see parsa_graph.h).
+ */
+#include "parsa_graph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void parsa_graph_init(struct parsa_graph *g)
+{
+	memset(g, 0, sizeof(*g));
+}
+
+void parsa_graph_release(struct parsa_graph *g)
+{
+	if (!g)
+		return;
+	free(g->row_ptr);
+	free(g->col);
+	parsa_graph_init(g);
+}
+
+static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem,
+		struct parsa_err *err)
+{
+	uint64_t ncap = *cap ? *cap : 1024;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap += ncap / 2 + 1024;
+	if (ncap > SIZE_MAX / elem)
+		return parsa_fail(err, PARSA_ENOMEM, "graph too large");
+	np = realloc(*p, (size_t)(ncap * elem));
+	if (!np)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory growing graph to %llu entries",
+				  (unsigned long long)ncap);
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static void sort_u32(uint32_t *a, size_t n)
+{
+	/* insertion sort for short rows, else qsort-free radix-less shell */
+	for (size_t gap = n / 2; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
+		for (size_t i = gap; i < n; i++) {
+			uint32_t v = a[i];
+			size_t j = i;
+
+			while (j >= gap && a[j - gap] > v) {
+				a[j] = a[j - gap];
+				j -= gap;
+			}
+			a[j] = v;
+		}
+	}
+}
+
+int parsa_graph_add_row(struct parsa_graph *g, uint32_t *cols, size_t n,
+			struct parsa_err *err)
+{
+	uint64_t base;
+	size_t m = 0;
+	int rc;
+
+	if (g->n_rows == UINT32_MAX)
+		return parsa_fail(err, PARSA_ERANGE,
+				  "more than %u examples", UINT32_MAX - 1);
+	rc = grow((void **)&g->row_ptr, &g->row_cap, (uint64_t)g->n_rows + 2,
+		  sizeof(uint64_t), err);
+	if (rc)
+		return rc;
+	if (g->n_rows == 0)
+		g->row_ptr[0] = 0;
+	base = g->row_ptr[g->n_rows];
+	rc = grow((void **)&g->col, &g->col_cap, base + n, sizeof(uint32_t),
+		  err);
+	if (rc)
+		return rc;
+	sort_u32(cols, n);
+	for (size_t i = 0; i < n; i++) {
+		if (m > 0 && cols[i] == g->col[base + m - 1])
+			continue;
+		g->col[base + m++] = cols[i];
+		if (cols[i] >= g->n_cols)
+			g->n_cols = cols[i] + 1;
+	}
+	g->n_rows++;
+	g->row_ptr[g->n_rows] = base + m;
+	return 0;
+}
+
+void parsa_graph_trim(struct parsa_graph *g)
+{
+	uint64_t nnz = parsa_graph_nnz(g);
+	void *p;
+
+	if (g->row_ptr && g->row_cap > (uint64_t)g->n_rows + 1) {
+		p = realloc(g->row_ptr, ((size_t)g->n_rows + 1) * sizeof(uint64_t));
+		if (p) {
+			g->row_ptr = p;
+			g->row_cap = (uint64_t)g->n_rows + 1;
+		}
+	}
+	if (g->col && nnz > 0 && g->col_cap > nnz) {
+		p = realloc(g->col, (size_t)nnz * sizeof(uint32_t));
+		if (p) {
+			g->col = p;
+			g->col_cap = nnz;
+		}
+	}
+}
+
+int parsa_graph_transpose(const struct parsa_graph *g, struct parsa_graph *t,
+			  struct parsa_err *err)
+{
+	uint64_t nnz = parsa_graph_nnz(g);
+	uint64_t *ptr;
+	uint32_t *col;
+
+	parsa_graph_release(t);
+	ptr = calloc((size_t)g->n_cols + 1, sizeof(uint64_t));
+	col = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
+	if (!ptr || !col) {
+		free(ptr);
+		free(col);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory transposing %llu nonzeros",
+				  (unsigned long long)nnz);
+	}
+	for (uint64_t e = 0; e < nnz; e++)
+		ptr[g->col[e] + 1]++;
+	for (uint32_t c = 0; c < g->n_cols; c++)
+		ptr[c + 1] += ptr[c];
+	/* rows visited in increasing order => each transposed row is sorted */
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			col[ptr[g->col[e]]++] = r;
+	for (uint32_t c = g->n_cols; c > 0; c--)
+		ptr[c] = ptr[c - 1];
+	ptr[0] = 0;
+	t->n_rows = g->n_cols;
+	t->n_cols = g->n_rows;
+	t->row_ptr = ptr;
+	t->col = col;
+	t->row_cap = (uint64_t)g->n_cols + 1;
+	t->col_cap = nnz ? nnz : 1;
+	return 0;
+}
+
+int parsa_graph_validate(const struct parsa_graph *g, struct parsa_err *err)
+{
+	if (g->n_rows == 0)
+		return 0;
+	if (!g->row_ptr || g->row_ptr[0] != 0)
+		return parsa_fail(err, PARSA_EINVAL, "row_ptr[0] must be 0");
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		uint64_t a = g->row_ptr[r], b = g->row_ptr[r + 1];
+
+		if (b < a)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "row_ptr decreases at row %u", r);
+		for (uint64_t e = a; e < b; e++) {
+			if (g->col[e] >= g->n_cols)
+				return parsa_fail(err, PARSA_EINVAL,
+						  "row %u: column %u >= %u", r,
+						  g->col[e], g->n_cols);
+			if (e > a && g->col[e] <= g->col[e - 1])
+				return parsa_fail(err, PARSA_EINVAL,
+						  "row %u: columns not strictly increasing",
+						  r);
+		}
+	}
+	return 0;
+}
+
+uint64_t parsa_graph_bytes(const struct parsa_graph *g)
+{
+	if (!g->row_ptr)
+		return 0;
+	return ((uint64_t)g->n_rows + 1) * sizeof(uint64_t) +
+	       parsa_graph_nnz(g) * sizeof(uint32_t);
+}

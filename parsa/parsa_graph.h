@@ -1,0 +1,77 @@
+/*
+ * parsa_graph: the bipartite graph G(U, V, E) in CSR form.
+ *
+ * Rows are examples (U), columns are features (V) as compact indices
+ * 0..n_cols-1 (the map back to the dataset's own 64-bit ids lives with the
+ * reader, not here).  Edge offsets are 64-bit so graphs beyond 2^31 nonzeros
+ * are not excluded by design; vertex counts are 32-bit.
+ *
+ * Invariants (checked by parsa_graph_validate):
+ *   - row_ptr[0] == 0, row_ptr is non-decreasing, row_ptr[n_rows] == nnz;
+ *   - every col[e] < n_cols;
+ *   - within a row, col is strictly increasing (sorted, no duplicates).
+ * A row may be empty (an example without features).
+ *
+ * Ownership: a struct parsa_graph owns row_ptr and col; parsa_graph_release
+ * frees them.  Not thread-safe for writing; concurrent readers are fine.
+ */
+#ifndef PARSA_GRAPH_H
+#define PARSA_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parsa_err.h"
+
+struct parsa_graph {
+	uint32_t n_rows;   /* |U|: examples */
+	uint32_t n_cols;   /* |V|: features, compact ids */
+	uint64_t *row_ptr; /* n_rows + 1 offsets into col */
+	uint32_t *col;     /* row_ptr[n_rows] feature ids, sorted per row */
+	uint64_t row_cap;  /* allocated entries of row_ptr (builder) */
+	uint64_t col_cap;  /* allocated entries of col (builder) */
+};
+
+/* An empty graph with no allocation; n_cols may be grown by add_row. */
+void parsa_graph_init(struct parsa_graph *g);
+
+/* Free the arrays and reset to the empty graph.  g may be NULL. */
+void parsa_graph_release(struct parsa_graph *g);
+
+static inline uint64_t parsa_graph_nnz(const struct parsa_graph *g)
+{
+	return g->row_ptr ? g->row_ptr[g->n_rows] : 0;
+}
+
+static inline uint32_t parsa_graph_degree(const struct parsa_graph *g,
+					  uint32_t r)
+{
+	return (uint32_t)(g->row_ptr[r + 1] - g->row_ptr[r]);
+}
+
+/*
+ * Append one row whose features are cols[0..n) (any order, duplicates
+ * allowed: they are sorted and counted once).  cols is modified in place
+ * (sorted).  n_cols grows to cover the largest id.  Returns 0, PARSA_ENOMEM,
+ * or PARSA_ERANGE when the graph would exceed 2^32-1 rows.
+ */
+int parsa_graph_add_row(struct parsa_graph *g, uint32_t *cols, size_t n,
+			struct parsa_err *err);
+
+/* Shrink the arrays to their used size (after building).  Never fails. */
+void parsa_graph_trim(struct parsa_graph *g);
+
+/*
+ * Build the transpose of g into *t (features become rows), rows sorted.
+ * *t must be initialised (parsa_graph_init) and is overwritten.
+ */
+int parsa_graph_transpose(const struct parsa_graph *g, struct parsa_graph *t,
+			  struct parsa_err *err);
+
+/* Check the invariants above; PARSA_EINVAL with a message if broken. */
+int parsa_graph_validate(const struct parsa_graph *g, struct parsa_err *err);
+
+/* Bytes held by the arrays in use (for memory reports). */
+uint64_t parsa_graph_bytes(const struct parsa_graph *g);
+
+#endif /* PARSA_GRAPH_H */

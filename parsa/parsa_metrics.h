@@ -1,0 +1,53 @@
+/*
+ * parsa_metrics: the quality metrics of design §1, computed from a placement
+ * itself (never from counters), and the random baseline.
+ *
+ * With N(U_i) the features used by part i and V_i those owned by server i:
+ *   M_i = |N(U_i)|,  T_i = |N(U_i) \ V_i| + Σ_{j≠i} |V_i ∩ N(U_j)|,
+ *   RF = Σ M_i / |V_used|,  imbalance = max|U_i| / ceil(|U|/k),
+ *   local_fraction = 1 - Σ|N(U_i) \ V_i| / Σ M_i.
+ * Random = U shuffled and dealt round-robin, each feature owned by a
+ * uniformly random server; averaged over `trials` seeds.
+ */
+#ifndef PARSA_METRICS_H
+#define PARSA_METRICS_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+
+struct parsa_metrics {
+	uint32_t k;
+	double M_max, T_max, T_sum; /* doubles: random is a mean of trials */
+	double M_sum;               /* Σ M_i */
+	double RF, imbalance, local_fraction;
+	uint64_t V_used;            /* features used by at least one example */
+	uint64_t U_max;             /* max |U_i| */
+};
+
+/*
+ * used (initialised by the caller with n_feat == g->n_cols, k) receives
+ * N(U_1..U_k) for part[] (g->n_rows entries, each < k).
+ */
+int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
+		    struct parsa_nbrset *used, struct parsa_err *err);
+
+/*
+ * Metrics of the placement (part: g->n_rows entries < k; owner: g->n_cols
+ * entries < k).  PARSA_EINVAL if a part id is out of range.
+ */
+int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
+			  const uint32_t *part, const uint32_t *owner,
+			  struct parsa_metrics *m, struct parsa_err *err);
+
+/* Mean metrics of `trials` random placements seeded from seed. */
+int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
+			 uint64_t seed, uint32_t trials,
+			 struct parsa_metrics *mean, struct parsa_err *err);
+
+/* (random - ours) / ours * 100; 0 when both are 0. */
+double parsa_improvement(double random, double ours);
+
+#endif /* PARSA_METRICS_H */

@@ -1,0 +1,80 @@
+/*
+ * parsa_nbrset: the neighbor sets S_1..S_k as one k-bit mask per feature.
+ *
+ * Bit i of feature v's mask is set iff v ∈ S_i.  The per-feature layout is
+ * what the parameter server stores (key = feature, value = k-bit mask) and
+ * lets Algorithm 13 read all k memberships of a feature in one cache line
+ * for k ≤ 512.  Any k ≥ 1 is supported (not limited to 64).
+ *
+ * Invariants: size[i] == number of features with bit i set; bits beyond k in
+ * the last word of a mask are always zero.
+ * Ownership: owns bits and size; parsa_nbrset_release frees them.
+ */
+#ifndef PARSA_NBRSET_H
+#define PARSA_NBRSET_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+
+struct parsa_nbrset {
+	uint32_t n_feat; /* features (compact ids 0..n_feat-1) */
+	uint32_t k;      /* partitions */
+	uint32_t words;  /* 64-bit words per mask: ceil(k / 64) */
+	uint64_t *bits;  /* n_feat * words mask words, feature-major */
+	uint64_t *size;  /* k counters: |S_i| */
+};
+
+/* All sets empty.  0 or PARSA_ENOMEM / PARSA_EINVAL (k == 0). */
+int parsa_nbrset_init(struct parsa_nbrset *s, uint32_t n_feat, uint32_t k,
+		      struct parsa_err *err);
+
+/* Free and zero.  s may be NULL. */
+void parsa_nbrset_release(struct parsa_nbrset *s);
+
+/* Empty every set (keeps the allocation). */
+void parsa_nbrset_clear(struct parsa_nbrset *s);
+
+/* Copy src into dst (same n_feat and k; dst initialised). */
+void parsa_nbrset_copy(struct parsa_nbrset *dst, const struct parsa_nbrset *src);
+
+static inline const uint64_t *parsa_nbrset_mask(const struct parsa_nbrset *s,
+						uint32_t v)
+{
+	return s->bits + (uint64_t)v * s->words;
+}
+
+static inline int parsa_nbrset_has(const struct parsa_nbrset *s, uint32_t v,
+				   uint32_t i)
+{
+	return (int)((s->bits[(uint64_t)v * s->words + (i >> 6)] >> (i & 63)) & 1);
+}
+
+/* Add v to S_i; returns 1 if it was new, 0 if already there. */
+static inline int parsa_nbrset_add(struct parsa_nbrset *s, uint32_t v,
+				   uint32_t i)
+{
+	uint64_t *w = &s->bits[(uint64_t)v * s->words + (i >> 6)];
+	uint64_t b = 1ULL << (i & 63);
+
+	if (*w & b)
+		return 0;
+	*w |= b;
+	s->size[i]++;
+	return 1;
+}
+
+/* Number of sets containing v (popcount of its mask). */
+uint32_t parsa_nbrset_count(const struct parsa_nbrset *s, uint32_t v);
+
+/*
+ * OR a mask (words words) into feature v's mask, keeping size[] right.
+ * Returns how many bits were new.
+ */
+uint32_t parsa_nbrset_or_mask(struct parsa_nbrset *s, uint32_t v,
+			      const uint64_t *mask);
+
+/* Recount size[] from bits (after bulk writes to bits). */
+void parsa_nbrset_recount(struct parsa_nbrset *s);
+
+#endif /* PARSA_NBRSET_H */

@@ -1,0 +1,142 @@
+/*
+ * parsa_partu: partition the examples U (thesis Algorithm 13) over blocks.
+ *
+ * The unit of work is a block: a subgraph of some examples with its
+ * features renumbered locally (struct parsa_block).  parsa_partu_block runs
+ * Algorithm 13 on one block against the block's slice of the neighbor sets
+ * (a parsa_nbrset over the block's local features), updating it in place.
+ * This is the same step the sequential driver (parsa_partition_u) and the
+ * parallel workers on the parameter server perform, so the two agree
+ * exactly for one worker.
+ *
+ * Partition choice (which partition picks next) is a rule:
+ *   PARSA_RULE_MIN_S       the thesis: the eligible partition with the
+ *                          smallest |S_i| (ties: fewest examples, then
+ *                          lowest index);
+ *   PARSA_RULE_ROUND_ROBIN step t goes to partition t mod k, skipping
+ *                          partitions that are full.
+ * A partition is eligible while it is below both its global cap
+ * (parsa_balance_cap) and its per-block cap ceil(imbalance * n_block / k);
+ * if no partition meets both, the block cap is dropped, so every example is
+ * always placed and max |U_i| <= the global cap.
+ */
+#ifndef PARSA_PARTU_H
+#define PARSA_PARTU_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+
+enum parsa_rule {
+	PARSA_RULE_MIN_S = 0,
+	PARSA_RULE_ROUND_ROBIN = 1,
+};
+
+typedef void (*parsa_progress_fn)(void *arg, uint64_t done, uint64_t total);
+
+struct parsa_partu_opts {
+	uint32_t k;            /* partitions, >= 1 */
+	uint32_t blocks;       /* b >= 1 (more than |U| is clamped) */
+	uint32_t init_blocks;  /* a, 0..b: warm-up blocks (individual init) */
+	enum parsa_rule rule;  /* partition-choice rule */
+	double imbalance;      /* >= 1.0, default 1.03 */
+	uint64_t seed;         /* all randomness (block split) */
+	parsa_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+};
+
+/* Fill the defaults (k = 16; the measured defaults for the rest). */
+void parsa_partu_opts_default(struct parsa_partu_opts *o);
+
+/*
+ * The largest number of examples a partition may hold:
+ * max(ceil(n/k), min(floor(imb * ceil(n/k)), ceil(imb * n / k))),
+ * so both max|U_i| <= ceil(imb*n/k) and max|U_i|/ceil(n/k) <= imb hold.
+ */
+uint64_t parsa_balance_cap(uint64_t n, uint32_t k, double imbalance);
+
+/* Balance book-keeping shared by the blocks of one run. */
+struct parsa_balance {
+	uint32_t k;
+	enum parsa_rule rule;
+	double imbalance;
+	uint64_t cap;      /* global cap per partition */
+	uint64_t *count;   /* k: examples assigned so far to each partition */
+	uint64_t rr;       /* round-robin cursor */
+};
+
+int parsa_balance_init(struct parsa_balance *b, uint32_t k, uint64_t n_total,
+		       enum parsa_rule rule, double imbalance,
+		       struct parsa_err *err);
+void parsa_balance_release(struct parsa_balance *b);
+
+/*
+ * A block: the examples rows[0..g.n_rows) of the full graph, as a subgraph
+ * whose columns are local feature ids; feat[l] is the global id of local
+ * feature l, and feat is strictly increasing (a sorted unique key list, as
+ * the parameter server wants it).  Owns all three arrays.
+ */
+struct parsa_block {
+	struct parsa_graph g; /* local subgraph */
+	uint32_t *rows;       /* g.n_rows global example ids */
+	uint32_t *feat;       /* g.n_cols global feature ids, increasing */
+};
+
+void parsa_block_init(struct parsa_block *b);
+void parsa_block_release(struct parsa_block *b);
+
+/*
+ * Build the block of the examples rows[0..n) of g.  map is caller scratch
+ * of g->n_cols entries, all UINT32_MAX on entry and restored on return.
+ */
+int parsa_block_extract(struct parsa_block *b, const struct parsa_graph *g,
+			const uint32_t *rows, uint32_t n, uint32_t *map,
+			struct parsa_err *err);
+
+/* Per-run counters (for reports and tests). */
+struct parsa_partu_stats {
+	uint64_t assigned;   /* examples placed */
+	uint64_t new_bits;   /* (feature, partition) pairs added to S */
+	uint64_t decrements; /* cost-list decrements */
+};
+
+struct parsa_partu_ctx;
+
+/* Scratch for blocks up to max_rows examples; k partitions. */
+int parsa_partu_ctx_create(struct parsa_partu_ctx **ctx, uint32_t k,
+			   uint32_t max_rows, struct parsa_err *err);
+void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
+
+/*
+ * Algorithm 13 on one block.  S is the block's slice of the neighbor sets
+ * (S->n_feat == blk->g.n_cols, S->k == bal->k) and is updated in place to
+ * S ∪ N(U_i^block).  part[r] receives the partition of block row r.
+ * bal->count is updated.  st (may be NULL) is added to.
+ */
+int parsa_partu_block(struct parsa_partu_ctx *ctx,
+		      const struct parsa_block *blk, struct parsa_nbrset *S,
+		      struct parsa_balance *bal, uint32_t *part,
+		      struct parsa_partu_stats *st, struct parsa_err *err);
+
+/*
+ * The whole sequential run: split U at random into b blocks (seeded),
+ * warm S up on the first a blocks (individual initialization: each warm-up
+ * block starts from the neighbor sets of the previous warm-up block's
+ * partition only; their assignments are discarded), then partition all b
+ * blocks in order carrying S.  S (n_feat == g->n_cols) is the initial
+ * neighbor sets on entry (empty, or from an earlier placement) and
+ * S ∪ N(U_i) on return.  part has g->n_rows entries.
+ */
+int parsa_partition_u(const struct parsa_graph *g,
+		      const struct parsa_partu_opts *o, struct parsa_nbrset *S,
+		      uint32_t *part, struct parsa_partu_stats *st,
+		      struct parsa_err *err);
+
+/* The random split into blocks: a permutation of 0..n-1 cut into b runs;
+ * block j is perm[start[j] .. start[j+1]).  start has b+1 entries. */
+int parsa_blocks_split(uint32_t n, uint32_t b, uint64_t seed, uint32_t *perm,
+		       uint32_t *start, struct parsa_err *err);
+
+#endif /* PARSA_PARTU_H */

@@ -1,0 +1,35 @@
+/*
+ * parsa_partv: partition the features V given the example partition
+ * (thesis Algorithm 11), with optional improving sweeps.
+ *
+ * Input: used = N(U_1..U_k) as neighbor-set masks (bit i of v set iff some
+ * example of part i uses v).  Each used feature goes to one of the parts
+ * that use it (never to a part that does not).  T_i starts at |N(U_i)|;
+ * giving v (used by c parts) to ξ changes T_ξ by c - 2, so features are
+ * taken in decreasing c (largest items first, as in LPT scheduling) and
+ * each goes to the user with the smallest T.  A sweep then revisits every
+ * feature with c >= 3 and moves it from owner o to user ξ only when
+ * T_ξ + (c-2) < T_o, which strictly lowers max(T_o, T_ξ): T_max never
+ * worsens.  Sweeps stop early when one moves nothing.
+ * Unused features (c == 0) go to part v mod k (they cost nothing).
+ * Deterministic: ties go to the lowest part index.
+ */
+#ifndef PARSA_PARTV_H
+#define PARSA_PARTV_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_nbrset.h"
+
+struct parsa_partv_stats {
+	uint32_t sweeps_run; /* improving sweeps actually run */
+	uint64_t moves;      /* features moved by sweeps */
+};
+
+/* owner has used->n_feat entries (output). */
+int parsa_partition_v(const struct parsa_nbrset *used, uint32_t sweeps,
+		      uint32_t *owner, struct parsa_partv_stats *st,
+		      struct parsa_err *err);
+
+#endif /* PARSA_PARTV_H */

@@ -1,0 +1,73 @@
+/*
+ * parsa_rng: xoshiro256** (Blackman & Vigna), seeded with splitmix64.
+ */
+#include "parsa_rng.h"
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+void parsa_rng_seed(struct parsa_rng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+uint64_t parsa_rng_next(struct parsa_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t parsa_rng_below(struct parsa_rng *r, uint64_t n)
+{
+	unsigned __int128 m = (unsigned __int128)parsa_rng_next(r) * n;
+	uint64_t lo = (uint64_t)m;
+
+	if (lo < n) {
+		uint64_t t = (0 - n) % n;
+
+		while (lo < t) {
+			m = (unsigned __int128)parsa_rng_next(r) * n;
+			lo = (uint64_t)m;
+		}
+	}
+	return (uint64_t)(m >> 64);
+}
+
+double parsa_rng_double(struct parsa_rng *r)
+{
+	return (double)(parsa_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
+{
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = parsa_rng_below(r, i);
+		uint32_t t = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Run every test program and script; sum their "N passed, N failed" lines.
+# Usage: scripts/run-tests.sh BUILD_DIR
+set -u
+build=${1:-build}
+export PARSA_BIN="$build/parsa"
+export PARSA_BUILD="$build"
+passed=0 failed=0 skipped=0 broken=""
+run_one() {
+	local name=$1; shift
+	local out
+	out=$("$@" 2>&1)
+	local rc=$?
+	printf '%s\n' "$out" | sed "s|^|[$name] |"
+	local line
+	line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "[$name] no result line (exit $rc): counted as 1 failure"
+		failed=$((failed + 1)); broken="$broken $name"; return
+	fi
+	local p f s
+	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+	s=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p')
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + ${s:-0}))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "[$name] exit $rc with no failed test: counted as 1 failure"
+		failed=$((failed + 1)); broken="$broken $name"
+	fi
+	[ "$f" -gt 0 ] && broken="$broken $name"
+}
+for t in "$build"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in "$build"/tests/fuzz_*; do
+	[ -x "$t" ] || continue
+	name=$(basename "$t"); corpus="tests/corpus/${name#fuzz_}"
+	run_one "$name" "$t" "$corpus"
+done
+for t in tests/cli/test_*.sh; do
+	[ -f "$t" ] || continue
+	run_one "$(basename "$t")" bash "$t"
+done
+[ -n "$broken" ] && echo "failing:$broken"
+if [ "$skipped" -gt 0 ]; then
+	echo "tests: $passed passed, $failed failed, $skipped skipped"
+else
+	echo "tests: $passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
