@@ -1,0 +1,666 @@
+/*
+ * part_main: the `parsa` command line: partition, eval, gen.
+ *
+ * Exit status: 0 success, 1 runtime error (bad input, I/O, memory),
+ * 2 usage error.  Errors are one line on stderr: "parsa: <message>".
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_err.h"
+#include "part_gen.h"
+#include "part_placement.h"
+#include "part_progress.h"
+#include "part_reader.h"
+#include "part_report.h"
+#include "part_run.h"
+#include "part_shards.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_main[] =
+	"usage: parsa <command> [options]\n"
+	"\n"
+	"Partition a sparse dataset (examples x features) for a parameter\n"
+	"server: examples to workers, features to servers.\n"
+	"\n"
+	"commands:\n"
+	"  partition DATA -k K [options]   partition and write a placement\n"
+	"  eval DATA --placement PREFIX    metrics of an existing placement\n"
+	"  gen --examples N ... --out FILE write a synthetic LIBSVM dataset\n"
+	"  help [COMMAND]                  this text, or a command's help\n"
+	"\n"
+	"Run 'parsa COMMAND --help' for the options of a command.\n";
+
+static const char usage_partition[] =
+	"usage: parsa partition DATA -k K [options]\n"
+	"\n"
+	"Partition DATA into K parts and write PREFIX.examples (part of each\n"
+	"example, one per line), PREFIX.features ('feature_id part' per line)\n"
+	"and PREFIX.json (the report); print a summary to stdout.\n"
+	"\n"
+	"input:\n"
+	"  --format F        libsvm | snap | pairs | auto (default: auto, by\n"
+	"                    file name then content); .gz is read transparently\n"
+	"  --graph MODE      for snap: adjacency (each vertex an example, its\n"
+	"                    neighbours its features; default) | edges (each\n"
+	"                    edge an example with its two endpoints)\n"
+	"method:\n"
+	"  -k, --parts K     number of parts (machines), 1..65536 (required)\n"
+	"  --method M        parsa (default) | random | metis | greedy\n"
+	"  --blocks B        Parsa: random blocks partitioned in turn (default %u)\n"
+	"  --init-blocks A   Parsa: warm-up blocks, individual init (default %u)\n"
+	"  --rule R          Parsa: min-s (thesis: smallest |S_i| picks next)\n"
+	"                    | round-robin (default %s)\n"
+	"  --imbalance X     max |U_i| / ceil(|U|/k), >= 1 (default %.2f)\n"
+	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
+	"  --seed S          seed of every random choice (default %" PRIu64 ")\n"
+	"  --init-from PREFIX --init-data OLD\n"
+	"                    incremental: start from the neighbor sets of an\n"
+	"                    earlier placement PREFIX of dataset OLD\n"
+	"output:\n"
+	"  --out PREFIX      output prefix (default: DATA's name + .k<K>)\n"
+	"  --shards DIR      also write DIR/part-<i>.libsvm and\n"
+	"                    DIR/features-<i>.txt for every part i\n"
+	"  --random-trials N seeds averaged for the random baseline (default %u)\n"
+	"  --json            print the JSON report to stdout instead of the summary\n"
+	"  -q, --quiet       no summary, no progress bar\n"
+	"  -h, --help        this text\n";
+
+static const char usage_eval[] =
+	"usage: parsa eval DATA --placement PREFIX [options]\n"
+	"\n"
+	"Recompute every metric of an existing placement (PREFIX.examples and\n"
+	"PREFIX.features, from any tool) on DATA, with the random baseline.\n"
+	"\n"
+	"  --placement PREFIX  the placement to evaluate (required)\n"
+	"  -k, --parts K       number of parts (default: 1 + largest part id)\n"
+	"  --format F, --graph MODE   as for partition\n"
+	"  --seed S            seed of the random baseline (default 1)\n"
+	"  --random-trials N   seeds averaged for the random baseline (default 5)\n"
+	"  --report FILE       also write the JSON report to FILE\n"
+	"  --json              print the JSON report instead of the summary\n"
+	"  -q, --quiet         no progress bar\n"
+	"  -h, --help          this text\n";
+
+static const char usage_gen[] =
+	"usage: parsa gen --examples N --features M --avg-nnz D --topics T\n"
+	"                 [--seed S] [--topic-frac F] [--zipf Z] --out FILE\n"
+	"\n"
+	"Write a synthetic CTR-like LIBSVM dataset, streaming: each example\n"
+	"draws most features from its latent topic's Zipf vocabulary and the\n"
+	"rest from a global Zipf; labels from a planted sparse linear model.\n"
+	"FILE ending in .gz is compressed; '-' writes to stdout.\n";
+
+static int die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "parsa: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run with --help for usage)\n");
+	return EXIT_USAGE;
+}
+
+static int report_err(const struct parsa_err *err, int rc)
+{
+	fprintf(stderr, "parsa: %s\n",
+		err->msg[0] ? err->msg : parsa_strerror(rc));
+	return 1;
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s == '\0' || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_dbl(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Options shared by partition and eval for reading the dataset. */
+struct input_opts {
+	const char *data;
+	struct part_read_opts ro;
+	int quiet;
+	int json;
+};
+
+static int load(struct input_opts *in, struct part_dataset *ds,
+		struct part_progress *pg, double *secs, struct parsa_err *err)
+{
+	double t0 = part_now();
+	int rc;
+
+	part_progress_begin(pg, "reading");
+	in->ro.progress = part_progress_cb;
+	in->ro.progress_arg = pg;
+	rc = part_read_file(in->data, &in->ro, ds, err);
+	part_progress_end(pg);
+	*secs = part_now() - t0;
+	if (rc == 0 && ds->g.n_rows == 0)
+		rc = parsa_fail(err, PARSA_EINVAL,
+				"%s: empty dataset: no examples to partition",
+				in->data);
+	return rc;
+}
+
+static void progress_trampoline(void *arg, uint64_t done, uint64_t total)
+{
+	part_progress_cb(arg, done, total);
+}
+
+static void default_prefix(const char *data, uint32_t k, char *buf,
+			   size_t len)
+{
+	const char *base = strrchr(data, '/');
+	char name[PATH_MAX];
+	char *dot;
+
+	base = base ? base + 1 : data;
+	snprintf(name, sizeof(name), "%s", base);
+	if ((dot = strstr(name, ".gz")) && dot[3] == '\0')
+		*dot = '\0';
+	if ((dot = strrchr(name, '.')) && dot != name)
+		*dot = '\0';
+	snprintf(buf, len, "%s.k%u", name, k);
+}
+
+static int emit_report(const struct part_report_info *info, int json_out,
+		       int quiet, const char *json_path,
+		       struct parsa_err *err)
+{
+	json_t *j = part_report_json(info);
+	int rc = 0;
+
+	if (!j)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (report)");
+	if (json_path)
+		rc = part_report_write(json_path, j, err);
+	if (rc == 0 && json_out) {
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		fputc('\n', stdout);
+	} else if (rc == 0 && !quiet) {
+		part_report_print(stdout, info);
+	}
+	json_decref(j);
+	return rc;
+}
+
+enum {
+	OPT_FORMAT = 256, OPT_GRAPH, OPT_METHOD, OPT_BLOCKS, OPT_INIT_BLOCKS,
+	OPT_RULE, OPT_IMBALANCE, OPT_SWEEPS, OPT_SEED, OPT_OUT, OPT_SHARDS,
+	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
+	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
+	OPT_TOPIC_FRAC, OPT_ZIPF,
+};
+
+static const struct option partition_longopts[] = {
+	{"parts", required_argument, NULL, 'k'},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"graph", required_argument, NULL, OPT_GRAPH},
+	{"method", required_argument, NULL, OPT_METHOD},
+	{"blocks", required_argument, NULL, OPT_BLOCKS},
+	{"init-blocks", required_argument, NULL, OPT_INIT_BLOCKS},
+	{"rule", required_argument, NULL, OPT_RULE},
+	{"imbalance", required_argument, NULL, OPT_IMBALANCE},
+	{"sweeps", required_argument, NULL, OPT_SWEEPS},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"out", required_argument, NULL, OPT_OUT},
+	{"shards", required_argument, NULL, OPT_SHARDS},
+	{"random-trials", required_argument, NULL, OPT_TRIALS},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"init-from", required_argument, NULL, OPT_INIT_FROM},
+	{"init-data", required_argument, NULL, OPT_INIT_DATA},
+	{"placement", required_argument, NULL, OPT_PLACEMENT},
+	{"report", required_argument, NULL, OPT_REPORT},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Options of partition and eval; shared parser, per-command validation. */
+struct cmd_opts {
+	struct input_opts in;
+	struct part_run_opts run;
+	int have_k;
+	const char *out, *shards, *init_from, *init_data;
+	const char *placement, *report;
+};
+
+static void print_partition_help(void)
+{
+	struct part_run_opts d;
+
+	part_run_opts_default(&d);
+	printf(usage_partition, d.pu.blocks, d.pu.init_blocks,
+	       part_rule_name(d.pu.rule), d.pu.imbalance, d.sweeps,
+	       d.pu.seed, d.random_trials);
+}
+
+static int parse_one(struct cmd_opts *c, int opt, const char *arg)
+{
+	struct parsa_partu_opts *pu = &c->run.pu;
+	uint64_t v;
+
+	switch (opt) {
+	case 'k':
+		if (parse_u64(arg, 1, 65536, &v))
+			return die_usage("-k must be an integer in 1..65536, got '%s'", arg);
+		pu->k = (uint32_t)v;
+		c->have_k = 1;
+		return 0;
+	case OPT_FORMAT:
+		if (part_format_parse(arg, &c->in.ro.format))
+			return die_usage("unknown --format '%s' (libsvm, snap, pairs, auto)", arg);
+		return 0;
+	case OPT_GRAPH:
+		if (part_graph_mode_parse(arg, &c->in.ro.graph))
+			return die_usage("unknown --graph '%s' (adjacency, edges)", arg);
+		return 0;
+	case OPT_METHOD:
+		if (part_method_parse(arg, &c->run.method))
+			return die_usage("unknown --method '%s' (parsa, random, metis, greedy)", arg);
+		return 0;
+	case OPT_BLOCKS:
+		if (parse_u64(arg, 1, UINT32_MAX, &v))
+			return die_usage("--blocks must be a positive integer, got '%s'", arg);
+		pu->blocks = (uint32_t)v;
+		return 0;
+	case OPT_INIT_BLOCKS:
+		if (parse_u64(arg, 0, UINT32_MAX, &v))
+			return die_usage("--init-blocks must be an integer >= 0, got '%s'", arg);
+		pu->init_blocks = (uint32_t)v;
+		return 0;
+	case OPT_RULE:
+		if (part_rule_parse(arg, &pu->rule))
+			return die_usage("unknown --rule '%s' (min-s, round-robin)", arg);
+		return 0;
+	case OPT_IMBALANCE:
+		if (parse_dbl(arg, 1.0, 1e6, &pu->imbalance))
+			return die_usage("--imbalance must be a number >= 1, got '%s'", arg);
+		return 0;
+	case OPT_SWEEPS:
+		if (parse_u64(arg, 0, 1000, &v))
+			return die_usage("--sweeps must be an integer in 0..1000, got '%s'", arg);
+		c->run.sweeps = (uint32_t)v;
+		return 0;
+	case OPT_SEED:
+		if (parse_u64(arg, 0, UINT64_MAX, &pu->seed))
+			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
+		return 0;
+	case OPT_TRIALS:
+		if (parse_u64(arg, 1, 1000, &v))
+			return die_usage("--random-trials must be in 1..1000, got '%s'", arg);
+		c->run.random_trials = (uint32_t)v;
+		return 0;
+	case OPT_OUT: c->out = arg; return 0;
+	case OPT_SHARDS: c->shards = arg; return 0;
+	case OPT_JSON: c->in.json = 1; return 0;
+	case OPT_INIT_FROM: c->init_from = arg; return 0;
+	case OPT_INIT_DATA: c->init_data = arg; return 0;
+	case OPT_PLACEMENT: c->placement = arg; return 0;
+	case OPT_REPORT: c->report = arg; return 0;
+	case 'q': c->in.quiet = 1; return 0;
+	}
+	return die_usage("%s", "unknown option");
+}
+
+/* Parse argv; returns -1 to continue, else an exit status (help: 0). */
+static int parse_cmd(int argc, char **argv, struct cmd_opts *c,
+		     void (*help)(void))
+{
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	part_run_opts_default(&c->run);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":k:qh", partition_longopts,
+				  NULL)) != -1) {
+		int rc;
+
+		if (opt == 'h') {
+			help();
+			return 0;
+		}
+		if (opt == '?')
+			return die_usage("unknown option '%s'", argv[optind - 1]);
+		if (opt == ':')
+			return die_usage("option '%s' needs a value", argv[optind - 1]);
+		rc = parse_one(c, opt, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind >= argc)
+		return die_usage("%s", "missing DATA file");
+	if (optind + 1 < argc)
+		return die_usage("unexpected argument '%s'", argv[optind + 1]);
+	c->in.data = argv[optind];
+	return -1;
+}
+
+static int check_partition_opts(struct cmd_opts *c)
+{
+	if (!c->have_k)
+		return die_usage("%s", "-k K is required");
+	if (c->run.pu.init_blocks > c->run.pu.blocks)
+		return die_usage("%s", "--init-blocks cannot exceed --blocks");
+	if ((c->init_from != NULL) != (c->init_data != NULL))
+		return die_usage("%s", "--init-from and --init-data go together");
+	if (c->init_from && c->run.method != PART_METHOD_PARSA)
+		return die_usage("%s", "--init-from needs --method parsa");
+	if (c->placement || c->report)
+		return die_usage("%s", "--placement/--report belong to 'parsa eval'");
+	return -1;
+}
+
+/* Incremental start: S from an earlier placement of dataset OLD. */
+static int load_init(struct cmd_opts *c, const struct part_dataset *ds,
+		     struct parsa_nbrset *S, struct parsa_err *err)
+{
+	struct part_dataset old;
+	uint32_t *part = NULL, *owner = NULL, k_seen = 0;
+	int rc;
+
+	part_dataset_init(&old);
+	rc = part_read_file(c->init_data, &c->in.ro, &old, err);
+	if (rc == 0) {
+		part = malloc(((size_t)old.g.n_rows + 1) * sizeof(uint32_t));
+		owner = malloc(((size_t)old.g.n_cols + 1) * sizeof(uint32_t));
+		if (!part || !owner)
+			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	if (rc == 0)
+		rc = part_placement_read(c->init_from, old.g.n_rows, old.feat_id,
+					 old.g.n_cols, c->run.pu.k, part, owner,
+					 &k_seen, err);
+	if (rc == 0)
+		rc = parsa_nbrset_init(S, ds->g.n_cols, c->run.pu.k, err);
+	if (rc == 0)
+		rc = part_init_from_placement(ds, &old, part, S, err);
+	free(part);
+	free(owner);
+	part_dataset_release(&old);
+	return rc;
+}
+
+static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
+			     const struct part_result *r,
+			     struct part_report_info *info,
+			     struct parsa_err *err)
+{
+	char prefix[PATH_MAX], json_path[PATH_MAX + 8];
+	int rc;
+
+	if (c->out)
+		snprintf(prefix, sizeof(prefix), "%s", c->out);
+	else
+		default_prefix(c->in.data, r->k, prefix, sizeof(prefix));
+	rc = part_placement_write(prefix, r->part, ds->g.n_rows, r->owner,
+				  ds->feat_id, ds->g.n_cols, err);
+	if (rc == 0 && c->shards)
+		rc = part_write_shards(c->shards, c->in.data, ds, r->part,
+				       r->owner, r->k, err);
+	if (rc)
+		return rc;
+	snprintf(json_path, sizeof(json_path), "%s.json", prefix);
+	info->peak_rss_kb = part_peak_rss_kb();
+	return emit_report(info, c->in.json, c->in.quiet, json_path, err);
+}
+
+static int cmd_partition(int argc, char **argv)
+{
+	struct cmd_opts c;
+	struct part_dataset ds;
+	struct part_result r;
+	struct part_progress pg;
+	struct parsa_nbrset S = {0};
+	struct parsa_err err;
+	struct part_report_info info = {0};
+	double t0 = part_now(), t_load = 0;
+	int rc;
+
+	rc = parse_cmd(argc, argv, &c, print_partition_help);
+	if (rc >= 0)
+		return rc;
+	rc = check_partition_opts(&c);
+	if (rc >= 0)
+		return rc;
+	parsa_err_clear(&err);
+	part_dataset_init(&ds);
+	part_result_init(&r);
+	part_progress_init(&pg, !c.in.quiet);
+	rc = load(&c.in, &ds, &pg, &t_load, &err);
+	if (rc == 0 && c.init_from) {
+		rc = load_init(&c, &ds, &S, &err);
+		c.run.init_S = &S;
+	}
+	if (rc == 0) {
+		part_progress_begin(&pg, "partitioning");
+		c.run.pu.progress = progress_trampoline;
+		c.run.pu.progress_arg = &pg;
+		rc = part_run(&ds, &c.run, &r, &err);
+		part_progress_end(&pg);
+	}
+	if (rc == 0) {
+		info = (struct part_report_info){
+			.data_path = c.in.data, .ds = &ds, .opts = &c.run,
+			.res = &r, .method = part_method_name(c.run.method),
+			.t_load = t_load, .t_total = part_now() - t0,
+		};
+		rc = partition_outputs(&c, &ds, &r, &info, &err);
+	}
+	parsa_nbrset_release(&S);
+	part_result_release(&r);
+	part_dataset_release(&ds);
+	return rc ? report_err(&err, rc) : 0;
+}
+
+static void print_eval_help(void)
+{
+	fputs(usage_eval, stdout);
+}
+
+static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
+		    struct part_result *r, struct parsa_err *err)
+{
+	uint32_t k_seen = 0;
+	int rc;
+
+	r->part = malloc(((size_t)ds->g.n_rows + 1) * sizeof(uint32_t));
+	r->owner = malloc(((size_t)ds->g.n_cols + 1) * sizeof(uint32_t));
+	if (!r->part || !r->owner)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	rc = part_placement_read(c->placement, ds->g.n_rows, ds->feat_id,
+				 ds->g.n_cols, c->have_k ? c->run.pu.k : 0,
+				 r->part, r->owner, &k_seen, err);
+	if (rc)
+		return rc;
+	r->k = c->have_k ? c->run.pu.k : k_seen;
+	return part_run_metrics(ds, c->run.pu.seed, c->run.random_trials, r,
+				err);
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+	struct cmd_opts c;
+	struct part_dataset ds;
+	struct part_result r;
+	struct part_progress pg;
+	struct parsa_err err;
+	struct part_report_info info;
+	double t0 = part_now(), t_load = 0;
+	int rc;
+
+	rc = parse_cmd(argc, argv, &c, print_eval_help);
+	if (rc >= 0)
+		return rc;
+	if (!c.placement)
+		return die_usage("%s", "--placement PREFIX is required");
+	parsa_err_clear(&err);
+	part_dataset_init(&ds);
+	part_result_init(&r);
+	part_progress_init(&pg, !c.in.quiet);
+	rc = load(&c.in, &ds, &pg, &t_load, &err);
+	if (rc == 0)
+		rc = eval_run(&c, &ds, &r, &err);
+	if (rc == 0) {
+		info = (struct part_report_info){
+			.data_path = c.in.data, .ds = &ds, .opts = NULL,
+			.res = &r, .method = "eval", .t_load = t_load,
+			.t_total = part_now() - t0,
+			.peak_rss_kb = part_peak_rss_kb(),
+		};
+		rc = emit_report(&info, c.in.json, 0, c.report, &err);
+	}
+	part_result_release(&r);
+	part_dataset_release(&ds);
+	return rc ? report_err(&err, rc) : 0;
+}
+
+static const struct option gen_longopts[] = {
+	{"examples", required_argument, NULL, OPT_EXAMPLES},
+	{"features", required_argument, NULL, OPT_FEATURES},
+	{"avg-nnz", required_argument, NULL, OPT_AVG_NNZ},
+	{"topics", required_argument, NULL, OPT_TOPICS},
+	{"topic-frac", required_argument, NULL, OPT_TOPIC_FRAC},
+	{"zipf", required_argument, NULL, OPT_ZIPF},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"out", required_argument, NULL, OPT_OUT},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int gen_one(struct part_gen_opts *g, const char **out, int *quiet,
+		   int opt, const char *arg)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_EXAMPLES:
+		if (parse_u64(arg, 1, UINT32_MAX - 1, &g->examples))
+			return die_usage("--examples must be in 1..2^32-2, got '%s'", arg);
+		return 0;
+	case OPT_FEATURES:
+		if (parse_u64(arg, 1, UINT32_MAX - 1, &g->features))
+			return die_usage("--features must be in 1..2^32-2, got '%s'", arg);
+		return 0;
+	case OPT_AVG_NNZ:
+		if (parse_dbl(arg, 1e-9, 1e9, &g->avg_nnz))
+			return die_usage("--avg-nnz must be a positive number, got '%s'", arg);
+		return 0;
+	case OPT_TOPICS:
+		if (parse_u64(arg, 1, 1u << 24, &v))
+			return die_usage("--topics must be in 1..16777216, got '%s'", arg);
+		g->topics = (uint32_t)v;
+		return 0;
+	case OPT_TOPIC_FRAC:
+		if (parse_dbl(arg, 0.0, 1.0, &g->topic_frac))
+			return die_usage("--topic-frac must be in [0,1], got '%s'", arg);
+		return 0;
+	case OPT_ZIPF:
+		if (parse_dbl(arg, 0.0, 10.0, &g->zipf))
+			return die_usage("--zipf must be in [0,10], got '%s'", arg);
+		return 0;
+	case OPT_SEED:
+		if (parse_u64(arg, 0, UINT64_MAX, &g->seed))
+			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
+		return 0;
+	case OPT_OUT: *out = arg; return 0;
+	case 'q': *quiet = 1; return 0;
+	}
+	return die_usage("%s", "unknown option");
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+	struct part_gen_opts g;
+	struct part_progress pg;
+	struct parsa_err err;
+	const char *out = NULL;
+	int opt, quiet = 0, rc;
+
+	part_gen_opts_default(&g);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":qh", gen_longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_gen, stdout);
+			return 0;
+		}
+		if (opt == '?')
+			return die_usage("unknown option '%s'", argv[optind - 1]);
+		if (opt == ':')
+			return die_usage("option '%s' needs a value", argv[optind - 1]);
+		rc = gen_one(&g, &out, &quiet, opt, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return die_usage("unexpected argument '%s'", argv[optind]);
+	if (!out)
+		return die_usage("%s", "--out FILE is required");
+	parsa_err_clear(&err);
+	part_progress_init(&pg, !quiet && strcmp(out, "-") != 0);
+	part_progress_begin(&pg, "generating");
+	g.progress = part_progress_cb;
+	g.progress_arg = &pg;
+	rc = part_gen_write(&g, out, &err);
+	part_progress_end(&pg);
+	return rc ? report_err(&err, rc) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd || strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+		fputs(usage_main, cmd ? stdout : stderr);
+		return cmd ? 0 : EXIT_USAGE;
+	}
+	if (strcmp(cmd, "help") == 0) {
+		const char *what = argc > 2 ? argv[2] : "";
+
+		if (strcmp(what, "partition") == 0)
+			print_partition_help();
+		else if (strcmp(what, "eval") == 0)
+			fputs(usage_eval, stdout);
+		else if (strcmp(what, "gen") == 0)
+			fputs(usage_gen, stdout);
+		else
+			fputs(usage_main, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "partition") == 0)
+		return cmd_partition(argc - 1, argv + 1);
+	if (strcmp(cmd, "eval") == 0)
+		return cmd_eval(argc - 1, argv + 1);
+	if (strcmp(cmd, "gen") == 0)
+		return cmd_gen(argc - 1, argv + 1);
+	fprintf(stderr, "parsa: unknown command '%s'\n%s", cmd, usage_main);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,149 @@
+/*
+ * part_report: JSON report and human summary (see part_report.h).
+ */
+#include "part_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static json_t *metrics_json(const struct parsa_metrics *m)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}",
+			 "M_max", m->M_max, "T_max", m->T_max, "T_sum",
+			 m->T_sum, "RF", m->RF, "imbalance", m->imbalance,
+			 "local_fraction", m->local_fraction, "M_sum",
+			 m->M_sum, "V_used", (json_int_t)m->V_used, "U_max",
+			 (json_int_t)m->U_max);
+}
+
+static json_t *params_json(const struct part_report_info *in)
+{
+	const struct part_run_opts *o = in->opts;
+	json_t *p = json_object();
+
+	if (!p)
+		return NULL;
+	json_object_set_new(p, "format",
+			    json_string(part_format_name(in->ds->format)));
+	if (in->ds->format == PART_FMT_SNAP)
+		json_object_set_new(p, "graph",
+				    json_string(part_graph_mode_name(in->ds->graph)));
+	if (!o)
+		return p;
+	json_object_set_new(p, "seed", json_integer((json_int_t)o->pu.seed));
+	json_object_set_new(p, "imbalance", json_real(o->pu.imbalance));
+	json_object_set_new(p, "random_trials",
+			    json_integer(o->random_trials));
+	if (o->method != PART_METHOD_RANDOM)
+		json_object_set_new(p, "sweeps", json_integer(o->sweeps));
+	if (o->method == PART_METHOD_PARSA) {
+		json_object_set_new(p, "blocks", json_integer(o->pu.blocks));
+		json_object_set_new(p, "init_blocks",
+				    json_integer(o->pu.init_blocks));
+		json_object_set_new(p, "rule",
+				    json_string(part_rule_name(o->pu.rule)));
+		json_object_set_new(p, "incremental",
+				    json_boolean(o->init_S != NULL));
+	}
+	return p;
+}
+
+static json_t *seconds_json(const struct part_report_info *in)
+{
+	const struct part_result *r = in->res;
+	double part = r->t_partition_u + r->t_partition_v;
+	uint64_t nnz = parsa_graph_nnz(&in->ds->g);
+
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "load",
+			 in->t_load, "partition", part, "partition_u",
+			 r->t_partition_u, "partition_v", r->t_partition_v,
+			 "metrics", r->t_metrics, "total", in->t_total,
+			 "ns_per_nnz", nnz ? part * 1e9 / (double)nnz : 0.0);
+}
+
+json_t *part_report_json(const struct part_report_info *in)
+{
+	const struct part_dataset *ds = in->ds;
+	const struct part_result *r = in->res;
+	json_t *j;
+
+	j = json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I}, s:i, s:s}",
+		      "dataset", "path", in->data_path ? in->data_path : "",
+		      "examples", (json_int_t)ds->g.n_rows, "features",
+		      (json_int_t)ds->g.n_cols, "nonzeros",
+		      (json_int_t)parsa_graph_nnz(&ds->g), "empty_rows",
+		      (json_int_t)ds->empty_rows, "duplicates",
+		      (json_int_t)ds->duplicates, "k", (int)r->k, "method",
+		      in->method);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "params", params_json(in));
+	json_object_set_new(j, "metrics", metrics_json(&r->m));
+	json_object_set_new(j, "random", metrics_json(&r->rnd));
+	json_object_set_new(
+		j, "improvement",
+		json_pack("{s:f, s:f, s:f}", "M_max",
+			  parsa_improvement(r->rnd.M_max, r->m.M_max), "T_max",
+			  parsa_improvement(r->rnd.T_max, r->m.T_max), "T_sum",
+			  parsa_improvement(r->rnd.T_sum, r->m.T_sum)));
+	json_object_set_new(j, "seconds", seconds_json(in));
+	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
+	return j;
+}
+
+int part_report_write(const char *path, const json_t *j,
+		      struct parsa_err *err)
+{
+	char tmp[4096];
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return parsa_fail(err, PARSA_EINVAL, "%s: path too long", path);
+	if (json_dump_file(j, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
+		return parsa_fail(err, PARSA_EIO, "%s: cannot write: %s", tmp,
+				  strerror(errno));
+	if (rename(tmp, path) != 0)
+		return parsa_fail(err, PARSA_EIO, "%s: cannot rename: %s", path,
+				  strerror(errno));
+	return 0;
+}
+
+static void print_row(FILE *f, const char *name, double ours, double rnd,
+		      int integer)
+{
+	if (integer)
+		fprintf(f, "  %-15s %14.0f %14.1f", name, ours, rnd);
+	else
+		fprintf(f, "  %-15s %14.3f %14.3f", name, ours, rnd);
+	if (integer)
+		fprintf(f, " %+11.1f%%", parsa_improvement(rnd, ours));
+	fputc('\n', f);
+}
+
+void part_report_print(FILE *f, const struct part_report_info *in)
+{
+	const struct part_dataset *ds = in->ds;
+	const struct part_result *r = in->res;
+	uint64_t nnz = parsa_graph_nnz(&ds->g);
+	double part = r->t_partition_u + r->t_partition_v;
+
+	fprintf(f, "%s: %u examples, %u features, %llu nonzeros (%s)\n",
+		in->data_path ? in->data_path : "dataset", ds->g.n_rows,
+		ds->g.n_cols, (unsigned long long)nnz,
+		part_format_name(ds->format));
+	fprintf(f, "method %s, k=%u\n", in->method, r->k);
+	fprintf(f, "  %-15s %14s %14s %12s\n", "metric", in->method, "random",
+		"improvement");
+	print_row(f, "M_max", r->m.M_max, r->rnd.M_max, 1);
+	print_row(f, "T_max", r->m.T_max, r->rnd.T_max, 1);
+	print_row(f, "T_sum", r->m.T_sum, r->rnd.T_sum, 1);
+	print_row(f, "RF", r->m.RF, r->rnd.RF, 0);
+	print_row(f, "imbalance", r->m.imbalance, r->rnd.imbalance, 0);
+	print_row(f, "local_fraction", r->m.local_fraction,
+		  r->rnd.local_fraction, 0);
+	fprintf(f, "time: load %.3fs, partition %.3fs (U %.3fs, V %.3fs, "
+		   "%.1f ns/nnz), total %.3fs; peak memory %.1f MiB\n",
+		in->t_load, part, r->t_partition_u, r->t_partition_v,
+		nnz ? part * 1e9 / (double)nnz : 0.0, in->t_total,
+		(double)in->peak_rss_kb / 1024.0);
+}

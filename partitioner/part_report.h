@@ -1,0 +1,35 @@
+/*
+ * part_report: the JSON report of a partition run (design §4, stable keys)
+ * and the short human summary printed by the CLI.
+ */
+#ifndef PART_REPORT_H
+#define PART_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "part_reader.h"
+#include "part_run.h"
+
+struct part_report_info {
+	const char *data_path;            /* borrowed */
+	const struct part_dataset *ds;    /* borrowed */
+	const struct part_run_opts *opts; /* borrowed; NULL for eval */
+	const struct part_result *res;    /* borrowed */
+	const char *method;               /* name printed in the report */
+	double t_load;                    /* seconds reading the data */
+	double t_total;                   /* seconds for the whole command */
+	long peak_rss_kb;
+};
+
+/* New reference: the report object.  NULL on out of memory. */
+json_t *part_report_json(const struct part_report_info *info);
+
+/* Write j to path (tmp + rename), pretty-printed. */
+int part_report_write(const char *path, const json_t *j,
+		      struct parsa_err *err);
+
+/* The human summary: dataset, metrics, random, improvement, timings. */
+void part_report_print(FILE *f, const struct part_report_info *info);
+
+#endif /* PART_REPORT_H */

@@ -1,0 +1,75 @@
+/*
+ * part_run: one partition job on a loaded dataset, whatever the method:
+ * partition U (Parsa, random, METIS or streaming greedy), partition V
+ * (Algorithm 11 for every method but random, so differences between methods
+ * come from U), then the metrics of the result and of the random baseline.
+ * Used by the CLI and by the HTTP service.
+ */
+#ifndef PART_RUN_H
+#define PART_RUN_H
+
+#include <stdint.h>
+
+#include "parsa_metrics.h"
+#include "parsa_partu.h"
+#include "parsa_partv.h"
+#include "part_reader.h"
+
+enum part_method {
+	PART_METHOD_PARSA = 0,
+	PART_METHOD_RANDOM,
+	PART_METHOD_METIS,
+	PART_METHOD_GREEDY,
+};
+
+struct part_run_opts {
+	enum part_method method;
+	struct parsa_partu_opts pu; /* k, blocks, init_blocks, rule, imbalance, seed */
+	uint32_t sweeps;            /* improving sweeps of Algorithm 11 */
+	uint32_t random_trials;     /* seeds averaged for the random baseline */
+	const struct parsa_nbrset *init_S; /* borrowed, may be NULL: incremental start */
+};
+
+/* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5 trials. */
+void part_run_opts_default(struct part_run_opts *o);
+
+struct part_result {
+	uint32_t k;
+	uint32_t *part;        /* n_rows: part of each example (owned) */
+	uint32_t *owner;       /* n_cols: server of each feature (owned) */
+	struct parsa_metrics m;   /* of this placement */
+	struct parsa_metrics rnd; /* random baseline (mean of trials) */
+	double t_partition_u, t_partition_v, t_metrics;
+	struct parsa_partu_stats pu_stats;
+	struct parsa_partv_stats pv_stats;
+};
+
+void part_result_init(struct part_result *r);
+void part_result_release(struct part_result *r);
+
+/* Run the job.  r must be initialised; it is filled on success. */
+int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
+	     struct part_result *r, struct parsa_err *err);
+
+/* Metrics of r->part/r->owner and the random baseline (part of part_run;
+ * also used by `parsa eval`).  r->k, part, owner must be set. */
+int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
+		     uint32_t trials, struct part_result *r,
+		     struct parsa_err *err);
+
+int part_method_parse(const char *s, enum part_method *m);
+const char *part_method_name(enum part_method m);
+int part_rule_parse(const char *s, enum parsa_rule *r);
+const char *part_rule_name(enum parsa_rule r);
+
+/*
+ * Neighbor sets for incremental partitioning: S over ds's features with
+ * bit (v, i) set when feature id feat_id[v] is used by part i in the
+ * earlier dataset old (placement old_part).  S initialised by the caller.
+ */
+int part_init_from_placement(const struct part_dataset *ds,
+			     const struct part_dataset *old,
+			     const uint32_t *old_part, struct parsa_nbrset *S,
+			     struct parsa_err *err);
+
+#endif /* PART_RUN_H */
