@@ -38,9 +38,9 @@ for t in "$build"/tests/fuzz_*; do
 	name=$(basename "$t"); corpus="tests/corpus/${name#fuzz_}"
 	run_one "$name" "$t" "$corpus"
 done
-for t in tests/cli/test_*.sh; do
+for t in tests/cli/test_*.py; do
 	[ -f "$t" ] || continue
-	run_one "$(basename "$t")" bash "$t"
+	run_one "$(basename "$t")" python3 "$t"
 done
 [ -n "$broken" ] && echo "failing:$broken"
 if [ "$skipped" -gt 0 ]; then

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# make bench: run bench/bench.py and keep its output in bench/results/.
+set -eu
+build=${1:-build}
+mkdir -p bench/results
+out="bench/results/bench-$(date +%Y%m%d-%H%M%S).md"
+python3 bench/bench.py "$build" ${BENCH_ARGS:---study} | tee "$out"
+echo "results saved to $out"

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# make fuzz: build each tests/fuzz_*.c as a real libFuzzer target with clang
+# (ASan+UBSan) and run it for FUZZ_SECONDS (default 60) on its corpus.
+set -eu
+secs=${FUZZ_SECONDS:-60}
+out=build/fuzz
+mkdir -p "$out"
+srcs="$(ls parsa/*.c) $(ls partitioner/*.c | grep -v part_main.c)"
+flags="-std=c11 -g -O1 -D_GNU_SOURCE -Iparsa -Iserver -Ipartitioner -fsanitize=fuzzer,address,undefined"
+for f in tests/fuzz_*.c; do
+	name=$(basename "$f" .c)
+	echo "== $name"
+	# shellcheck disable=SC2086
+	clang $flags -o "$out/$name" "$f" $srcs -lmetis -ljansson -lz -lm -pthread
+	corpus="tests/corpus/${name#fuzz_}"
+	work="$out/corpus-${name#fuzz_}"
+	mkdir -p "$work"
+	"$out/$name" -max_total_time="$secs" -timeout=10 "$work" "$corpus"
+done

@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Integration tests of the `parsa` command line (real binary, real files).
+
+Run from the repository root with PARSA_BIN pointing at the binary (the
+test runner sets it).  Datasets from ../shared/data are used when present;
+those tests are skipped with a message otherwise.  Ends with the line
+"N passed, N failed[, N skipped]".
+"""
+import gzip
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ.get("PARSA_BIN", "build/parsa")
+SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
+TMP = tempfile.mkdtemp(prefix="parsa-cli-")
+results = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+class Skip(Exception):
+    pass
+
+
+def run(*args, ok=True):
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True,
+                       timeout=600)
+    if ok and p.returncode != 0:
+        raise AssertionError("parsa %s failed (%d): %s" %
+                             (" ".join(map(str, args)), p.returncode, p.stderr))
+    return p
+
+
+def test(fn):
+    name = fn.__name__
+    try:
+        fn()
+    except Skip as e:
+        results["skipped"] += 1
+        print("skip: %s: %s" % (name, e))
+    except Exception as e:  # noqa: BLE001 - report any failure
+        results["failed"] += 1
+        print("FAIL %s: %s" % (name, e))
+    else:
+        results["passed"] += 1
+        print("ok   %s" % name)
+    sys.stdout.flush()
+    return fn
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def read_lines(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        return f.read().splitlines()
+
+
+def check_placement(prefix, k, n_examples=None, n_features=None,
+                    imbalance=1.03):
+    rep = json.load(open(prefix + ".json"))
+    parts = [int(x) for x in read_lines(prefix + ".examples")]
+    feats = [l.split() for l in read_lines(prefix + ".features")]
+    n = rep["dataset"]["examples"]
+    assert len(parts) == n, "examples file has %d lines, report %d" % (len(parts), n)
+    if n_examples is not None:
+        assert n == n_examples, "expected %d examples, got %d" % (n_examples, n)
+    assert len(feats) == rep["dataset"]["features"]
+    if n_features is not None:
+        assert len(feats) == n_features
+    assert all(0 <= p < k for p in parts), "part id out of range"
+    assert all(0 <= int(f[1]) < k for f in feats)
+    assert len(set(f[0] for f in feats)) == len(feats), "duplicate feature"
+    counts = [0] * k
+    for p in parts:
+        counts[p] += 1
+    base = math.ceil(n / k)
+    assert max(counts) / base <= imbalance + 1e-9, "imbalance %f" % (max(counts) / base)
+    assert abs(rep["metrics"]["imbalance"] - max(counts) / base) < 1e-6
+    return rep
+
+
+def eval_agrees(data, prefix, rep, extra=()):
+    p = run("eval", data, "--placement", prefix, "--json", *extra)
+    ev = json.loads(p.stdout)
+    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
+        a, b = ev["metrics"][key], rep["metrics"][key]
+        assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
+
+
+@test
+def test_help():
+    for cmd in ([], ["partition"], ["eval"], ["gen"]):
+        p = run(*cmd, "--help")
+        assert "usage: parsa" in p.stdout, p.stdout
+    assert "--blocks" in run("help", "partition").stdout
+
+
+@test
+def test_partition_samples_all_formats():
+    for f, extra in (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
+                     ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
+                     ("facebook-sample.txt.gz", ["--graph", "edges"]),
+                     ("movielens-sample.csv.gz", [])):
+        prefix = tmp("s-" + f.split(".")[0] + (extra[1] if extra else ""))
+        p = run("partition", "data/" + f, "-k", 4, "--out", prefix, "-q", *extra)
+        rep = check_placement(prefix, 4)
+        assert rep["method"] == "parsa" and rep["k"] == 4
+        for key in ("load", "partition", "total"):
+            assert key in rep["seconds"]
+        assert rep["peak_rss_kb"] > 0
+        assert rep["improvement"]["M_max"] > 0, rep["improvement"]
+        eval_agrees("data/" + f, prefix, rep, extra)
+
+
+@test
+def test_summary_printed():
+    p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", tmp("sum"))
+    for word in ("M_max", "T_max", "T_sum", "improvement", "random", "imbalance"):
+        assert word in p.stdout, p.stdout
+
+
+@test
+def test_methods():
+    for m in ("random", "greedy", "metis", "parsa"):
+        prefix = tmp("m-" + m)
+        run("partition", "data/movielens-sample.csv.gz", "-k", 8, "--method", m,
+            "--out", prefix, "-q")
+        rep = check_placement(prefix, 8)
+        assert rep["method"] == m
+        eval_agrees("data/movielens-sample.csv.gz", prefix, rep)
+
+
+@test
+def test_deterministic_seed():
+    outs = []
+    for i, seed in enumerate((7, 7, 8)):
+        prefix = tmp("det%d" % i)
+        run("partition", "data/a9a-sample.svm.gz", "-k", 16, "--seed", seed,
+            "--out", prefix, "-q")
+        outs.append((open(prefix + ".examples").read(),
+                     open(prefix + ".features").read()))
+    assert outs[0] == outs[1], "same seed gave different placements"
+    assert outs[0][0] != outs[2][0], "different seeds gave the same placement"
+
+
+@test
+def test_options_rules_blocks():
+    for rule in ("min-s", "round-robin"):
+        for b, a in ((1, 0), (4, 2), (16, 16)):
+            prefix = tmp("r-%s-%d-%d" % (rule, b, a))
+            run("partition", "data/reuters-sample.svm.gz", "-k", 5, "--rule", rule,
+                "--blocks", b, "--init-blocks", a, "--out", prefix, "-q")
+            rep = check_placement(prefix, 5)
+            assert rep["params"]["blocks"] == b and rep["params"]["rule"] == rule
+
+
+@test
+def test_large_k():
+    prefix = tmp("bigk")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 1024, "--out", prefix, "-q")
+    check_placement(prefix, 1024)
+
+
+@test
+def test_shards():
+    d = tmp("shards")
+    prefix = tmp("sh")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 3, "--out", prefix,
+        "--shards", d, "-q")
+    parts = [int(x) for x in read_lines(prefix + ".examples")]
+    lines = [l for l in read_lines("data/a9a-sample.svm.gz")
+             if l.strip() and not l.startswith("#")]
+    for i in range(3):
+        got = read_lines(os.path.join(d, "part-%d.libsvm" % i))
+        want = [l for l, p in zip(lines, parts) if p == i]
+        assert got == want, "shard %d differs from the input lines" % i
+    owners = dict(l.split() for l in read_lines(prefix + ".features"))
+    for i in range(3):
+        ids = read_lines(os.path.join(d, "features-%d.txt" % i))
+        assert all(owners[x] == str(i) for x in ids)
+    total = sum(len(read_lines(os.path.join(d, "features-%d.txt" % i))) for i in range(3))
+    assert total == len(owners)
+
+
+@test
+def test_gen_then_partition():
+    f = tmp("gen.svm.gz")
+    run("gen", "--examples", 3000, "--features", 2000, "--avg-nnz", 12,
+        "--topics", 8, "--seed", 3, "--out", f, "-q")
+    rows = read_lines(f)
+    assert len(rows) == 3000
+    prefix = tmp("gen")
+    run("partition", f, "-k", 8, "--out", prefix, "-q")
+    rep = check_placement(prefix, 8, n_examples=3000)
+    assert rep["improvement"]["T_max"] > 20, rep["improvement"]
+
+
+@test
+def test_incremental():
+    lines = read_lines("data/a9a-sample.svm.gz")
+    old, new = tmp("old.svm"), tmp("new.svm")
+    open(old, "w").write("\n".join(lines[:4000]) + "\n")
+    open(new, "w").write("\n".join(lines[4000:]) + "\n")
+    run("partition", old, "-k", 4, "--out", tmp("old"), "-q")
+    run("partition", new, "-k", 4, "--out", tmp("inc"), "--init-from",
+        tmp("old"), "--init-data", old, "-q")
+    rep = check_placement(tmp("inc"), 4)
+    assert rep["params"]["incremental"] is True
+
+
+@test
+def test_usage_errors():
+    cases = [
+        (["partition", "data/a9a-sample.svm.gz"], "-k K is required"),
+        (["partition", "data/a9a-sample.svm.gz", "-k", "0"], "-k must be"),
+        (["partition", "data/a9a-sample.svm.gz", "-k", "x"], "-k must be"),
+        (["partition", "data/a9a-sample.svm.gz", "-k", "2", "--method", "foo"], "unknown --method"),
+        (["partition", "data/a9a-sample.svm.gz", "-k", "2", "--bogus"], "unknown option"),
+        (["partition", "-k", "2"], "missing DATA"),
+        (["partition", "data/a9a-sample.svm.gz", "-k", "2", "--blocks", "2", "--init-blocks", "3"], "--init-blocks"),
+        (["eval", "data/a9a-sample.svm.gz"], "--placement"),
+        (["gen", "--examples", "10"], "--out"),
+        (["frobnicate"], "unknown command"),
+    ]
+    for args, msg in cases:
+        p = run(*args, ok=False)
+        assert p.returncode == 2, "%s: exit %d" % (args, p.returncode)
+        assert msg in p.stderr, "%s: stderr %r" % (args, p.stderr)
+
+
+@test
+def test_runtime_errors():
+    p = run("partition", tmp("does-not-exist.svm"), "-k", 2, ok=False)
+    assert p.returncode == 1 and "does-not-exist.svm" in p.stderr, p.stderr
+    empty = tmp("empty.svm")
+    open(empty, "w").write("# only a comment\n\n")
+    p = run("partition", empty, "-k", 2, ok=False)
+    assert p.returncode == 1 and "empty dataset" in p.stderr, p.stderr
+    bad = tmp("bad.svm")
+    open(bad, "w").write("1 1:1 2:1\n-1 3:1 x:2\n")
+    p = run("partition", bad, "-k", 2, ok=False)
+    assert p.returncode == 1 and "bad.svm:2:" in p.stderr, p.stderr
+    # eval with a placement of the wrong size
+    run("partition", "data/a9a-sample.svm.gz", "-k", 2, "--out", tmp("ev"), "-q")
+    p = run("eval", "data/reuters-sample.svm.gz", "--placement", tmp("ev"), ok=False)
+    assert p.returncode == 1 and "ev.examples" in p.stderr, p.stderr
+
+
+def shared(path):
+    full = os.path.join(SHARED, path)
+    if not os.path.exists(full):
+        raise Skip("shared data not found at %s (set PARSA_SHARED_DATA)" % full)
+    return full
+
+
+@test
+def test_shared_libsvm_k16():
+    data = shared("libsvm/a9a.train.svm.gz")
+    prefix = tmp("a9a")
+    run("partition", data, "-k", 16, "--out", prefix, "-q")
+    rep = check_placement(prefix, 16, n_examples=32561, n_features=123)
+    assert rep["dataset"]["nonzeros"] == 451592
+    assert rep["improvement"]["T_max"] > 0
+    eval_agrees(data, prefix, rep)
+
+
+@test
+def test_shared_graph_edges():
+    data = shared("graphs/wiki-Vote.txt.gz")
+    prefix = tmp("wiki")
+    run("partition", data, "-k", 16, "--graph", "edges", "--out", prefix, "-q")
+    rep = check_placement(prefix, 16, n_examples=100762)
+    assert rep["improvement"]["M_max"] > 50, rep["improvement"]
+    eval_agrees(data, prefix, rep, ["--graph", "edges"])
+
+
+@test
+def test_shared_pairs():
+    data = shared("bipartite/movielens-latest-small_ratings.csv.gz")
+    prefix = tmp("ml")
+    run("partition", data, "-k", 16, "--out", prefix, "-q")
+    rep = check_placement(prefix, 16, n_examples=610, n_features=9724)
+    assert rep["dataset"]["nonzeros"] == 100836
+    eval_agrees(data, prefix, rep)
+
+
+shutil.rmtree(TMP, ignore_errors=True)
+line = "%d passed, %d failed" % (results["passed"], results["failed"])
+if results["skipped"]:
+    line += ", %d skipped" % results["skipped"]
+print(line)
+sys.exit(1 if results["failed"] else 0)
