@@ -1,0 +1,150 @@
+/*
+ * test_graph: CSR building, de-duplication, transpose, validation; RNG.
+ */
+#include "harness.h"
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_rng.h"
+
+static void test_add_row_sorts_and_dedupes(void)
+{
+	struct parsa_graph g;
+	uint32_t r0[] = {5, 1, 5, 3, 1};
+	uint32_t r1[] = {0};
+
+	parsa_graph_init(&g);
+	REQUIRE(parsa_graph_add_row(&g, r0, 5, NULL) == 0);
+	REQUIRE(parsa_graph_add_row(&g, NULL, 0, NULL) == 0); /* empty row */
+	REQUIRE(parsa_graph_add_row(&g, r1, 1, NULL) == 0);
+	CHECK_INT(g.n_rows, ==, 3);
+	CHECK_INT(g.n_cols, ==, 6);
+	CHECK_INT(parsa_graph_nnz(&g), ==, 4);
+	CHECK_INT(parsa_graph_degree(&g, 0), ==, 3);
+	CHECK_INT(parsa_graph_degree(&g, 1), ==, 0);
+	CHECK_INT(g.col[0], ==, 1);
+	CHECK_INT(g.col[1], ==, 3);
+	CHECK_INT(g.col[2], ==, 5);
+	CHECK_INT(g.col[3], ==, 0);
+	CHECK(parsa_graph_validate(&g, NULL) == 0);
+	parsa_graph_trim(&g);
+	CHECK(parsa_graph_validate(&g, NULL) == 0);
+	CHECK_INT(parsa_graph_bytes(&g), ==, 4 * 8 + 4 * 4);
+	parsa_graph_release(&g);
+	CHECK(g.row_ptr == NULL && g.n_rows == 0);
+	parsa_graph_release(NULL);
+}
+
+static void test_transpose_random(void)
+{
+	struct parsa_rng rng;
+	uint32_t buf[40];
+
+	parsa_rng_seed(&rng, 42);
+	for (int iter = 0; iter < 50; iter++) {
+		struct parsa_graph g, t, tt;
+		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&rng, 60);
+		uint32_t cols = 1 + (uint32_t)parsa_rng_below(&rng, 30);
+
+		parsa_graph_init(&g);
+		parsa_graph_init(&t);
+		parsa_graph_init(&tt);
+		for (uint32_t r = 0; r < rows; r++) {
+			size_t n = parsa_rng_below(&rng, 40);
+
+			for (size_t i = 0; i < n; i++)
+				buf[i] = (uint32_t)parsa_rng_below(&rng, cols);
+			REQUIRE(parsa_graph_add_row(&g, buf, n, NULL) == 0);
+		}
+		REQUIRE(parsa_graph_transpose(&g, &t, NULL) == 0);
+		CHECK(parsa_graph_validate(&t, NULL) == 0);
+		CHECK_INT(parsa_graph_nnz(&t), ==, parsa_graph_nnz(&g));
+		REQUIRE(parsa_graph_transpose(&t, &tt, NULL) == 0);
+		/* transposing twice gives the rows back (up to trailing empty cols) */
+		CHECK_INT(tt.n_rows, <=, g.n_rows);
+		for (uint32_t r = 0; r < tt.n_rows; r++) {
+			CHECK_INT(tt.row_ptr[r + 1], ==, g.row_ptr[r + 1]);
+		}
+		for (uint64_t e = 0; e < parsa_graph_nnz(&g); e++)
+			CHECK_INT(tt.col[e], ==, g.col[e]);
+		parsa_graph_release(&g);
+		parsa_graph_release(&t);
+		parsa_graph_release(&tt);
+	}
+}
+
+static void test_validate_rejects(void)
+{
+	struct parsa_graph g;
+	struct parsa_err err;
+	uint32_t r[] = {1, 2};
+
+	parsa_graph_init(&g);
+	REQUIRE(parsa_graph_add_row(&g, r, 2, NULL) == 0);
+	g.col[1] = 1; /* not strictly increasing */
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_graph_validate(&g, &err), ==, PARSA_EINVAL);
+	CHECK_CONTAINS(err.msg, "not strictly increasing");
+	g.col[1] = 9; /* out of range */
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_graph_validate(&g, &err), ==, PARSA_EINVAL);
+	CHECK_CONTAINS(err.msg, "column 9");
+	parsa_graph_release(&g);
+}
+
+static void test_err_first_wins(void)
+{
+	struct parsa_err err;
+
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_fail(&err, PARSA_EIO, "first %d", 1), ==, PARSA_EIO);
+	CHECK_INT(parsa_fail(&err, PARSA_EINVAL, "second"), ==, PARSA_EINVAL);
+	CHECK_INT(err.code, ==, PARSA_EIO);
+	CHECK_STR(err.msg, "first 1");
+	parsa_err_clear(&err);
+	parsa_fail_at(&err, PARSA_EPARSE, "f.svm", 3, 7, "bad %s", "token");
+	CHECK_STR(err.msg, "f.svm:3:7: bad token");
+	CHECK_INT(err.line, ==, 3);
+	CHECK_INT(err.col, ==, 7);
+	CHECK_INT(parsa_fail(NULL, PARSA_ENOMEM, "x"), ==, PARSA_ENOMEM);
+	CHECK_STR(parsa_strerror(PARSA_OK), "success");
+	CHECK_STR(parsa_strerror(999), "unknown error");
+}
+
+static void test_rng(void)
+{
+	struct parsa_rng a, b;
+	uint32_t perm[100], seen[100] = {0};
+	int counts[7] = {0};
+
+	parsa_rng_seed(&a, 5);
+	parsa_rng_seed(&b, 5);
+	for (int i = 0; i < 100; i++)
+		CHECK(parsa_rng_next(&a) == parsa_rng_next(&b));
+	for (int i = 0; i < 70000; i++)
+		counts[parsa_rng_below(&a, 7)]++;
+	for (int i = 0; i < 7; i++)
+		CHECK(counts[i] > 9000 && counts[i] < 11000);
+	for (uint32_t i = 0; i < 100; i++)
+		perm[i] = i;
+	parsa_rng_shuffle_u32(&a, perm, 100);
+	for (int i = 0; i < 100; i++)
+		seen[perm[i]]++;
+	for (int i = 0; i < 100; i++)
+		CHECK_INT(seen[i], ==, 1);
+	for (int i = 0; i < 1000; i++) {
+		double d = parsa_rng_double(&a);
+
+		CHECK(d >= 0.0 && d < 1.0);
+	}
+}
+
+int main(void)
+{
+	RUN(test_add_row_sorts_and_dedupes);
+	RUN(test_transpose_random);
+	RUN(test_validate_rejects);
+	RUN(test_err_first_wins);
+	RUN(test_rng);
+	return harness_done();
+}
