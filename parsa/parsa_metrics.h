@@ -42,12 +42,27 @@ int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
 			  const uint32_t *part, const uint32_t *owner,
 			  struct parsa_metrics *m, struct parsa_err *err);
 
-/* Mean metrics of `trials` random placements seeded from seed. */
+/*
+ * As parsa_metrics_compute, and also the per-part values: M[i] = M_i,
+ * T[i] = T_i, U[i] = |U_i| (each k entries; any of M, T, U, m may be NULL).
+ * Edge cases: RF = 0 when no feature is used, local_fraction = 1 when
+ * Σ M_i = 0, imbalance = 1 when |U| = 0.
+ */
+int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
+			const uint32_t *part, const uint32_t *owner,
+			uint64_t *M, uint64_t *T, uint64_t *U,
+			struct parsa_metrics *m, struct parsa_err *err);
+
+/*
+ * Mean metrics of `trials` (>= 1) random placements: trial t draws
+ * parsa_random_u then parsa_random_v from one rng seeded with seed + t.
+ * The integer fields (V_used, U_max) are rounded means.
+ */
 int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
 			 uint64_t seed, uint32_t trials,
 			 struct parsa_metrics *mean, struct parsa_err *err);
 
-/* (random - ours) / ours * 100; 0 when both are 0. */
+/* (random - ours) / ours * 100; 0 when both are 0, +inf when only ours is. */
 double parsa_improvement(double random, double ours);
 
 #endif /* PARSA_METRICS_H */

@@ -32,4 +32,13 @@ int parsa_partition_v(const struct parsa_nbrset *used, uint32_t sweeps,
 		      uint32_t *owner, struct parsa_partv_stats *st,
 		      struct parsa_err *err);
 
+/*
+ * As parsa_partition_v; traffic (k entries, may be NULL) also receives the
+ * T_i the algorithm ends with, which equal the T_i of parsa_metrics_parts
+ * for the same placement.
+ */
+int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
+			 uint32_t *owner, uint64_t *traffic,
+			 struct parsa_partv_stats *st, struct parsa_err *err);
+
 #endif /* PARSA_PARTV_H */

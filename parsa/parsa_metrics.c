@@ -1,0 +1,260 @@
+/*
+ * parsa_metrics: the quality metrics of design §1 from a placement itself,
+ * and their mean over random placements (see parsa_metrics.h).
+ *
+ * Everything comes from one neighbor-set table used = N(U_1..U_k)
+ * (|V| x k bits).  With c_v the number of parts using v and o = owner[v]:
+ *   T_o = |N(U_o) \ V_o| + Σ_{v∈V_o} (c_v - [o uses v]),
+ * i.e. the first term is M_o minus the owned features o itself uses, and
+ * each owned feature is pulled by every other part that uses it.
+ */
+#include "parsa_metrics.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_baseline.h"
+#include "parsa_rng.h"
+
+/* Per-part counters of one placement (one allocation, k entries each). */
+struct part_counts {
+	uint64_t *M;     /* |N(U_i)| */
+	uint64_t *T;     /* traffic */
+	uint64_t *U;     /* |U_i| */
+	uint64_t *local; /* |V_i ∩ N(U_i)| */
+	uint64_t V_used; /* features used by some part */
+};
+
+static int check_ids(const uint32_t *id, uint32_t n, uint32_t k,
+		     const char *what, struct parsa_err *err)
+{
+	if (n > 0 && !id)
+		return parsa_fail(err, PARSA_EINVAL, "%s parts are NULL", what);
+	for (uint32_t j = 0; j < n; j++)
+		if (id[j] >= k)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "%s %u has part %u, but k=%u", what,
+					  j, id[j], k);
+	return 0;
+}
+
+int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
+		    struct parsa_nbrset *used, struct parsa_err *err)
+{
+	int rc;
+
+	if (!g || !used || used->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "used sets: neighbor sets do not match the "
+				  "graph's %u features", g ? g->n_cols : 0);
+	rc = check_ids(part, g->n_rows, used->k, "example", err);
+	if (rc)
+		return rc;
+	for (uint64_t e = 0; e < parsa_graph_nnz(g); e++)
+		if (g->col[e] >= g->n_cols)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "used sets: feature %u out of range",
+					  g->col[e]);
+	parsa_nbrset_clear(used);
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			parsa_nbrset_add(used, g->col[e], part[r]);
+	return 0;
+}
+
+/* Fill pc from the used sets and the owners (pc zeroed, k entries). */
+static void count_parts(const struct parsa_graph *g,
+			const struct parsa_nbrset *used, const uint32_t *part,
+			const uint32_t *owner, struct part_counts *pc)
+{
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		pc->U[part[r]]++;
+	for (uint32_t i = 0; i < used->k; i++)
+		pc->M[i] = used->size[i];
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		uint32_t c = parsa_nbrset_count(used, v), o = owner[v];
+		uint32_t h = (uint32_t)parsa_nbrset_has(used, v, o);
+
+		assert(c >= h);
+		pc->V_used += c > 0;
+		pc->local[o] += h;
+		pc->T[o] += c - h;
+	}
+	for (uint32_t i = 0; i < used->k; i++) {
+		assert(pc->M[i] >= pc->local[i]);
+		pc->T[i] += pc->M[i] - pc->local[i];
+	}
+}
+
+/* The summary metrics from the per-part counters. */
+static void summarize(const struct part_counts *pc, uint32_t k,
+		      uint32_t n_rows, struct parsa_metrics *m)
+{
+	uint64_t M_max = 0, T_max = 0, T_sum = 0, M_sum = 0, loc = 0;
+	uint64_t U_max = 0, ideal = ((uint64_t)n_rows + k - 1) / k;
+
+	for (uint32_t i = 0; i < k; i++) {
+		M_max = pc->M[i] > M_max ? pc->M[i] : M_max;
+		T_max = pc->T[i] > T_max ? pc->T[i] : T_max;
+		U_max = pc->U[i] > U_max ? pc->U[i] : U_max;
+		T_sum += pc->T[i];
+		M_sum += pc->M[i];
+		loc += pc->local[i];
+	}
+	memset(m, 0, sizeof(*m));
+	m->k = k;
+	m->M_max = (double)M_max;
+	m->T_max = (double)T_max;
+	m->T_sum = (double)T_sum;
+	m->M_sum = (double)M_sum;
+	m->RF = pc->V_used ? (double)M_sum / (double)pc->V_used : 0.0;
+	m->imbalance = ideal ? (double)U_max / (double)ideal : 1.0;
+	/* 1 - Σ(M_i - local_i) / Σ M_i */
+	m->local_fraction = M_sum ? (double)loc / (double)M_sum : 1.0;
+	m->V_used = pc->V_used;
+	m->U_max = U_max;
+}
+
+static void copy_out(uint64_t *dst, const uint64_t *src, uint32_t k)
+{
+	if (dst)
+		memcpy(dst, src, (size_t)k * sizeof(*dst));
+}
+
+int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
+			const uint32_t *part, const uint32_t *owner,
+			uint64_t *M, uint64_t *T, uint64_t *U,
+			struct parsa_metrics *m, struct parsa_err *err)
+{
+	struct parsa_nbrset used;
+	struct part_counts pc = { 0 };
+	uint64_t *buf;
+	int rc;
+
+	if (!g || k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "metrics: %s",
+				  g ? "k must be >= 1" : "graph is NULL");
+	rc = check_ids(owner, g->n_cols, k, "feature", err);
+	if (rc)
+		return rc;
+	rc = parsa_nbrset_init(&used, g->n_cols, k, err);
+	if (rc)
+		return rc;
+	rc = parsa_used_sets(g, part, &used, err);
+	buf = rc ? NULL : calloc((size_t)k * 4, sizeof(*buf));
+	if (!rc && !buf)
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"metrics: out of memory (k=%u)", k);
+	if (!rc) {
+		pc.M = buf;
+		pc.T = buf + k;
+		pc.U = buf + 2 * (size_t)k;
+		pc.local = buf + 3 * (size_t)k;
+		count_parts(g, &used, part, owner, &pc);
+		if (m)
+			summarize(&pc, k, g->n_rows, m);
+		copy_out(M, pc.M, k);
+		copy_out(T, pc.T, k);
+		copy_out(U, pc.U, k);
+	}
+	free(buf);
+	parsa_nbrset_release(&used);
+	return rc;
+}
+
+int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
+			  const uint32_t *part, const uint32_t *owner,
+			  struct parsa_metrics *m, struct parsa_err *err)
+{
+	return parsa_metrics_parts(g, k, part, owner, NULL, NULL, NULL, m,
+				   err);
+}
+
+/* acc += x, field by field (the integer fields as sums). */
+static void metrics_add(struct parsa_metrics *acc,
+			const struct parsa_metrics *x)
+{
+	acc->M_max += x->M_max;
+	acc->T_max += x->T_max;
+	acc->T_sum += x->T_sum;
+	acc->M_sum += x->M_sum;
+	acc->RF += x->RF;
+	acc->imbalance += x->imbalance;
+	acc->local_fraction += x->local_fraction;
+	acc->V_used += x->V_used;
+	acc->U_max += x->U_max;
+}
+
+static void metrics_div(struct parsa_metrics *acc, uint32_t n)
+{
+	double d = (double)n;
+
+	acc->M_max /= d;
+	acc->T_max /= d;
+	acc->T_sum /= d;
+	acc->M_sum /= d;
+	acc->RF /= d;
+	acc->imbalance /= d;
+	acc->local_fraction /= d;
+	acc->V_used = (acc->V_used + n / 2) / n;
+	acc->U_max = (acc->U_max + n / 2) / n;
+}
+
+/* One random placement (seeded with seed) and its metrics. */
+static int random_trial(const struct parsa_graph *g, uint32_t k,
+			uint64_t seed, uint32_t *part, uint32_t *owner,
+			struct parsa_metrics *m, struct parsa_err *err)
+{
+	struct parsa_rng rng;
+	int rc;
+
+	parsa_rng_seed(&rng, seed);
+	rc = parsa_random_u(g->n_rows, k, &rng, part, err);
+	if (rc)
+		return rc;
+	parsa_random_v(g->n_cols, k, &rng, owner);
+	return parsa_metrics_compute(g, k, part, owner, m, err);
+}
+
+int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
+			 uint64_t seed, uint32_t trials,
+			 struct parsa_metrics *mean, struct parsa_err *err)
+{
+	struct parsa_metrics acc = { 0 }, one;
+	uint32_t *part, *owner;
+	int rc = 0;
+
+	if (!g || !mean || k == 0 || trials == 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "random metrics: need a graph, k >= 1 and "
+				  "trials >= 1 (k=%u, trials=%u)", k, trials);
+	part = malloc(((size_t)g->n_rows + 1) * sizeof(*part));
+	owner = malloc(((size_t)g->n_cols + 1) * sizeof(*owner));
+	if (!part || !owner)
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"random metrics: out of memory");
+	for (uint32_t t = 0; !rc && t < trials; t++) {
+		rc = random_trial(g, k, seed + t, part, owner, &one, err);
+		if (!rc)
+			metrics_add(&acc, &one);
+	}
+	if (!rc) {
+		metrics_div(&acc, trials);
+		acc.k = k;
+		*mean = acc;
+	}
+	free(part);
+	free(owner);
+	return rc;
+}
+
+double parsa_improvement(double random, double ours)
+{
+	if (ours == 0.0 && random == 0.0)
+		return 0.0;
+	if (ours == 0.0)
+		return random > 0 ? HUGE_VAL : -HUGE_VAL;
+	return (random - ours) / ours * 100.0;
+}
