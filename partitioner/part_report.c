@@ -4,8 +4,16 @@
 #include "part_report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A JSON number, or null when x is not finite (an improvement over a
+ * placement with zero traffic is infinite). */
+static json_t *num(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
 
 static json_t *metrics_json(const struct parsa_metrics *m)
 {
@@ -83,10 +91,12 @@ json_t *part_report_json(const struct part_report_info *in)
 	json_object_set_new(j, "random", metrics_json(&r->rnd));
 	json_object_set_new(
 		j, "improvement",
-		json_pack("{s:f, s:f, s:f}", "M_max",
-			  parsa_improvement(r->rnd.M_max, r->m.M_max), "T_max",
-			  parsa_improvement(r->rnd.T_max, r->m.T_max), "T_sum",
-			  parsa_improvement(r->rnd.T_sum, r->m.T_sum)));
+		json_pack("{s:o, s:o, s:o}", "M_max",
+			  num(parsa_improvement(r->rnd.M_max, r->m.M_max)),
+			  "T_max",
+			  num(parsa_improvement(r->rnd.T_max, r->m.T_max)),
+			  "T_sum",
+			  num(parsa_improvement(r->rnd.T_sum, r->m.T_sum))));
 	json_object_set_new(j, "seconds", seconds_json(in));
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
 	return j;
