@@ -15,7 +15,8 @@
  * front of the lowest bucket.
  *
  * Invariants: item u is in the list iff in[u]; it is then in bucket cost[u];
- * live == number of items in the list; every bucket below min is empty.
+ * live == number of items in the list; every bucket below min and above
+ * top is empty; top <= max_cost.
  * Ownership: owns its arrays.  Not thread-safe.
  */
 #ifndef PARSA_COSTLIST_H
@@ -37,18 +38,28 @@ struct parsa_costlist {
 	uint32_t *next;    /* next[u] in its bucket, or NIL */
 	uint32_t *head;    /* head[c]: first item of bucket c, or NIL */
 	uint8_t *in;       /* in[u]: 1 while u is in the list */
+	uint32_t top;      /* every bucket above top is empty */
 };
 
 /* Allocate for n items and costs up to max_cost; list empty. */
 int parsa_costlist_init(struct parsa_costlist *cl, uint32_t n,
 			uint32_t max_cost, struct parsa_err *err);
 
+/*
+ * Grow the capacity to at least n items and costs up to max_cost (never
+ * shrinks); the list's content is kept.  0 or PARSA_ENOMEM (the list then
+ * stays usable with its old capacity).
+ */
+int parsa_costlist_reserve(struct parsa_costlist *cl, uint32_t n,
+			   uint32_t max_cost, struct parsa_err *err);
+
 /* Free and zero.  cl may be NULL. */
 void parsa_costlist_release(struct parsa_costlist *cl);
 
 /*
  * Reset to hold items 0..n_items-1 (n_items <= n) with costs[u]
- * (each <= max_cost), by counting sort: O(n_items + max_cost).
+ * (each <= max_cost), by counting sort: O(n_items + largest cost of this
+ * and the previous build).  costs may be cl->cost itself.
  */
 void parsa_costlist_build(struct parsa_costlist *cl, const uint32_t *costs,
 			  uint32_t n_items);

@@ -77,4 +77,27 @@ uint32_t parsa_nbrset_or_mask(struct parsa_nbrset *s, uint32_t v,
 /* Recount size[] from bits (after bulk writes to bits). */
 void parsa_nbrset_recount(struct parsa_nbrset *s);
 
+/*
+ * Replace feature v's mask by mask (words words; bits beyond k ignored),
+ * keeping size[] right.  O(words + changed bits).
+ */
+void parsa_nbrset_set_mask(struct parsa_nbrset *s, uint32_t v,
+			   const uint64_t *mask);
+
+/*
+ * Pull a block's slice: slice mask l = src mask feat[l] for l <
+ * slice->n_feat (slice initialised with that n_feat and src->k); slice
+ * size[] is recounted (it counts the slice's bits only).
+ */
+void parsa_nbrset_gather(struct parsa_nbrset *slice,
+			 const struct parsa_nbrset *src, const uint32_t *feat);
+
+/*
+ * Push a slice back: OR slice mask l into dst mask feat[l].  Returns how
+ * many bits were new in dst (dst size[] kept right).
+ */
+uint64_t parsa_nbrset_scatter_or(struct parsa_nbrset *dst,
+				 const struct parsa_nbrset *slice,
+				 const uint32_t *feat);
+
 #endif /* PARSA_NBRSET_H */

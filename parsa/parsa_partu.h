@@ -16,9 +16,17 @@
  *   PARSA_RULE_ROUND_ROBIN step t goes to partition t mod k, skipping
  *                          partitions that are full.
  * A partition is eligible while it is below both its global cap
- * (parsa_balance_cap) and its per-block cap ceil(imbalance * n_block / k);
- * if no partition meets both, the block cap is dropped, so every example is
- * always placed and max |U_i| <= the global cap.
+ * (parsa_balance_cap) and its per-block cap ceil(block_imbalance * n_block
+ * / k) (block_imbalance defaults to imbalance; +INFINITY turns the block
+ * cap off); if no partition meets both, the block cap is dropped, so every
+ * example is always placed and max |U_i| <= the global cap.
+ *
+ * Seeding (a tie rule): while S_i is empty (global |S_i| == 0), partition
+ * i's pick is, among its cheapest unassigned examples, the one sharing the
+ * fewest features with the other partitions' sets (Σ_j |N(u) ∩ S_j|),
+ * first in list order on ties: farthest-first, so two partitions do not
+ * start inside the same cluster.  Otherwise the pick is the front of the
+ * lowest bucket (parsa_costlist's tie rule).
  */
 #ifndef PARSA_PARTU_H
 #define PARSA_PARTU_H
@@ -42,6 +50,8 @@ struct parsa_partu_opts {
 	uint32_t init_blocks;  /* a, 0..b: warm-up blocks (individual init) */
 	enum parsa_rule rule;  /* partition-choice rule */
 	double imbalance;      /* >= 1.0, default 1.03 */
+	double block_imbalance; /* per-block cap factor: 0 = imbalance (the
+				 * default), >= 1, or INFINITY = no block cap */
 	uint64_t seed;         /* all randomness (block split) */
 	parsa_progress_fn progress; /* may be NULL */
 	void *progress_arg;
@@ -62,11 +72,21 @@ struct parsa_balance {
 	uint32_t k;
 	enum parsa_rule rule;
 	double imbalance;
+	double block_imbalance; /* per-block cap factor (init: imbalance) */
 	uint64_t cap;      /* global cap per partition */
 	uint64_t *count;   /* k: examples assigned so far to each partition */
+	uint64_t *s_size;  /* k: the *global* |S_i| (the MIN_S rule's key) */
 	uint64_t rr;       /* round-robin cursor */
 };
 
+/*
+ * count and s_size start at zero.  s_size must hold the global |S_i| (not
+ * the block slice's) when a block starts: the caller sets it (the
+ * sequential driver copies the global S->size before every block; a
+ * parallel worker uses the sizes it pulled), and parsa_partu_block adds
+ * the bits it sets.  0, PARSA_ENOMEM, or PARSA_EINVAL (k == 0, imbalance
+ * < 1 or not finite, unknown rule).
+ */
 int parsa_balance_init(struct parsa_balance *b, uint32_t k, uint64_t n_total,
 		       enum parsa_rule rule, double imbalance,
 		       struct parsa_err *err);
@@ -104,7 +124,8 @@ struct parsa_partu_stats {
 
 struct parsa_partu_ctx;
 
-/* Scratch for blocks up to max_rows examples; k partitions. */
+/* Scratch for blocks up to max_rows examples; k partitions.  It grows on
+ * demand if a larger block comes (max_rows is a hint). */
 int parsa_partu_ctx_create(struct parsa_partu_ctx **ctx, uint32_t k,
 			   uint32_t max_rows, struct parsa_err *err);
 void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
@@ -113,7 +134,10 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
  * Algorithm 13 on one block.  S is the block's slice of the neighbor sets
  * (S->n_feat == blk->g.n_cols, S->k == bal->k) and is updated in place to
  * S ∪ N(U_i^block).  part[r] receives the partition of block row r.
- * bal->count is updated.  st (may be NULL) is added to.
+ * bal->count and bal->s_size are updated.  st (may be NULL) is added to.
+ * PARSA_EINVAL (nothing changed) if k or sizes disagree or the global caps
+ * leave room for fewer than n_block examples.  A block of 0 rows is a no-op.
+ * Deterministic: ties in a cost list follow parsa_costlist's rule.
  */
 int parsa_partu_block(struct parsa_partu_ctx *ctx,
 		      const struct parsa_block *blk, struct parsa_nbrset *S,
@@ -128,6 +152,19 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
  * blocks in order carrying S.  S (n_feat == g->n_cols) is the initial
  * neighbor sets on entry (empty, or from an earlier placement) and
  * S ∪ N(U_i) on return.  part has g->n_rows entries.
+ *
+ * Warm-up in detail: warm-up block 1 starts from S; warm-up block j > 1
+ * from S ∪ N(its predecessor's partition); each gets its own balance over
+ * its own rows.  The main pass starts from S ∪ N(last warm-up partition)
+ * on a working copy; those warm-up bits only guide the choices, and on
+ * return S is exactly S_entry ∪ N(U_i) (so with a > 0 the run keeps one
+ * extra copy of S).  Blocks b > |U| are clamped to |U|, a to b.  The
+ * global balance (MIN_S key: S->size) is carried across blocks; the
+ * round-robin cursor too.  progress(arg, done, a + b) is called after each
+ * block (warm-up blocks included).  st counts the main pass only, and
+ * st->new_bits is the bits added to the caller's S.  Deterministic for a
+ * given seed.  0, PARSA_ENOMEM or PARSA_EINVAL (k, sizes, b == 0, a > b,
+ * imbalance, rule).
  */
 int parsa_partition_u(const struct parsa_graph *g,
 		      const struct parsa_partu_opts *o, struct parsa_nbrset *S,

@@ -1,0 +1,164 @@
+/*
+ * parsa_nbrset: the neighbor sets S_1..S_k as one k-bit mask per feature
+ * (see parsa_nbrset.h).  Masks are ceil(k/64) words, feature-major; size[]
+ * is kept equal to the per-set bit counts by every writer here.  Bit loops
+ * visit only set bits (ctz), so all costs are O(words + set bits).
+ */
+#include "parsa_nbrset.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The valid bits of the last word of a mask (bits beyond k are zero). */
+static uint64_t last_word_mask(uint32_t k)
+{
+	uint32_t r = k & 63;
+
+	return r ? (1ULL << r) - 1 : ~0ULL;
+}
+
+/* size[base + b] += delta for every set bit b of x. */
+static void count_bits(uint64_t *size, uint32_t base, uint64_t x, int delta)
+{
+	while (x) {
+		size[base + (uint32_t)__builtin_ctzll(x)] += (uint64_t)delta;
+		x &= x - 1;
+	}
+}
+
+int parsa_nbrset_init(struct parsa_nbrset *s, uint32_t n_feat, uint32_t k,
+		      struct parsa_err *err)
+{
+	uint32_t words = k / 64 + (k % 64 != 0);
+	uint64_t n_words = (uint64_t)n_feat * words;
+
+	memset(s, 0, sizeof(*s));
+	if (k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "neighbor sets: k must be >= 1");
+	if (n_words > SIZE_MAX / sizeof(uint64_t))
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "neighbor sets too large (%u features, k=%u)",
+				  n_feat, k);
+	s->bits = calloc(n_words ? (size_t)n_words : 1, sizeof(uint64_t));
+	s->size = calloc(k, sizeof(uint64_t));
+	if (!s->bits || !s->size) {
+		parsa_nbrset_release(s);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for neighbor sets (%u features, k=%u)",
+				  n_feat, k);
+	}
+	s->n_feat = n_feat;
+	s->k = k;
+	s->words = words;
+	return 0;
+}
+
+void parsa_nbrset_release(struct parsa_nbrset *s)
+{
+	if (!s)
+		return;
+	free(s->bits);
+	free(s->size);
+	memset(s, 0, sizeof(*s));
+}
+
+void parsa_nbrset_clear(struct parsa_nbrset *s)
+{
+	memset(s->bits, 0, (size_t)s->n_feat * s->words * sizeof(uint64_t));
+	memset(s->size, 0, (size_t)s->k * sizeof(uint64_t));
+}
+
+void parsa_nbrset_copy(struct parsa_nbrset *dst, const struct parsa_nbrset *src)
+{
+	assert(dst->n_feat == src->n_feat && dst->k == src->k);
+	memcpy(dst->bits, src->bits,
+	       (size_t)src->n_feat * src->words * sizeof(uint64_t));
+	memcpy(dst->size, src->size, (size_t)src->k * sizeof(uint64_t));
+}
+
+uint32_t parsa_nbrset_count(const struct parsa_nbrset *s, uint32_t v)
+{
+	const uint64_t *m = parsa_nbrset_mask(s, v);
+	uint32_t c = 0;
+
+	for (uint32_t w = 0; w < s->words; w++)
+		c += (uint32_t)__builtin_popcountll(m[w]);
+	return c;
+}
+
+uint32_t parsa_nbrset_or_mask(struct parsa_nbrset *s, uint32_t v,
+			      const uint64_t *mask)
+{
+	uint64_t *m = s->bits + (uint64_t)v * s->words;
+	uint32_t added = 0;
+
+	assert(v < s->n_feat);
+	for (uint32_t w = 0; w < s->words; w++) {
+		uint64_t in = mask[w];
+		uint64_t fresh;
+
+		if (w + 1 == s->words)
+			in &= last_word_mask(s->k);
+		fresh = in & ~m[w];
+		if (!fresh)
+			continue;
+		m[w] |= fresh;
+		added += (uint32_t)__builtin_popcountll(fresh);
+		count_bits(s->size, w * 64, fresh, 1);
+	}
+	return added;
+}
+
+void parsa_nbrset_set_mask(struct parsa_nbrset *s, uint32_t v,
+			   const uint64_t *mask)
+{
+	uint64_t *m = s->bits + (uint64_t)v * s->words;
+
+	assert(v < s->n_feat);
+	for (uint32_t w = 0; w < s->words; w++) {
+		uint64_t in = mask[w];
+
+		if (w + 1 == s->words)
+			in &= last_word_mask(s->k);
+		count_bits(s->size, w * 64, m[w] & ~in, -1);
+		count_bits(s->size, w * 64, in & ~m[w], 1);
+		m[w] = in;
+	}
+}
+
+void parsa_nbrset_recount(struct parsa_nbrset *s)
+{
+	uint64_t n_words = (uint64_t)s->n_feat * s->words;
+
+	memset(s->size, 0, (size_t)s->k * sizeof(uint64_t));
+	for (uint64_t j = 0; j < n_words; j++)
+		count_bits(s->size, (uint32_t)(j % s->words) * 64, s->bits[j], 1);
+}
+
+void parsa_nbrset_gather(struct parsa_nbrset *slice,
+			 const struct parsa_nbrset *src, const uint32_t *feat)
+{
+	size_t row = (size_t)src->words * sizeof(uint64_t);
+
+	assert(slice->k == src->k);
+	for (uint32_t l = 0; l < slice->n_feat; l++) {
+		assert(feat[l] < src->n_feat);
+		memcpy(slice->bits + (uint64_t)l * slice->words,
+		       parsa_nbrset_mask(src, feat[l]), row);
+	}
+	parsa_nbrset_recount(slice);
+}
+
+uint64_t parsa_nbrset_scatter_or(struct parsa_nbrset *dst,
+				 const struct parsa_nbrset *slice,
+				 const uint32_t *feat)
+{
+	uint64_t added = 0;
+
+	assert(slice->k == dst->k);
+	for (uint32_t l = 0; l < slice->n_feat; l++)
+		added += parsa_nbrset_or_mask(dst, feat[l],
+					      parsa_nbrset_mask(slice, l));
+	return added;
+}

@@ -1,0 +1,1091 @@
+/*
+ * parsa_partu: partition U (thesis Algorithm 13) block by block, and the
+ * sequential driver over random blocks with individual initialization
+ * (see parsa_partu.h).
+ *
+ * Per block: a local transpose (feature -> block rows) is built in
+ * O(nnz_block); cost_i(u) = |N(u) \ S_i| is computed from the masks and
+ * counting-sorted into one bucketed cost list per partition; then each step
+ * picks a partition by the rule, takes its cheapest example (removing it
+ * from the other lists lazily, with the same result as eagerly), and for
+ * every new (feature, partition) pair decrements the cost of the block's
+ * unassigned examples using that feature.  Each pair enters S at most
+ * once, so a block costs O(k * n_block + k * nnz_block).  The transpose
+ * lists are compacted as they are scanned (assigned rows are dropped), so
+ * later scans of the same feature only see live rows.
+ */
+#include "parsa_partu.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_costlist.h"
+#include "parsa_rng.h"
+
+#define NONE UINT32_MAX
+
+struct parsa_partu_ctx {
+	uint32_t k;
+	uint32_t rows_cap;         /* block rows the lists hold */
+	struct parsa_costlist *cl; /* k cost lists, one per partition */
+	uint32_t *cnt;             /* k: one row's costs (row_costs) */
+	uint32_t *base;            /* words: per-word base of row_costs */
+	uint64_t *c8;              /* words * 8: byte lanes of row_costs */
+	uint64_t spread[256];      /* spread[b]: bit j of b -> byte j */
+	uint64_t *blk_count;       /* k: examples placed in this block */
+	uint64_t feat_cap;         /* local features tptr/tlen hold */
+	uint64_t *tptr;            /* transpose: first row slot of feature l */
+	uint32_t *tlen;            /* transpose: live rows of feature l */
+	uint64_t nnz_cap;          /* entries trow holds */
+	uint32_t *trow;            /* transpose: block rows per feature */
+	uint8_t *done;             /* rows_cap: block row already assigned */
+	uint64_t *ov;              /* rows_cap: Σ_i |N(r) ∩ S_i| (seeding) */
+};
+
+/* ---------------------------------------------------------------- options */
+
+void parsa_partu_opts_default(struct parsa_partu_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->k = 16;
+	o->blocks = 16;
+	o->init_blocks = 0;
+	o->rule = PARSA_RULE_MIN_S;
+	o->imbalance = 1.03;
+	o->seed = 1;
+}
+
+/* ---------------------------------------------------------------- balance */
+
+/* min(ceil(x), n) for x >= 0, safe for huge x. */
+static uint64_t ceil_clamp(double x, uint64_t n)
+{
+	double c = ceil(x);
+
+	return c >= (double)n ? n : (uint64_t)c;
+}
+
+uint64_t parsa_balance_cap(uint64_t n, uint32_t k, double imbalance)
+{
+	uint64_t q, lo, hi;
+	double imb = imbalance >= 1.0 ? imbalance : 1.0; /* also NaN */
+
+	assert(k >= 1);
+	q = n / k + (n % k != 0);
+	hi = ceil_clamp(imb * (double)n / (double)k, n);
+	lo = floor(imb * (double)q) >= (double)n ? n
+						  : (uint64_t)floor(imb * (double)q);
+	lo = lo < hi ? lo : hi;
+	return lo > q ? lo : q;
+}
+
+int parsa_balance_init(struct parsa_balance *b, uint32_t k, uint64_t n_total,
+		       enum parsa_rule rule, double imbalance,
+		       struct parsa_err *err)
+{
+	memset(b, 0, sizeof(*b));
+	if (k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "k must be >= 1");
+	if (!(imbalance >= 1.0) || !isfinite(imbalance))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "imbalance must be a finite number >= 1 (got %g)",
+				  imbalance);
+	if (rule != PARSA_RULE_MIN_S && rule != PARSA_RULE_ROUND_ROBIN)
+		return parsa_fail(err, PARSA_EINVAL, "unknown partition rule %d",
+				  (int)rule);
+	b->count = calloc(k, sizeof(uint64_t));
+	b->s_size = calloc(k, sizeof(uint64_t));
+	if (!b->count || !b->s_size) {
+		parsa_balance_release(b);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for balance (k=%u)", k);
+	}
+	b->k = k;
+	b->rule = rule;
+	b->imbalance = imbalance;
+	b->block_imbalance = imbalance;
+	b->cap = parsa_balance_cap(n_total, k, imbalance);
+	return 0;
+}
+
+void parsa_balance_release(struct parsa_balance *b)
+{
+	if (!b)
+		return;
+	free(b->count);
+	free(b->s_size);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ------------------------------------------------------------------ block */
+
+void parsa_block_init(struct parsa_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	parsa_graph_init(&b->g);
+}
+
+void parsa_block_release(struct parsa_block *b)
+{
+	if (!b)
+		return;
+	parsa_graph_release(&b->g);
+	free(b->rows);
+	free(b->feat);
+	parsa_block_init(b);
+}
+
+static void insertion_sort_u32(uint32_t *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint32_t v = a[i];
+		size_t j = i;
+
+		for (; j > 0 && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+/* One stable counting pass on byte `shift/8` from src into dst. */
+static void radix_pass(const uint32_t *src, uint32_t *dst, size_t n,
+		       unsigned shift, const size_t *count)
+{
+	size_t pos[256];
+
+	pos[0] = 0;
+	for (int d = 1; d < 256; d++)
+		pos[d] = pos[d - 1] + count[d - 1];
+	for (size_t i = 0; i < n; i++)
+		dst[pos[(src[i] >> shift) & 255]++] = src[i];
+}
+
+/* Sort a[0..n) ascending (LSD radix on bytes; tmp has n entries).  Bytes
+ * equal everywhere (e.g. the high bytes of small ids) are skipped. */
+static void sort_u32(uint32_t *a, uint32_t *tmp, size_t n)
+{
+	size_t count[4][256] = {{0}};
+	uint32_t *src = a, *dst = tmp, *t;
+
+	if (n < 64) {
+		insertion_sort_u32(a, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (unsigned b = 0; b < 4; b++)
+			count[b][(a[i] >> (8 * b)) & 255]++;
+	for (unsigned b = 0; b < 4; b++) {
+		if (count[b][(a[0] >> (8 * b)) & 255] == n)
+			continue;
+		radix_pass(src, dst, n, 8 * b, count[b]);
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(uint32_t));
+}
+
+static int block_alloc(struct parsa_block *b, uint32_t n, uint64_t nnz,
+		       struct parsa_err *err)
+{
+	size_t m = nnz ? (size_t)nnz : 1;
+
+	if (nnz > SIZE_MAX / sizeof(uint32_t))
+		return parsa_fail(err, PARSA_ENOMEM, "block too large");
+	b->rows = malloc((n ? n : 1) * sizeof(uint32_t));
+	b->feat = malloc(m * sizeof(uint32_t));
+	b->g.row_ptr = malloc(((size_t)n + 1) * sizeof(uint64_t));
+	b->g.col = malloc(m * sizeof(uint32_t));
+	if (!b->rows || !b->feat || !b->g.row_ptr || !b->g.col) {
+		parsa_block_release(b);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for a block of %u rows, %llu nonzeros",
+				  n, (unsigned long long)nnz);
+	}
+	b->g.row_cap = (uint64_t)n + 1;
+	b->g.col_cap = m;
+	return 0;
+}
+
+/*
+ * Copy the rows' global feature ids into b->g (row_ptr, col) and collect
+ * the distinct ones into b->feat, marking them in map.  The only pass over
+ * the (randomly placed) rows of g, so it prefetches a few rows ahead.
+ */
+static uint32_t copy_rows(struct parsa_block *b, const struct parsa_graph *g,
+			  uint32_t n, uint32_t *map)
+{
+	uint64_t out = 0;
+	uint32_t nf = 0;
+
+	b->g.row_ptr[0] = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t r = b->rows[j];
+
+		if (j + 8 < n)
+			__builtin_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			b->g.col[out++] = v;
+			if (map[v] == UINT32_MAX) {
+				map[v] = 0;
+				b->feat[nf++] = v;
+			}
+		}
+		b->g.row_ptr[j + 1] = out;
+	}
+	return nf;
+}
+
+int parsa_block_extract(struct parsa_block *b, const struct parsa_graph *g,
+			const uint32_t *rows, uint32_t n, uint32_t *map,
+			struct parsa_err *err)
+{
+	uint64_t nnz = 0;
+	uint32_t nf, *tmp;
+	int rc;
+
+	for (uint32_t j = 0; j < n; j++) {
+		if (rows[j] >= g->n_rows)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "block row %u out of range (%u rows)",
+					  rows[j], g->n_rows);
+		nnz += parsa_graph_degree(g, rows[j]);
+	}
+	parsa_block_release(b);
+	rc = block_alloc(b, n, nnz, err);
+	if (rc)
+		return rc;
+	tmp = malloc((nnz ? (size_t)nnz : 1) * sizeof(uint32_t)); /* sort */
+	if (!tmp) {
+		parsa_block_release(b);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for a block of %llu nonzeros",
+				  (unsigned long long)nnz);
+	}
+	if (n)
+		memcpy(b->rows, rows, (size_t)n * sizeof(uint32_t));
+	nf = copy_rows(b, g, n, map);
+	sort_u32(b->feat, tmp, nf);
+	free(tmp);
+	/* local ids in increasing global order: the map is monotone, so the
+	 * renumbered rows stay sorted */
+	for (uint32_t l = 0; l < nf; l++)
+		map[b->feat[l]] = l;
+	for (uint64_t e = 0; e < nnz; e++)
+		b->g.col[e] = map[b->g.col[e]];
+	for (uint32_t l = 0; l < nf; l++)
+		map[b->feat[l]] = UINT32_MAX;
+	if (nf < nnz) {
+		uint32_t *p = realloc(b->feat, (nf ? nf : 1) * sizeof(uint32_t));
+
+		if (p)
+			b->feat = p;
+	}
+	b->g.n_rows = n;
+	b->g.n_cols = nf;
+	return 0;
+}
+
+/* -------------------------------------------------------------- context */
+
+/* Grow the k lists and done[] to n rows and costs up to max_cost. */
+static int reserve_rows(struct parsa_partu_ctx *ctx, uint32_t n,
+			uint32_t max_cost, struct parsa_err *err)
+{
+	int rc = 0;
+
+	for (uint32_t i = 0; i < ctx->k && !rc; i++)
+		rc = parsa_costlist_reserve(&ctx->cl[i], n, max_cost, err);
+	if (rc)
+		return rc;
+	if (n > ctx->rows_cap || !ctx->done) {
+		uint8_t *p = realloc(ctx->done, n ? n : 1);
+		uint64_t *q;
+
+		if (p)
+			ctx->done = p;
+		q = p ? realloc(ctx->ov, (n ? n : 1) * sizeof(*q)) : NULL;
+		if (!q)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %u block rows", n);
+		ctx->ov = q;
+		ctx->rows_cap = n;
+	}
+	return 0;
+}
+
+int parsa_partu_ctx_create(struct parsa_partu_ctx **out, uint32_t k,
+			   uint32_t max_rows, struct parsa_err *err)
+{
+	struct parsa_partu_ctx *c;
+	int rc = 0;
+
+	*out = NULL;
+	if (k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "k must be >= 1");
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	c->cl = calloc(k, sizeof(*c->cl));
+	c->cnt = calloc(k, sizeof(uint32_t));
+	c->base = calloc(k / 64 + 1, sizeof(uint32_t));
+	c->c8 = calloc((k / 64 + 1) * 8, sizeof(uint64_t));
+	c->blk_count = calloc(k, sizeof(uint64_t));
+	if (!c->cl || !c->cnt || !c->base || !c->c8 || !c->blk_count) {
+		free(c->cl);
+		free(c->cnt);
+		free(c->base);
+		free(c->c8);
+		free(c->blk_count);
+		free(c);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for k=%u cost lists", k);
+	}
+	c->k = k;
+	for (uint32_t b = 0; b < 256; b++)
+		for (uint32_t j = 0; j < 8; j++)
+			c->spread[b] |= (uint64_t)((b >> j) & 1) << (8 * j);
+	rc = reserve_rows(c, max_rows, 64, err);
+	if (rc) {
+		parsa_partu_ctx_destroy(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	for (uint32_t i = 0; i < ctx->k; i++)
+		parsa_costlist_release(&ctx->cl[i]);
+	free(ctx->cl);
+	free(ctx->cnt);
+	free(ctx->base);
+	free(ctx->c8);
+	free(ctx->blk_count);
+	free(ctx->tptr);
+	free(ctx->tlen);
+	free(ctx->trow);
+	free(ctx->done);
+	free(ctx->ov);
+	free(ctx);
+}
+
+static uint32_t max_degree(const struct parsa_graph *g)
+{
+	uint32_t m = 0;
+
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		uint32_t d = parsa_graph_degree(g, r);
+
+		m = d > m ? d : m;
+	}
+	return m;
+}
+
+/* Grow the transpose arrays for the block's features and nonzeros. */
+static int reserve_transpose(struct parsa_partu_ctx *ctx,
+			     const struct parsa_graph *g, struct parsa_err *err)
+{
+	uint64_t nf = g->n_cols, nnz = parsa_graph_nnz(g);
+
+	if (nf > ctx->feat_cap || !ctx->tptr) {
+		uint64_t *p = realloc(ctx->tptr, (size_t)(nf + 1) * sizeof(*p));
+		uint32_t *q;
+
+		if (p)
+			ctx->tptr = p;
+		q = p ? realloc(ctx->tlen, (size_t)(nf ? nf : 1) * sizeof(*q))
+		      : NULL;
+		if (!q)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu block features",
+					  (unsigned long long)nf);
+		ctx->tlen = q;
+		ctx->feat_cap = nf;
+	}
+	if (nnz > ctx->nnz_cap || !ctx->trow) {
+		uint32_t *p = nnz <= SIZE_MAX / sizeof(*p)
+				      ? realloc(ctx->trow,
+						(size_t)(nnz ? nnz : 1) * sizeof(*p))
+				      : NULL;
+
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu block nonzeros",
+					  (unsigned long long)nnz);
+		ctx->trow = p;
+		ctx->nnz_cap = nnz;
+	}
+	return 0;
+}
+
+/* Capacity for the block: rows, largest cost, transpose. */
+static int ctx_reserve(struct parsa_partu_ctx *ctx,
+		       const struct parsa_graph *g, struct parsa_err *err)
+{
+	int rc = reserve_rows(ctx, g->n_rows, max_degree(g), err);
+
+	return rc ? rc : reserve_transpose(ctx, g, err);
+}
+
+/* Local feature -> block rows (increasing), in O(nnz_block + n_cols). */
+static void build_transpose(struct parsa_partu_ctx *ctx,
+			    const struct parsa_graph *g)
+{
+	uint64_t nnz = parsa_graph_nnz(g);
+	uint32_t nf = g->n_cols;
+
+	memset(ctx->tlen, 0, (size_t)nf * sizeof(uint32_t));
+	for (uint64_t e = 0; e < nnz; e++)
+		ctx->tlen[g->col[e]]++;
+	ctx->tptr[0] = 0;
+	for (uint32_t l = 0; l < nf; l++) {
+		ctx->tptr[l + 1] = ctx->tptr[l] + ctx->tlen[l];
+		ctx->tlen[l] = 0;
+	}
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t l = g->col[e];
+
+			ctx->trow[ctx->tptr[l] + ctx->tlen[l]++] = r;
+		}
+}
+
+/* Set bits of x (the builds are generic x86-64: no popcnt instruction). */
+static inline uint32_t popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+	return (uint32_t)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
+/*
+ * Row costs.  cost_i(r) = |N(r) \ S_i| is summed over r's features one mask
+ * word (64 partitions) at a time, in whichever of three forms is cheapest
+ * for that word:
+ *   few set bits:    base[w]++, and cnt[i]-- per set bit i;
+ *   few clear bits:  cnt[i]++ per clear bit i;
+ *   otherwise:       base[w]++, and the set bits are subtracted 8 lanes at
+ *                    a time: c8 holds one byte counter per partition, fed
+ *                    by spread[byte] (bit j -> byte j), flushed before a
+ *                    byte can overflow.
+ * At the end cost_i = base[w] + cnt[i] - c8 lane i (modulo 2^32).  A
+ * feature thus costs O(min(set, clear, bytes)) per word, and the dense
+ * middle runs without data-dependent branches.
+ */
+
+/* cnt[i] -= lane i of c8 for the partitions of word w; lanes zeroed. */
+static void flush_lanes(struct parsa_partu_ctx *ctx, uint32_t w)
+{
+	uint64_t *c8 = ctx->c8 + (uint64_t)w * 8;
+	uint32_t *cnt = ctx->cnt + (uint64_t)w * 64;
+	uint32_t nb = ctx->k - w * 64 < 64 ? ctx->k - w * 64 : 64;
+
+	for (uint32_t i = 0; i < nb; i++)
+		cnt[i] -= (uint32_t)((c8[i / 8] >> (8 * (i % 8))) & 255);
+	memset(c8, 0, 8 * sizeof(uint64_t));
+}
+
+/* Add one feature's mask word x (nb valid bits) for word w; returns 1 if
+ * it used the byte lanes. */
+static int add_word(struct parsa_partu_ctx *ctx, uint32_t w, uint64_t x,
+		    uint32_t nb)
+{
+	uint32_t pop = popcount64(x), nbytes = (nb + 7) / 8;
+	uint32_t *c = ctx->cnt + (uint64_t)w * 64;
+
+	if (pop <= nbytes || nb - pop <= nbytes) {
+		uint32_t delta = 1;
+
+		if (2 * pop <= nb) {
+			ctx->base[w]++;
+			delta = UINT32_MAX; /* -1 */
+		} else {
+			x = ~x & (nb == 64 ? ~0ULL : (1ULL << nb) - 1);
+		}
+		for (; x; x &= x - 1)
+			c[__builtin_ctzll(x)] += delta;
+		return 0;
+	}
+	ctx->base[w]++;
+	for (uint32_t j = 0; j < nbytes; j++, x >>= 8)
+		ctx->c8[(uint64_t)w * 8 + j] += ctx->spread[x & 255];
+	return 1;
+}
+
+/* ctx->cnt[i] = cost_i(r) for i < k. */
+static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		      const struct parsa_nbrset *S, uint32_t r)
+{
+	uint32_t words = S->words, laned = 0;
+
+	memset(ctx->cnt, 0, (size_t)ctx->k * sizeof(uint32_t));
+	memset(ctx->base, 0, (size_t)words * sizeof(uint32_t));
+	for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+		const uint64_t *m = parsa_nbrset_mask(S, g->col[e]);
+		int used = 0;
+
+		for (uint32_t w = 0; w < words; w++)
+			used |= add_word(ctx, w, m[w],
+					 w + 1 < words ? 64 : ctx->k - w * 64);
+		laned += (uint32_t)used;
+		if (laned == 255) {
+			for (uint32_t w = 0; w < words; w++)
+				flush_lanes(ctx, w);
+			laned = 0;
+		}
+	}
+	for (uint32_t w = 0; w < words; w++) {
+		if (laned)
+			flush_lanes(ctx, w);
+		for (uint32_t i = w * 64; i < ctx->k && i < w * 64 + 64; i++)
+			ctx->cnt[i] += ctx->base[w];
+	}
+}
+
+/* cost_i(r) for every row and partition (and ov[r], their overlap with
+ * S), then the counting-sort build of every list. */
+static void init_costs(struct parsa_partu_ctx *ctx,
+		       const struct parsa_graph *g,
+		       const struct parsa_nbrset *S)
+{
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		uint64_t deg = parsa_graph_degree(g, r), ov = 0;
+
+		row_costs(ctx, g, S, r);
+		for (uint32_t i = 0; i < ctx->k; i++) {
+			assert(ctx->cnt[i] <= deg);
+			ctx->cl[i].cost[r] = ctx->cnt[i];
+			ov += deg - ctx->cnt[i];
+		}
+		ctx->ov[r] = ov;
+	}
+	for (uint32_t i = 0; i < ctx->k; i++)
+		parsa_costlist_build(&ctx->cl[i], ctx->cl[i].cost, g->n_rows);
+}
+
+/* ------------------------------------------------------- partition choice */
+
+static int eligible(const struct parsa_balance *bal, const uint64_t *bc,
+		    uint64_t blk_cap, uint32_t i)
+{
+	return bal->count[i] < bal->cap && bc[i] < blk_cap;
+}
+
+/* Smallest |S_i|; ties: fewest examples, then lowest index. */
+static uint32_t pick_min_s(const struct parsa_balance *bal, const uint64_t *bc,
+			   uint64_t blk_cap)
+{
+	uint32_t best = NONE;
+
+	for (uint32_t i = 0; i < bal->k; i++) {
+		if (!eligible(bal, bc, blk_cap, i))
+			continue;
+		if (best == NONE || bal->s_size[i] < bal->s_size[best] ||
+		    (bal->s_size[i] == bal->s_size[best] &&
+		     bal->count[i] < bal->count[best]))
+			best = i;
+	}
+	return best;
+}
+
+/* The first eligible partition from the cursor on. */
+static uint32_t pick_rr(const struct parsa_balance *bal, const uint64_t *bc,
+			uint64_t blk_cap)
+{
+	for (uint32_t step = 0; step < bal->k; step++) {
+		uint32_t i = (uint32_t)((bal->rr + step) % bal->k);
+
+		if (eligible(bal, bc, blk_cap, i))
+			return i;
+	}
+	return NONE;
+}
+
+static uint32_t pick_by_rule(const struct parsa_balance *bal,
+			     const uint64_t *bc, uint64_t blk_cap)
+{
+	if (bal->rule == PARSA_RULE_ROUND_ROBIN)
+		return pick_rr(bal, bc, blk_cap);
+	return pick_min_s(bal, bc, blk_cap);
+}
+
+/* The partition that picks next; the block cap is dropped if it blocks
+ * everyone.  Never NONE once the up-front room check passed. */
+static uint32_t pick_partition(struct parsa_balance *bal, const uint64_t *bc,
+			       uint64_t blk_cap)
+{
+	uint32_t i = pick_by_rule(bal, bc, blk_cap);
+
+	if (i == NONE)
+		i = pick_by_rule(bal, bc, UINT64_MAX);
+	assert(i != NONE);
+	if (bal->rule == PARSA_RULE_ROUND_ROBIN)
+		bal->rr = (i + 1) % bal->k;
+	return i;
+}
+
+/* ----------------------------------------------------------- Algorithm 13 */
+
+/* ceil(block_imbalance * n / k), at most n (0 = imbalance, inf = n). */
+static uint64_t block_cap(const struct parsa_balance *bal, uint32_t n)
+{
+	double f = bal->block_imbalance > 0 ? bal->block_imbalance
+					    : bal->imbalance;
+
+	return ceil_clamp(f * n / bal->k, n);
+}
+
+/* cost_i -= 1 for the live block rows using local feature l (compacting
+ * its transpose list to the live rows).  Returns the decrements made. */
+static uint32_t touch_feature(struct parsa_partu_ctx *ctx,
+			      struct parsa_costlist *cl, uint32_t l)
+{
+	uint32_t *rows = ctx->trow + ctx->tptr[l];
+	uint32_t n = ctx->tlen[l], m = 0;
+
+	for (uint32_t t = 0; t < n; t++) {
+		uint32_t w = rows[t];
+
+		if (ctx->done[w])
+			continue;
+		rows[m++] = w;
+		ctx->ov[w]++;
+		parsa_costlist_decrement(cl, w);
+	}
+	ctx->tlen[l] = m;
+	return m;
+}
+
+/* Add N(u) \ S_i to S_i, updating the costs of list i. */
+static void grow_set(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		     struct parsa_nbrset *S, struct parsa_balance *bal,
+		     uint32_t i, uint32_t u, struct parsa_partu_stats *st)
+{
+	struct parsa_costlist *cl = &ctx->cl[i];
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t l = g->col[e];
+
+		if (!parsa_nbrset_add(S, l, i))
+			continue;
+		bal->s_size[i]++;
+		st->new_bits++;
+		st->decrements += touch_feature(ctx, cl, l);
+	}
+}
+
+/*
+ * The cheapest unassigned row of list cl (the front of its lowest bucket),
+ * or NIL.  An assigned row is removed from the other k - 1 lists lazily:
+ * it stays there (never decremented again) and is dropped here when it
+ * reaches the front of the lowest bucket.  Unlink and push-front keep the
+ * relative order of the other items, so the result is exactly that of
+ * removing it eagerly from all k lists (Algorithm 13, line 16), while rows
+ * that never surface cost nothing.
+ */
+static uint32_t live_front(const struct parsa_partu_ctx *ctx,
+			   struct parsa_costlist *cl)
+{
+	for (;;) {
+		uint32_t c = parsa_costlist_min_cost(cl), u;
+
+		if (c == UINT32_MAX)
+			return PARSA_CL_NIL;
+		u = cl->head[c];
+		if (!ctx->done[u])
+			return u;
+		parsa_costlist_remove(cl, u);
+	}
+}
+
+/* Take the cheapest unassigned row of list cl (see live_front). */
+static uint32_t take_live(struct parsa_partu_ctx *ctx,
+			  struct parsa_costlist *cl)
+{
+	uint32_t u = live_front(ctx, cl);
+
+	if (u != PARSA_CL_NIL)
+		parsa_costlist_remove(cl, u);
+	return u;
+}
+
+/*
+ * The seed of an empty partition: among the cheapest unassigned rows of
+ * cl, the one sharing the fewest features with the other partitions' sets
+ * (smallest ov), first in list order on ties.  O(bucket), stopping at
+ * ov == 0: a partition stays empty only while it takes empty rows, and an
+ * empty row (cost 0, ov 0) ends the scan at once, so seeding costs
+ * O(k * n_block) per block at most.
+ */
+static uint32_t take_seed(struct parsa_partu_ctx *ctx,
+			  struct parsa_costlist *cl)
+{
+	uint32_t best = live_front(ctx, cl);
+
+	if (best == PARSA_CL_NIL)
+		return best;
+	for (uint32_t w = cl->next[best];
+	     w != PARSA_CL_NIL && ctx->ov[best] > 0; w = cl->next[w])
+		if (!ctx->done[w] && ctx->ov[w] < ctx->ov[best])
+			best = w;
+	parsa_costlist_remove(cl, best);
+	return best;
+}
+
+/* Place u (already taken from list i) in partition i. */
+static void assign(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		   struct parsa_nbrset *S, struct parsa_balance *bal,
+		   uint32_t i, uint32_t u, struct parsa_partu_stats *st)
+{
+	ctx->done[u] = 1;
+	bal->count[i]++;
+	ctx->blk_count[i]++;
+	st->assigned++;
+	grow_set(ctx, g, S, bal, i, u, st);
+}
+
+static int check_block(const struct parsa_partu_ctx *ctx,
+		       const struct parsa_block *blk,
+		       const struct parsa_nbrset *S,
+		       const struct parsa_balance *bal, struct parsa_err *err)
+{
+	uint64_t room = 0;
+
+	if (S->k != ctx->k || bal->k != ctx->k)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "k mismatch: context %u, sets %u, balance %u",
+				  ctx->k, S->k, bal->k);
+	if (S->n_feat != blk->g.n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "neighbor-set slice has %u features, block %u",
+				  S->n_feat, blk->g.n_cols);
+	for (uint32_t i = 0; i < bal->k && room < blk->g.n_rows; i++)
+		room += bal->count[i] < bal->cap ? bal->cap - bal->count[i] : 0;
+	if (room < blk->g.n_rows)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "balance cap %llu leaves room for %llu of %u examples",
+				  (unsigned long long)bal->cap,
+				  (unsigned long long)room, blk->g.n_rows);
+	return 0;
+}
+
+int parsa_partu_block(struct parsa_partu_ctx *ctx,
+		      const struct parsa_block *blk, struct parsa_nbrset *S,
+		      struct parsa_balance *bal, uint32_t *part,
+		      struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	const struct parsa_graph *g = &blk->g;
+	struct parsa_partu_stats local = {0};
+	uint64_t blk_cap;
+	int rc;
+
+	rc = check_block(ctx, blk, S, bal, err);
+	if (rc || g->n_rows == 0)
+		return rc;
+	rc = ctx_reserve(ctx, g, err);
+	if (rc)
+		return rc;
+	build_transpose(ctx, g);
+	init_costs(ctx, g, S);
+	blk_cap = block_cap(bal, g->n_rows);
+	memset(ctx->blk_count, 0, (size_t)ctx->k * sizeof(uint64_t));
+	memset(ctx->done, 0, g->n_rows);
+	for (uint32_t t = 0; t < g->n_rows; t++) {
+		uint32_t i = pick_partition(bal, ctx->blk_count, blk_cap);
+		uint32_t u = bal->s_size[i] == 0 ? take_seed(ctx, &ctx->cl[i])
+						 : take_live(ctx, &ctx->cl[i]);
+
+		assert(u != PARSA_CL_NIL);
+		part[u] = i;
+		assign(ctx, g, S, bal, i, u, &local);
+	}
+	if (st) {
+		st->assigned += local.assigned;
+		st->new_bits += local.new_bits;
+		st->decrements += local.decrements;
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- driver */
+
+int parsa_blocks_split(uint32_t n, uint32_t b, uint64_t seed, uint32_t *perm,
+		       uint32_t *start, struct parsa_err *err)
+{
+	struct parsa_rng rng;
+
+	if (b == 0)
+		return parsa_fail(err, PARSA_EINVAL, "blocks must be >= 1");
+	for (uint32_t i = 0; i < n; i++)
+		perm[i] = i;
+	parsa_rng_seed(&rng, seed);
+	parsa_rng_shuffle_u32(&rng, perm, n);
+	for (uint64_t j = 0; j <= b; j++)
+		start[j] = (uint32_t)(j * n / b);
+	return 0;
+}
+
+/* State of one sequential run. */
+struct run {
+	const struct parsa_graph *g;
+	const struct parsa_partu_opts *o;
+	uint32_t b, a;              /* blocks (clamped), warm-up blocks */
+	uint32_t *perm, *start;     /* the random split */
+	uint32_t *map;              /* g->n_cols scratch, all UINT32_MAX */
+	uint32_t *lpart;            /* part of the current block's rows */
+	struct parsa_partu_ctx *ctx;
+	struct parsa_block blk[2];  /* current and previous block */
+	struct parsa_nbrset slice;  /* the current block's slice of S */
+	uint64_t done;              /* blocks finished (progress) */
+};
+
+static void run_free(struct run *r)
+{
+	free(r->perm);
+	free(r->start);
+	free(r->map);
+	free(r->lpart);
+	parsa_partu_ctx_destroy(r->ctx);
+	parsa_block_release(&r->blk[0]);
+	parsa_block_release(&r->blk[1]);
+	parsa_nbrset_release(&r->slice);
+}
+
+static int run_setup(struct run *r, struct parsa_err *err)
+{
+	uint32_t n = r->g->n_rows, nc = r->g->n_cols;
+	uint32_t max_rows = n / r->b + (n % r->b != 0);
+
+	r->perm = malloc((n ? n : 1) * sizeof(uint32_t));
+	r->start = malloc(((size_t)r->b + 1) * sizeof(uint32_t));
+	r->map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+	r->lpart = malloc((max_rows ? max_rows : 1) * sizeof(uint32_t));
+	if (!r->perm || !r->start || !r->map || !r->lpart)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %u examples", n);
+	memset(r->map, 0xff, (size_t)nc * sizeof(uint32_t));
+	parsa_blocks_split(n, r->b, r->o->seed, r->perm, r->start, NULL);
+	return parsa_partu_ctx_create(&r->ctx, r->o->k, max_rows, err);
+}
+
+static void report_progress(struct run *r)
+{
+	r->done++;
+	if (r->o->progress)
+		r->o->progress(r->o->progress_arg, r->done,
+			       (uint64_t)r->a + r->b);
+}
+
+/* Extract block j into *blk and run Algorithm 13 on it against X's slice
+ * (left in r->slice; X itself is not changed); parts go to r->lpart. */
+static int solve_block(struct run *r, uint32_t j, struct parsa_block *blk,
+		       const struct parsa_nbrset *X, struct parsa_balance *bal,
+		       struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	uint32_t n = r->start[j + 1] - r->start[j];
+	int rc;
+
+	rc = parsa_block_extract(blk, r->g, r->perm + r->start[j], n, r->map,
+				 err);
+	if (rc)
+		return rc;
+	parsa_nbrset_release(&r->slice);
+	rc = parsa_nbrset_init(&r->slice, blk->g.n_cols, X->k, err);
+	if (rc)
+		return rc;
+	parsa_nbrset_gather(&r->slice, X, blk->feat);
+	memcpy(bal->s_size, X->size, (size_t)X->k * sizeof(uint64_t));
+	rc = parsa_partu_block(r->ctx, blk, &r->slice, bal, r->lpart, st, err);
+	if (!rc)
+		report_progress(r);
+	return rc;
+}
+
+/* A balance over n examples with the run's options. */
+static int run_balance(const struct run *r, uint64_t n,
+		       struct parsa_balance *bal, struct parsa_err *err)
+{
+	int rc = parsa_balance_init(bal, r->o->k, n, r->o->rule,
+				    r->o->imbalance, err);
+
+	if (!rc && r->o->block_imbalance > 0)
+		bal->block_imbalance = r->o->block_imbalance;
+	return rc;
+}
+
+/* T := S on the features of blk (undo the previous warm-up block's bits). */
+static void restore_features(struct parsa_nbrset *T,
+			     const struct parsa_nbrset *S,
+			     const struct parsa_block *blk)
+{
+	for (uint32_t l = 0; l < blk->g.n_cols; l++)
+		parsa_nbrset_set_mask(T, blk->feat[l],
+				      parsa_nbrset_mask(S, blk->feat[l]));
+}
+
+/* T |= N(U_i) of the block's rows under r->lpart. */
+static void add_block_sets(struct parsa_nbrset *T, const struct parsa_block *blk,
+			   const uint32_t *lpart)
+{
+	const struct parsa_graph *g = &blk->g;
+
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			parsa_nbrset_add(T, blk->feat[g->col[e]], lpart[r]);
+}
+
+/* Individual initialization: T enters as a copy of S and leaves as
+ * S ∪ N(partition of the last warm-up block). */
+static int warm_up(struct run *r, const struct parsa_nbrset *S,
+		   struct parsa_nbrset *T, struct parsa_err *err)
+{
+	for (uint32_t j = 0; j < r->a; j++) {
+		struct parsa_block *cur = &r->blk[j & 1], *prev = &r->blk[!(j & 1)];
+		struct parsa_balance bal;
+		uint32_t n = r->start[j + 1] - r->start[j];
+		int rc;
+
+		rc = run_balance(r, n, &bal, err);
+		if (!rc)
+			rc = solve_block(r, j, cur, T, &bal, NULL, err);
+		parsa_balance_release(&bal);
+		if (rc)
+			return rc;
+		if (j > 0)
+			restore_features(T, S, prev);
+		add_block_sets(T, cur, r->lpart);
+	}
+	return 0;
+}
+
+/* All b blocks in order, carrying X. */
+static int main_pass(struct run *r, struct parsa_nbrset *X, uint32_t *part,
+		     struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	struct parsa_balance bal;
+	struct parsa_block *blk = &r->blk[0];
+	int rc;
+
+	rc = run_balance(r, r->g->n_rows, &bal, err);
+	for (uint32_t j = 0; j < r->b && !rc; j++) {
+		rc = solve_block(r, j, blk, X, &bal, st, err);
+		if (rc)
+			break;
+		parsa_nbrset_scatter_or(X, &r->slice, blk->feat);
+		for (uint32_t q = 0; q < blk->g.n_rows; q++)
+			part[blk->rows[q]] = r->lpart[q];
+		assert(memcmp(bal.s_size, X->size,
+			      (size_t)X->k * sizeof(uint64_t)) == 0);
+	}
+	parsa_balance_release(&bal);
+	return rc;
+}
+
+/* S |= N(U_i) for the whole placement; returns the new bits. */
+static uint64_t add_placement(struct parsa_nbrset *S,
+			      const struct parsa_graph *g, const uint32_t *part)
+{
+	uint64_t added = 0;
+
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			added += (uint64_t)parsa_nbrset_add(S, g->col[e], part[r]);
+	return added;
+}
+
+/* Warm up on a copy T of S, run the main pass on T, then set S to
+ * S ∪ N(U_i) (the warm-up bits only guided the choices). */
+static int run_with_warm_up(struct run *r, struct parsa_nbrset *S,
+			    uint32_t *part, struct parsa_partu_stats *st,
+			    struct parsa_err *err)
+{
+	struct parsa_nbrset T;
+	struct parsa_partu_stats ms = {0};
+	int rc;
+
+	rc = parsa_nbrset_init(&T, S->n_feat, S->k, err);
+	if (rc)
+		return rc;
+	parsa_nbrset_copy(&T, S);
+	rc = warm_up(r, S, &T, err);
+	if (!rc)
+		rc = main_pass(r, &T, part, &ms, err);
+	parsa_nbrset_release(&T);
+	if (rc)
+		return rc;
+	st->assigned += ms.assigned;
+	st->decrements += ms.decrements;
+	st->new_bits += add_placement(S, r->g, part);
+	return 0;
+}
+
+static int check_run(const struct parsa_graph *g,
+		     const struct parsa_partu_opts *o,
+		     const struct parsa_nbrset *S, struct parsa_err *err)
+{
+	if (o->k == 0 || S->k != o->k)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "k must be >= 1 and match the neighbor sets (%u vs %u)",
+				  o->k, S->k);
+	if (S->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "neighbor sets have %u features, graph %u",
+				  S->n_feat, g->n_cols);
+	if (o->blocks == 0 || o->init_blocks > o->blocks)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "need 1 <= blocks and init_blocks <= blocks (b=%u, a=%u)",
+				  o->blocks, o->init_blocks);
+	if (!(o->imbalance >= 1.0) || !isfinite(o->imbalance))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "imbalance must be a finite number >= 1 (got %g)",
+				  o->imbalance);
+	if (o->rule != PARSA_RULE_MIN_S && o->rule != PARSA_RULE_ROUND_ROBIN)
+		return parsa_fail(err, PARSA_EINVAL, "unknown partition rule %d",
+				  (int)o->rule);
+	if (o->block_imbalance != 0 && !(o->block_imbalance >= 1.0))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "block imbalance must be 0, >= 1 or infinity (got %g)",
+				  o->block_imbalance);
+	return 0;
+}
+
+int parsa_partition_u(const struct parsa_graph *g,
+		      const struct parsa_partu_opts *o, struct parsa_nbrset *S,
+		      uint32_t *part, struct parsa_partu_stats *st,
+		      struct parsa_err *err)
+{
+	struct run r = {.g = g, .o = o};
+	struct parsa_partu_stats dummy = {0};
+	int rc;
+
+	rc = check_run(g, o, S, err);
+	if (rc || g->n_rows == 0)
+		return rc;
+	if (!st)
+		st = &dummy;
+	r.b = o->blocks < g->n_rows ? o->blocks : g->n_rows;
+	r.a = o->init_blocks < r.b ? o->init_blocks : r.b;
+	parsa_block_init(&r.blk[0]);
+	parsa_block_init(&r.blk[1]);
+	rc = run_setup(&r, err);
+	if (!rc && r.a > 0)
+		rc = run_with_warm_up(&r, S, part, st, err);
+	else if (!rc)
+		rc = main_pass(&r, S, part, st, err);
+	run_free(&r);
+	return rc;
+}

@@ -1,0 +1,185 @@
+/*
+ * test_nbrset: the k-bit-per-feature neighbor sets for k around the word
+ * boundaries (1, 63, 64, 65, 1024), against a byte-per-bit oracle.
+ */
+#include "harness.h"
+
+#include "parsa_nbrset.h"
+#include "parsa_rng.h"
+
+static const uint32_t ks[] = {1, 2, 63, 64, 65, 127, 128, 1024};
+#define NK (sizeof(ks) / sizeof(ks[0]))
+
+/* size[] and the per-bit view agree with the oracle; no stray high bits. */
+static void check_against(const struct parsa_nbrset *s, const uint8_t *o)
+{
+	for (uint32_t i = 0; i < s->k; i++) {
+		uint64_t c = 0;
+
+		for (uint32_t v = 0; v < s->n_feat; v++)
+			c += o[(size_t)v * s->k + i];
+		CHECK_INT(s->size[i], ==, c);
+	}
+	for (uint32_t v = 0; v < s->n_feat; v++) {
+		uint32_t c = 0;
+
+		for (uint32_t i = 0; i < s->k; i++) {
+			CHECK_INT(parsa_nbrset_has(s, v, i), ==, o[(size_t)v * s->k + i]);
+			c += o[(size_t)v * s->k + i];
+		}
+		CHECK_INT(parsa_nbrset_count(s, v), ==, c);
+		if (s->k % 64)
+			CHECK((parsa_nbrset_mask(s, v)[s->words - 1] >> (s->k % 64)) == 0);
+	}
+}
+
+static void test_init_args(void)
+{
+	struct parsa_nbrset s;
+	struct parsa_err err;
+
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_nbrset_init(&s, 10, 0, &err), ==, PARSA_EINVAL);
+	CHECK_INT(err.code, ==, PARSA_EINVAL);
+	CHECK(s.bits == NULL);
+	parsa_nbrset_release(&s);
+	parsa_nbrset_release(NULL);
+	for (size_t j = 0; j < NK; j++) {
+		REQUIRE(parsa_nbrset_init(&s, 3, ks[j], NULL) == 0);
+		CHECK_INT(s.words, ==, (ks[j] + 63) / 64);
+		parsa_nbrset_release(&s);
+	}
+	REQUIRE(parsa_nbrset_init(&s, 0, 5, NULL) == 0); /* no features */
+	parsa_nbrset_clear(&s);
+	parsa_nbrset_recount(&s);
+	parsa_nbrset_release(&s);
+}
+
+static void test_add_has_count(void)
+{
+	for (size_t j = 0; j < NK; j++) {
+		uint32_t k = ks[j], nf = 7;
+		struct parsa_nbrset s;
+		uint8_t *o = calloc((size_t)nf * k, 1);
+		struct parsa_rng r;
+
+		REQUIRE(parsa_nbrset_init(&s, nf, k, NULL) == 0);
+		parsa_rng_seed(&r, k);
+		for (int t = 0; t < 3000; t++) {
+			uint32_t v = (uint32_t)parsa_rng_below(&r, nf);
+			uint32_t i = (uint32_t)parsa_rng_below(&r, k);
+			int was = o[(size_t)v * k + i];
+
+			CHECK_INT(parsa_nbrset_add(&s, v, i), ==, !was);
+			o[(size_t)v * k + i] = 1;
+		}
+		/* the last partition and partition 0 explicitly */
+		parsa_nbrset_add(&s, 0, k - 1);
+		o[k - 1] = 1;
+		parsa_nbrset_add(&s, nf - 1, 0);
+		o[(size_t)(nf - 1) * k] = 1;
+		check_against(&s, o);
+		parsa_nbrset_recount(&s);
+		check_against(&s, o);
+		parsa_nbrset_clear(&s);
+		memset(o, 0, (size_t)nf * k);
+		check_against(&s, o);
+		parsa_nbrset_release(&s);
+		free(o);
+	}
+}
+
+static void test_or_and_set_mask(void)
+{
+	for (size_t j = 0; j < NK; j++) {
+		uint32_t k = ks[j], nf = 5, words = (k + 63) / 64;
+		struct parsa_nbrset s;
+		uint8_t *o = calloc((size_t)nf * k, 1);
+		uint64_t *m = malloc(words * sizeof(uint64_t));
+		struct parsa_rng r;
+
+		REQUIRE(parsa_nbrset_init(&s, nf, k, NULL) == 0);
+		parsa_rng_seed(&r, 1000 + k);
+		for (int t = 0; t < 200; t++) {
+			uint32_t v = (uint32_t)parsa_rng_below(&r, nf), added = 0;
+			int set = parsa_rng_below(&r, 4) == 0;
+
+			/* random words, all bits (also those beyond k) */
+			for (uint32_t w = 0; w < words; w++)
+				m[w] = parsa_rng_next(&r) & parsa_rng_next(&r);
+			if (t % 17 == 0)
+				memset(m, 0xff, words * sizeof(uint64_t));
+			for (uint32_t i = 0; i < k; i++) {
+				int b = (int)((m[i / 64] >> (i % 64)) & 1);
+				uint8_t *x = &o[(size_t)v * k + i];
+
+				added += b && !*x;
+				*x = set ? (uint8_t)b : (uint8_t)(*x | b);
+			}
+			if (set)
+				parsa_nbrset_set_mask(&s, v, m);
+			else
+				CHECK_INT(parsa_nbrset_or_mask(&s, v, m), ==, added);
+		}
+		check_against(&s, o);
+		parsa_nbrset_release(&s);
+		free(o);
+		free(m);
+	}
+}
+
+static void test_copy_gather_scatter(void)
+{
+	for (size_t j = 0; j < NK; j++) {
+		uint32_t k = ks[j], nf = 9, feat[3] = {1, 4, 8};
+		struct parsa_nbrset a, b, slice;
+		struct parsa_rng r;
+		uint64_t added;
+
+		REQUIRE(parsa_nbrset_init(&a, nf, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&b, nf, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&slice, 3, k, NULL) == 0);
+		parsa_rng_seed(&r, 7 * k);
+		for (int t = 0; t < 100; t++)
+			parsa_nbrset_add(&a, (uint32_t)parsa_rng_below(&r, nf),
+					 (uint32_t)parsa_rng_below(&r, k));
+		parsa_nbrset_copy(&b, &a);
+		for (uint32_t i = 0; i < k; i++)
+			CHECK_INT(b.size[i], ==, a.size[i]);
+		parsa_nbrset_gather(&slice, &a, feat);
+		for (uint32_t l = 0; l < 3; l++)
+			for (uint32_t i = 0; i < k; i++)
+				CHECK_INT(parsa_nbrset_has(&slice, l, i), ==,
+					  parsa_nbrset_has(&a, feat[l], i));
+		/* slice sizes count the slice only */
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t c = 0;
+
+			for (uint32_t l = 0; l < 3; l++)
+				c += (uint64_t)parsa_nbrset_has(&a, feat[l], i);
+			CHECK_INT(slice.size[i], ==, c);
+		}
+		added = (uint64_t)parsa_nbrset_add(&slice, 2, k - 1) +
+			(uint64_t)parsa_nbrset_add(&slice, 0, 0);
+		CHECK_INT(parsa_nbrset_scatter_or(&a, &slice, feat), ==, added);
+		CHECK(parsa_nbrset_has(&a, 8, k - 1));
+		CHECK(parsa_nbrset_has(&a, 1, 0));
+		parsa_nbrset_recount(&b);
+		parsa_nbrset_copy(&b, &a);
+		parsa_nbrset_recount(&b);
+		for (uint32_t i = 0; i < k; i++)
+			CHECK_INT(b.size[i], ==, a.size[i]);
+		parsa_nbrset_release(&a);
+		parsa_nbrset_release(&b);
+		parsa_nbrset_release(&slice);
+	}
+}
+
+int main(void)
+{
+	RUN(test_init_args);
+	RUN(test_add_has_count);
+	RUN(test_or_and_set_mask);
+	RUN(test_copy_gather_scatter);
+	return harness_done();
+}

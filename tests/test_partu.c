@@ -1,0 +1,975 @@
+/*
+ * test_partu: Algorithm 13 (parsa_partu_block) and the sequential driver
+ * (parsa_partition_u): balance caps, the random block split, block
+ * extraction, a brute-force replica of Algorithm 13 that must agree
+ * exactly (picks, tie order, seeding, caps), clusters, the final neighbor
+ * sets, balance for many k, determinism, warm-up, incremental sets and
+ * the edge cases (empty rows, empty blocks, b > n, bad arguments).
+ */
+#include "harness.h"
+
+#include <math.h>
+
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+#include "parsa_partu.h"
+#include "parsa_rng.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* n rows over m features, degree in [dmin, dmax]; empty_pct % empty rows. */
+static void random_graph(struct parsa_graph *g, struct parsa_rng *r,
+			 uint32_t n, uint32_t m, uint32_t dmin, uint32_t dmax,
+			 uint32_t empty_pct)
+{
+	uint32_t *buf = malloc(((size_t)dmax + 1) * sizeof(uint32_t));
+
+	parsa_graph_init(g);
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t d = dmin + (uint32_t)parsa_rng_below(r, dmax - dmin + 1);
+
+		if (parsa_rng_below(r, 100) < empty_pct)
+			d = 0;
+		for (uint32_t j = 0; j < d; j++)
+			buf[j] = (uint32_t)parsa_rng_below(r, m);
+		CHECK(parsa_graph_add_row(g, buf, d, NULL) == 0);
+	}
+	g->n_cols = m; /* also features nobody uses */
+	free(buf);
+}
+
+/* Two clusters: rows [0, h) use 3 of features 0..4, rows [h, 2h) 3 of
+ * 5..9 (any two 3-subsets of a 5-set intersect). */
+static void two_clusters(struct parsa_graph *g, uint32_t h, int interleave)
+{
+	parsa_graph_init(g);
+	for (uint32_t u = 0; u < 2 * h; u++) {
+		uint32_t c = interleave ? u % 2 : u / h, s = u % 5;
+		uint32_t f[3] = {5 * c + s, 5 * c + (s + 1) % 5,
+				 5 * c + (s + 3) % 5};
+
+		CHECK(parsa_graph_add_row(g, f, 3, NULL) == 0);
+	}
+}
+
+static uint32_t *new_part(uint32_t n)
+{
+	uint32_t *p = malloc((n ? n : 1) * sizeof(uint32_t));
+
+	memset(p, 0xff, (n ? n : 1) * sizeof(uint32_t));
+	return p;
+}
+
+/* S == S0 ∪ N(U_i) exactly, every example placed, counts within cap. */
+static void check_result(const struct parsa_graph *g, uint32_t k,
+			 double imb, const struct parsa_nbrset *S0,
+			 const struct parsa_nbrset *S, const uint32_t *part)
+{
+	struct parsa_nbrset want;
+	uint64_t *count = calloc(k, sizeof(uint64_t));
+	uint64_t cap = parsa_balance_cap(g->n_rows, k, imb);
+
+	REQUIRE(parsa_nbrset_init(&want, g->n_cols, k, NULL) == 0);
+	parsa_nbrset_copy(&want, S0);
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		CHECK(part[u] < k);
+		if (part[u] >= k)
+			continue;
+		count[part[u]]++;
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			parsa_nbrset_add(&want, g->col[e], part[u]);
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		CHECK_INT(count[i], <=, cap);
+		CHECK_INT(S->size[i], ==, want.size[i]);
+	}
+	CHECK(memcmp(want.bits, S->bits, (size_t)g->n_cols * S->words *
+		     sizeof(uint64_t)) == 0);
+	parsa_nbrset_release(&want);
+	free(count);
+}
+
+/* Run the driver with a fresh empty S; checks the result; returns part. */
+static uint32_t *run_checked(const struct parsa_graph *g,
+			     const struct parsa_partu_opts *o,
+			     struct parsa_partu_stats *st)
+{
+	struct parsa_nbrset S, S0;
+	uint32_t *part = new_part(g->n_rows);
+	struct parsa_err err;
+	int rc;
+
+	parsa_err_clear(&err);
+	if (parsa_nbrset_init(&S, g->n_cols, o->k, NULL) ||
+	    parsa_nbrset_init(&S0, g->n_cols, o->k, NULL)) {
+		CHECK(0 && "nbrset init");
+		return part;
+	}
+	rc = parsa_partition_u(g, o, &S, part, st, &err);
+	CHECK_INT(rc, ==, 0);
+	if (rc)
+		fprintf(stderr, "  %s\n", err.msg);
+	else
+		check_result(g, o->k, o->imbalance, &S0, &S, part);
+	parsa_nbrset_release(&S);
+	parsa_nbrset_release(&S0);
+	return part;
+}
+
+/* ----------------------------------------------------------------- basics */
+
+static void test_balance_cap(void)
+{
+	CHECK_INT(parsa_balance_cap(100, 4, 1.03), ==, 25);
+	CHECK_INT(parsa_balance_cap(100, 4, 1.0), ==, 25);
+	CHECK_INT(parsa_balance_cap(10, 3, 1.0), ==, 4);
+	CHECK_INT(parsa_balance_cap(10, 3, 1.2), ==, 4);  /* floor(4.8), ceil(4) */
+	CHECK_INT(parsa_balance_cap(1000, 3, 1.03), ==, 344);
+	CHECK_INT(parsa_balance_cap(100, 4, 2.0), ==, 50);
+	CHECK_INT(parsa_balance_cap(0, 4, 1.03), ==, 0);
+	CHECK_INT(parsa_balance_cap(7, 1, 1.03), ==, 7);
+	CHECK_INT(parsa_balance_cap(5, 16, 1.03), ==, 1);
+	CHECK_INT(parsa_balance_cap(5, 16, 0.5), ==, 1);  /* < 1 acts as 1 */
+	CHECK_INT(parsa_balance_cap(100, 4, 1e300), ==, 100);
+	/* both bounds of the header hold for many n, k, imb */
+	for (uint64_t n = 0; n < 300; n += 7)
+		for (uint32_t k = 1; k < 40; k += 3)
+			for (double imb = 1.0; imb < 1.6; imb += 0.07) {
+				uint64_t cap = parsa_balance_cap(n, k, imb);
+				uint64_t q = (n + k - 1) / k;
+
+				CHECK_INT(cap, >=, q);
+				if (cap > q) {
+					CHECK(cap <= ceil(imb * (double)n / k));
+					CHECK((double)cap / (double)q <= imb);
+				}
+			}
+}
+
+static void test_balance_init(void)
+{
+	struct parsa_balance b;
+	struct parsa_err err;
+
+	REQUIRE(parsa_balance_init(&b, 5, 100, PARSA_RULE_MIN_S, 1.03, NULL) == 0);
+	CHECK_INT(b.cap, ==, 20);
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK(b.count[i] == 0 && b.s_size[i] == 0);
+	parsa_balance_release(&b);
+	parsa_balance_release(NULL);
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_balance_init(&b, 0, 10, PARSA_RULE_MIN_S, 1.0, &err), ==,
+		  PARSA_EINVAL);
+	CHECK_INT(parsa_balance_init(&b, 2, 10, PARSA_RULE_MIN_S, 0.9, NULL), ==,
+		  PARSA_EINVAL);
+	CHECK_INT(parsa_balance_init(&b, 2, 10, PARSA_RULE_MIN_S, NAN, NULL), ==,
+		  PARSA_EINVAL);
+	CHECK_INT(parsa_balance_init(&b, 2, 10, (enum parsa_rule)7, 1.0, NULL), ==,
+		  PARSA_EINVAL);
+	CHECK(err.msg[0] != 0);
+}
+
+static void test_opts_default(void)
+{
+	struct parsa_partu_opts o;
+
+	memset(&o, 0xab, sizeof(o));
+	parsa_partu_opts_default(&o);
+	CHECK_INT(o.k, ==, 16);
+	CHECK_INT(o.blocks, >=, 1);
+	CHECK_INT(o.init_blocks, <=, o.blocks);
+	CHECK(o.imbalance >= 1.0);
+	CHECK(o.rule == PARSA_RULE_MIN_S || o.rule == PARSA_RULE_ROUND_ROBIN);
+	CHECK(o.progress == NULL);
+}
+
+static void test_blocks_split(void)
+{
+	uint32_t perm[100], perm2[100], start[151], start2[151], seen[100];
+
+	for (uint32_t b = 1; b <= 150; b += 7) {
+		REQUIRE(parsa_blocks_split(100, b, 9, perm, start, NULL) == 0);
+		memset(seen, 0, sizeof(seen));
+		for (uint32_t i = 0; i < 100; i++)
+			seen[perm[i]]++;
+		for (uint32_t i = 0; i < 100; i++)
+			CHECK_INT(seen[i], ==, 1);
+		CHECK_INT(start[0], ==, 0);
+		CHECK_INT(start[b], ==, 100);
+		for (uint32_t j = 0; j < b; j++) {
+			uint32_t len = start[j + 1] - start[j];
+
+			CHECK(start[j + 1] >= start[j]);
+			CHECK(len == 100 / b || len == 100 / b + 1);
+		}
+		REQUIRE(parsa_blocks_split(100, b, 9, perm2, start2, NULL) == 0);
+		CHECK(memcmp(perm, perm2, sizeof(perm)) == 0);
+	}
+	parsa_blocks_split(100, 4, 10, perm2, start2, NULL);
+	CHECK(memcmp(perm, perm2, sizeof(perm)) != 0);
+	CHECK_INT(parsa_blocks_split(100, 0, 1, perm, start, NULL), ==,
+		  PARSA_EINVAL);
+	REQUIRE(parsa_blocks_split(0, 3, 1, perm, start, NULL) == 0);
+	CHECK(start[0] == 0 && start[3] == 0);
+}
+
+/* ------------------------------------------------------------- extraction */
+
+static void check_block(const struct parsa_block *b,
+			const struct parsa_graph *g, const uint32_t *rows,
+			uint32_t n)
+{
+	CHECK_INT(b->g.n_rows, ==, n);
+	CHECK(parsa_graph_validate(&b->g, NULL) == 0);
+	for (uint32_t l = 1; l < b->g.n_cols; l++)
+		CHECK(b->feat[l - 1] < b->feat[l]);
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t r = rows[j];
+
+		CHECK_INT(b->rows[j], ==, r);
+		CHECK_INT(parsa_graph_degree(&b->g, j), ==, parsa_graph_degree(g, r));
+		for (uint64_t e = 0; e < parsa_graph_degree(g, r); e++)
+			CHECK_INT(b->feat[b->g.col[b->g.row_ptr[j] + e]], ==,
+				  g->col[g->row_ptr[r] + e]);
+	}
+}
+
+static void test_block_extract(void)
+{
+	struct parsa_graph g;
+	struct parsa_rng r;
+	struct parsa_block b;
+	uint32_t rows[400], *map;
+	struct parsa_err err;
+
+	parsa_rng_seed(&r, 3);
+	random_graph(&g, &r, 400, 3000, 0, 30, 10);
+	map = malloc(g.n_cols * sizeof(uint32_t));
+	memset(map, 0xff, g.n_cols * sizeof(uint32_t));
+	parsa_block_init(&b);
+	for (uint32_t t = 0; t < 20; t++) {
+		uint32_t n = (uint32_t)parsa_rng_below(&r, 401);
+
+		for (uint32_t j = 0; j < n; j++)
+			rows[j] = (uint32_t)parsa_rng_below(&r, g.n_rows);
+		REQUIRE(parsa_block_extract(&b, &g, rows, n, map, NULL) == 0);
+		check_block(&b, &g, rows, n);
+		for (uint32_t v = 0; v < g.n_cols; v++)
+			CHECK(map[v] == UINT32_MAX);
+	}
+	REQUIRE(parsa_block_extract(&b, &g, rows, 0, map, NULL) == 0);
+	CHECK(b.g.n_rows == 0 && b.g.n_cols == 0);
+	CHECK_INT(parsa_graph_nnz(&b.g), ==, 0);
+	rows[0] = 1;
+	rows[1] = 400;
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_block_extract(&b, &g, rows, 2, map, &err), ==,
+		  PARSA_EINVAL);
+	for (uint32_t v = 0; v < g.n_cols; v++)
+		CHECK(map[v] == UINT32_MAX);
+	parsa_block_release(&b);
+	parsa_block_release(NULL);
+	parsa_graph_release(&g);
+	free(map);
+}
+
+/* ------------------------------------------- brute-force Algorithm 13 */
+
+/*
+ * The replica: eager removal, the costlist's tie order as stamps (most
+ * recent decrement first, then lowest row), the rules and caps of the
+ * header, and farthest-first seeding of empty partitions.  O(n^2 k).
+ */
+struct replica {
+	uint32_t n, k;
+	uint32_t *cost;  /* k * n */
+	uint64_t *stamp; /* k * n */
+	uint64_t *ov, clock;
+	uint8_t *live;
+	uint64_t *bc;
+};
+
+static int before(const struct replica *x, uint32_t i, uint32_t a, uint32_t b)
+{
+	const uint32_t *c = x->cost + (size_t)i * x->n;
+	const uint64_t *s = x->stamp + (size_t)i * x->n;
+
+	if (c[a] != c[b])
+		return c[a] < c[b];
+	if (s[a] != s[b])
+		return s[a] > s[b];
+	return a < b;
+}
+
+static uint32_t replica_take(const struct replica *x, uint32_t i, int seed)
+{
+	uint32_t best = UINT32_MAX;
+
+	for (uint32_t u = 0; u < x->n; u++) {
+		if (!x->live[u])
+			continue;
+		if (best == UINT32_MAX)
+			best = u;
+		else if (seed && x->cost[(size_t)i * x->n + u] ==
+					 x->cost[(size_t)i * x->n + best]) {
+			if (x->ov[u] < x->ov[best] ||
+			    (x->ov[u] == x->ov[best] && before(x, i, u, best)))
+				best = u;
+		} else if (before(x, i, u, best)) {
+			best = u;
+		}
+	}
+	return best;
+}
+
+static uint32_t replica_pick(struct parsa_balance *bal, const uint64_t *bc,
+			     uint64_t bcap)
+{
+	for (int pass = 0; pass < 2; pass++, bcap = UINT64_MAX) {
+		uint32_t best = UINT32_MAX;
+
+		for (uint32_t s = 0; s < bal->k; s++) {
+			uint32_t i = bal->rule == PARSA_RULE_ROUND_ROBIN
+					     ? (uint32_t)((bal->rr + s) % bal->k)
+					     : s;
+
+			if (bal->count[i] >= bal->cap || bc[i] >= bcap)
+				continue;
+			if (bal->rule == PARSA_RULE_ROUND_ROBIN) {
+				bal->rr = (i + 1) % bal->k;
+				return i;
+			}
+			if (best == UINT32_MAX || bal->s_size[i] < bal->s_size[best] ||
+			    (bal->s_size[i] == bal->s_size[best] &&
+			     bal->count[i] < bal->count[best]))
+				best = i;
+		}
+		if (best != UINT32_MAX)
+			return best;
+	}
+	return UINT32_MAX;
+}
+
+static void replica_add(struct replica *x, const struct parsa_graph *g,
+			struct parsa_nbrset *S, struct parsa_balance *bal,
+			uint32_t i, uint32_t u)
+{
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t l = g->col[e];
+
+		if (!parsa_nbrset_add(S, l, i))
+			continue;
+		bal->s_size[i]++;
+		for (uint32_t w = 0; w < x->n; w++) {
+			int uses = 0;
+
+			for (uint64_t f = g->row_ptr[w]; f < g->row_ptr[w + 1]; f++)
+				uses |= g->col[f] == l;
+			if (!x->live[w] || !uses)
+				continue;
+			x->cost[(size_t)i * x->n + w]--;
+			x->stamp[(size_t)i * x->n + w] = ++x->clock;
+			x->ov[w]++;
+		}
+	}
+}
+
+static void replica_init(struct replica *x, const struct parsa_graph *g,
+			 const struct parsa_nbrset *S)
+{
+	x->n = g->n_rows;
+	x->k = S->k;
+	x->cost = calloc((size_t)x->n * x->k + 1, sizeof(uint32_t));
+	x->stamp = calloc((size_t)x->n * x->k + 1, sizeof(uint64_t));
+	x->ov = calloc(x->n + 1, sizeof(uint64_t));
+	x->live = calloc(x->n + 1, 1);
+	x->bc = calloc(x->k, sizeof(uint64_t));
+	x->clock = 0;
+	for (uint32_t u = 0; u < x->n; u++) {
+		x->live[u] = 1;
+		for (uint32_t i = 0; i < x->k; i++)
+			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+				int in = parsa_nbrset_has(S, g->col[e], i);
+
+				x->cost[(size_t)i * x->n + u] += !in;
+				x->ov[u] += (uint64_t)in;
+			}
+	}
+}
+
+static void replica_free(struct replica *x)
+{
+	free(x->cost);
+	free(x->stamp);
+	free(x->ov);
+	free(x->live);
+	free(x->bc);
+}
+
+static void replica_block(const struct parsa_graph *g, struct parsa_nbrset *S,
+			  struct parsa_balance *bal, uint32_t *part)
+{
+	struct replica x;
+	uint64_t bcap;
+
+	replica_init(&x, g, S);
+	bcap = isinf(bal->block_imbalance)
+		       ? UINT64_MAX
+		       : (uint64_t)ceil(bal->block_imbalance * g->n_rows / bal->k);
+	for (uint32_t t = 0; t < g->n_rows; t++) {
+		uint32_t i = replica_pick(bal, x.bc, bcap);
+		uint32_t u = replica_take(&x, i, bal->s_size[i] == 0);
+
+		part[u] = i;
+		x.live[u] = 0;
+		bal->count[i]++;
+		x.bc[i]++;
+		replica_add(&x, g, S, bal, i, u);
+	}
+	replica_free(&x);
+}
+
+/* One random block, run both ways from identical state. */
+static void replica_case(uint64_t seed)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_block blk;
+	struct parsa_nbrset S1, S2;
+	struct parsa_balance b1, b2;
+	struct parsa_partu_ctx *ctx;
+	uint32_t n, k, m, *rows, *map, *p1, *p2;
+	const double imbs[] = {1.0, 1.03, 1.3, 2.0};
+	enum parsa_rule rule;
+	double imb;
+	struct parsa_err err;
+
+	parsa_rng_seed(&r, seed);
+	n = 1 + (uint32_t)parsa_rng_below(&r, 40);
+	k = 1 + (uint32_t)parsa_rng_below(&r, seed % 5 == 0 ? 130 : 9);
+	m = 1 + (uint32_t)parsa_rng_below(&r, 30);
+	rule = (enum parsa_rule)parsa_rng_below(&r, 2);
+	imb = imbs[parsa_rng_below(&r, 4)];
+	random_graph(&g, &r, n + 5, m, 0, 6, 10);
+	rows = malloc(n * sizeof(uint32_t));
+	map = malloc(m * sizeof(uint32_t));
+	memset(map, 0xff, m * sizeof(uint32_t));
+	for (uint32_t j = 0; j < n; j++)
+		rows[j] = (uint32_t)parsa_rng_below(&r, n + 5);
+	parsa_block_init(&blk);
+	REQUIRE(parsa_block_extract(&blk, &g, rows, n, map, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(&S1, blk.g.n_cols, k, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(&S2, blk.g.n_cols, k, NULL) == 0);
+	for (uint32_t t = (uint32_t)parsa_rng_below(&r, 3 * m * k / 4 + 1);
+	     t && blk.g.n_cols; t--)
+		parsa_nbrset_add(&S1, (uint32_t)parsa_rng_below(&r, blk.g.n_cols),
+				 (uint32_t)parsa_rng_below(&r, k));
+	parsa_nbrset_copy(&S2, &S1);
+	REQUIRE(parsa_balance_init(&b1, k, 3 * n, rule, imb, NULL) == 0);
+	REQUIRE(parsa_balance_init(&b2, k, 3 * n, rule, imb, NULL) == 0);
+	for (uint32_t i = 0; i < k; i++) {
+		/* global sizes >= the slice's; some counts already used */
+		b1.s_size[i] = b2.s_size[i] = S1.size[i] + parsa_rng_below(&r, 3) *
+							     parsa_rng_below(&r, 2);
+		b1.count[i] = b2.count[i] = parsa_rng_below(&r, b1.cap / 2 + 1);
+	}
+	b1.rr = b2.rr = parsa_rng_below(&r, k);
+	if (seed % 3 == 1)
+		b1.block_imbalance = b2.block_imbalance = 1.5;
+	else if (seed % 3 == 2)
+		b1.block_imbalance = b2.block_imbalance = INFINITY;
+	p1 = new_part(n);
+	p2 = new_part(n);
+	REQUIRE(parsa_partu_ctx_create(&ctx, k, (uint32_t)parsa_rng_below(&r, n + 1),
+				       NULL) == 0);
+	parsa_err_clear(&err);
+	if (parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, &err) == 0) {
+		replica_block(&blk.g, &S2, &b2, p2);
+		CHECK(memcmp(p1, p2, n * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(S1.bits, S2.bits, (size_t)S1.n_feat * S1.words * 8) == 0);
+		CHECK(memcmp(b1.count, b2.count, k * sizeof(uint64_t)) == 0);
+		CHECK(memcmp(b1.s_size, b2.s_size, k * sizeof(uint64_t)) == 0);
+		CHECK_INT(b1.rr, ==, b2.rr);
+	} else {
+		CHECK_CONTAINS(err.msg, "room");
+	}
+	if (harness_cur_failed)
+		fprintf(stderr, "  replica case seed %llu (n=%u k=%u rule=%d imb=%g)\n",
+			(unsigned long long)seed, n, k, (int)rule, imb);
+	parsa_partu_ctx_destroy(ctx);
+	parsa_balance_release(&b1);
+	parsa_balance_release(&b2);
+	parsa_nbrset_release(&S1);
+	parsa_nbrset_release(&S2);
+	parsa_block_release(&blk);
+	parsa_graph_release(&g);
+	free(rows);
+	free(map);
+	free(p1);
+	free(p2);
+}
+
+static void test_block_matches_replica(void)
+{
+	for (uint64_t seed = 1; seed <= 600 && !harness_cur_failed; seed++)
+		replica_case(seed);
+}
+
+/* --------------------------------------------------------------- quality */
+
+static void test_two_clusters(void)
+{
+	for (int rule = 0; rule < 2; rule++)
+		for (int inter = 0; inter < 2; inter++) {
+			struct parsa_graph g;
+			struct parsa_partu_opts o;
+			uint32_t *part;
+
+			two_clusters(&g, 10, inter);
+			parsa_partu_opts_default(&o);
+			o.k = 2;
+			o.blocks = 1;
+			o.rule = (enum parsa_rule)rule;
+			part = run_checked(&g, &o, NULL);
+			for (uint32_t u = 0; u < 20; u++) {
+				uint32_t c = inter ? u % 2 : u / 10;
+				uint32_t u0 = inter ? c : 10 * c; /* first of c */
+
+				CHECK_INT(part[u], ==, part[u0]);
+			}
+			CHECK(part[0] != part[inter ? 1 : 10]);
+			free(part);
+			parsa_graph_release(&g);
+		}
+}
+
+/* More clusters than parts would allow mixing: k = 4 clusters of 25, b=1. */
+static void test_four_clusters(void)
+{
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	uint32_t *part;
+
+	parsa_graph_init(&g);
+	for (uint32_t u = 0; u < 100; u++) {
+		uint32_t c = (u * 7) % 4, s = u % 5;
+		uint32_t f[3] = {5 * c + s, 5 * c + (s + 1) % 5,
+				 5 * c + (s + 3) % 5};
+
+		CHECK(parsa_graph_add_row(&g, f, 3, NULL) == 0);
+	}
+	for (int rule = 0; rule < 2; rule++) {
+		parsa_partu_opts_default(&o);
+		o.k = 4;
+		o.blocks = 1;
+		o.imbalance = 1.0;
+		o.rule = (enum parsa_rule)rule;
+		part = run_checked(&g, &o, NULL);
+		for (uint32_t u = 4; u < 100; u++)
+			CHECK_INT(part[u], ==, part[u % 4]);
+		free(part);
+	}
+	parsa_graph_release(&g);
+}
+
+/* ------------------------------------------------------------ the driver */
+
+static void test_final_sets_exact(void)
+{
+	for (uint64_t seed = 1; seed <= 150 && !harness_cur_failed; seed++) {
+		struct parsa_rng r;
+		struct parsa_graph g;
+		struct parsa_partu_opts o;
+		struct parsa_partu_stats st = {0};
+		uint32_t *part;
+
+		parsa_rng_seed(&r, seed);
+		random_graph(&g, &r, 1 + (uint32_t)parsa_rng_below(&r, 60),
+			     1 + (uint32_t)parsa_rng_below(&r, 40), 0, 8, 10);
+		parsa_partu_opts_default(&o);
+		o.k = 1 + (uint32_t)parsa_rng_below(&r, 70);
+		o.blocks = 1 + (uint32_t)parsa_rng_below(&r, 10);
+		o.init_blocks = (uint32_t)parsa_rng_below(&r, o.blocks + 1);
+		o.rule = (enum parsa_rule)parsa_rng_below(&r, 2);
+		o.imbalance = 1.0 + 0.1 * (double)parsa_rng_below(&r, 5);
+		o.block_imbalance = seed % 3 == 0 ? 0 : (seed % 3 == 1 ? 1.5 : INFINITY);
+		o.seed = seed;
+		part = run_checked(&g, &o, &st);
+		CHECK_INT(st.assigned, ==, g.n_rows);
+		free(part);
+		parsa_graph_release(&g);
+	}
+}
+
+static void test_balance_many_k(void)
+{
+	const uint32_t ks[] = {2, 3, 7, 16, 64, 1024};
+
+	for (size_t j = 0; j < sizeof(ks) / sizeof(ks[0]); j++) {
+		for (int v = 0; v < 3; v++) {
+			struct parsa_rng r;
+			struct parsa_graph g;
+			struct parsa_partu_opts o;
+			uint32_t *part;
+
+			parsa_rng_seed(&r, 100 * j + v);
+			random_graph(&g, &r, 300 + (uint32_t)parsa_rng_below(&r, 2500),
+				     500, 1, 25, 3);
+			parsa_partu_opts_default(&o);
+			o.k = ks[j];
+			o.blocks = v == 0 ? 1 : (v == 1 ? 7 : 40);
+			o.init_blocks = v == 2 ? 3 : v;
+			o.rule = (enum parsa_rule)(v % 2);
+			o.imbalance = v == 1 ? 1.0 : 1.03;
+			o.block_imbalance = v == 2 ? INFINITY : 0;
+			o.seed = 5 + v;
+			part = run_checked(&g, &o, NULL);
+			free(part);
+			parsa_graph_release(&g);
+		}
+	}
+}
+
+static void test_deterministic(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	uint32_t *a, *b, *c;
+
+	parsa_rng_seed(&r, 77);
+	random_graph(&g, &r, 2000, 800, 1, 20, 0);
+	parsa_partu_opts_default(&o);
+	o.k = 8;
+	o.blocks = 5;
+	o.init_blocks = 1;
+	a = run_checked(&g, &o, NULL);
+	b = run_checked(&g, &o, NULL);
+	o.seed = 2;
+	c = run_checked(&g, &o, NULL);
+	CHECK(memcmp(a, b, g.n_rows * sizeof(uint32_t)) == 0);
+	CHECK(memcmp(a, c, g.n_rows * sizeof(uint32_t)) != 0);
+	free(a);
+	free(b);
+	free(c);
+	parsa_graph_release(&g);
+}
+
+static void test_empty_rows_and_graphs(void)
+{
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	uint32_t *part, empty[1];
+
+	/* only empty rows: no features at all */
+	parsa_graph_init(&g);
+	for (int u = 0; u < 10; u++)
+		CHECK(parsa_graph_add_row(&g, empty, 0, NULL) == 0);
+	parsa_partu_opts_default(&o);
+	o.k = 3;
+	o.blocks = 2;
+	o.init_blocks = 1;
+	part = run_checked(&g, &o, NULL);
+	free(part);
+	parsa_graph_release(&g);
+	/* no rows at all */
+	parsa_graph_init(&g);
+	part = run_checked(&g, &o, NULL);
+	free(part);
+	/* half of the rows empty */
+	{
+		struct parsa_rng r;
+
+		parsa_rng_seed(&r, 8);
+		random_graph(&g, &r, 500, 100, 1, 10, 50);
+		o.blocks = 4;
+		part = run_checked(&g, &o, NULL);
+		free(part);
+		parsa_graph_release(&g);
+	}
+}
+
+static void test_zero_row_block(void)
+{
+	struct parsa_block blk;
+	struct parsa_nbrset S;
+	struct parsa_balance bal;
+	struct parsa_partu_ctx *ctx;
+	struct parsa_partu_stats st = {0};
+	uint32_t part[1] = {7};
+
+	parsa_block_init(&blk);
+	REQUIRE(parsa_nbrset_init(&S, 0, 4, NULL) == 0);
+	REQUIRE(parsa_balance_init(&bal, 4, 0, PARSA_RULE_MIN_S, 1.03, NULL) == 0);
+	REQUIRE(parsa_partu_ctx_create(&ctx, 4, 0, NULL) == 0);
+	CHECK_INT(parsa_partu_block(ctx, &blk, &S, &bal, part, &st, NULL), ==, 0);
+	CHECK_INT(part[0], ==, 7);
+	CHECK_INT(st.assigned, ==, 0);
+	for (uint32_t i = 0; i < 4; i++)
+		CHECK_INT(bal.count[i], ==, 0);
+	parsa_partu_ctx_destroy(ctx);
+	parsa_partu_ctx_destroy(NULL);
+	parsa_balance_release(&bal);
+	parsa_nbrset_release(&S);
+}
+
+struct progress_log {
+	uint64_t calls, last_done, total;
+	int monotone;
+};
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct progress_log *p = arg;
+
+	p->monotone &= done == p->last_done + 1;
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static void test_blocks_clamped_and_progress(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	struct progress_log log = {0, 0, 0, 1};
+	uint32_t *part;
+
+	parsa_rng_seed(&r, 4);
+	random_graph(&g, &r, 10, 30, 1, 5, 0);
+	parsa_partu_opts_default(&o);
+	o.k = 4;
+	o.blocks = 1000;
+	o.init_blocks = 500;
+	o.progress = on_progress;
+	o.progress_arg = &log;
+	part = run_checked(&g, &o, NULL);
+	CHECK(log.monotone);
+	CHECK_INT(log.calls, ==, 20); /* b clamped to 10, a to b */
+	CHECK_INT(log.total, ==, 20);
+	CHECK_INT(log.last_done, ==, 20);
+	free(part);
+	parsa_graph_release(&g);
+}
+
+/* S given before the run: respected and kept (incremental partitioning).
+ * One block, so the per-block cap does not force mixing. */
+static void test_incremental(void)
+{
+	for (int rule = 0; rule < 4; rule++) {
+		struct parsa_graph g;
+		struct parsa_partu_opts o;
+		struct parsa_nbrset S, S0;
+		uint32_t *part = new_part(40);
+
+		two_clusters(&g, 20, 1);
+		parsa_partu_opts_default(&o);
+		o.k = 2;
+		o.blocks = rule < 2 ? 1 : 4;
+		o.rule = (enum parsa_rule)(rule % 2);
+		REQUIRE(parsa_nbrset_init(&S, g.n_cols, 2, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S0, g.n_cols, 2, NULL) == 0);
+		/* an earlier placement: cluster 0 (features 0..4) on part 1,
+		 * cluster 1 on part 0; plus a stray bit */
+		for (uint32_t v = 0; v < 5; v++) {
+			parsa_nbrset_add(&S0, v, 1);
+			parsa_nbrset_add(&S0, 5 + v, 0);
+		}
+		parsa_nbrset_add(&S0, 2, 0);
+		parsa_nbrset_copy(&S, &S0);
+		REQUIRE(parsa_partition_u(&g, &o, &S, part, NULL, NULL) == 0);
+		check_result(&g, 2, o.imbalance, &S0, &S, part);
+		for (uint32_t u = 0; u < 40 && o.blocks == 1; u++)
+			CHECK_INT(part[u], ==, u % 2 == 0 ? 1 : 0);
+		parsa_nbrset_release(&S);
+		parsa_nbrset_release(&S0);
+		parsa_graph_release(&g);
+		free(part);
+	}
+}
+
+/* Warm-up bits guide but do not stay: S == S0 ∪ N(U_i) with a > 0. */
+static void test_warm_up_sets(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	struct parsa_partu_stats st = {0};
+	uint32_t *part;
+
+	parsa_rng_seed(&r, 12);
+	random_graph(&g, &r, 900, 400, 1, 12, 5);
+	for (uint32_t a = 0; a <= 6; a += 3) {
+		parsa_partu_opts_default(&o);
+		o.k = 5;
+		o.blocks = 6;
+		o.init_blocks = a;
+		memset(&st, 0, sizeof(st));
+		part = run_checked(&g, &o, &st);
+		CHECK_INT(st.assigned, ==, 900);
+		CHECK_INT(st.new_bits, >, 0);
+		free(part);
+	}
+	parsa_graph_release(&g);
+}
+
+static void test_bad_arguments(void)
+{
+	struct parsa_graph g;
+	struct parsa_partu_opts o;
+	struct parsa_nbrset S;
+	struct parsa_err err;
+	uint32_t part[20];
+
+	two_clusters(&g, 10, 0);
+	REQUIRE(parsa_nbrset_init(&S, g.n_cols, 4, NULL) == 0);
+	parsa_partu_opts_default(&o);
+	o.k = 3; /* S has 4 */
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, &err), ==,
+		  PARSA_EINVAL);
+	CHECK(err.msg[0] != 0);
+	o.k = 4;
+	o.blocks = 0;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.blocks = 2;
+	o.init_blocks = 3;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.init_blocks = 0;
+	o.imbalance = 0.99;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.imbalance = INFINITY;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.imbalance = 1.0;
+	o.block_imbalance = 0.5;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.block_imbalance = NAN;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	o.block_imbalance = 0;
+	o.rule = (enum parsa_rule)9;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	parsa_nbrset_release(&S);
+	REQUIRE(parsa_nbrset_init(&S, g.n_cols + 1, 4, NULL) == 0);
+	o.rule = PARSA_RULE_MIN_S;
+	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	parsa_nbrset_release(&S);
+	parsa_graph_release(&g);
+}
+
+/* A block the global caps cannot hold is refused before any change. */
+static void test_block_no_room(void)
+{
+	struct parsa_graph g;
+	struct parsa_block blk;
+	struct parsa_nbrset S;
+	struct parsa_balance bal;
+	struct parsa_partu_ctx *ctx;
+	struct parsa_err err;
+	uint32_t rows[20], map[10], part[20];
+
+	two_clusters(&g, 10, 0);
+	for (uint32_t j = 0; j < 20; j++)
+		rows[j] = j;
+	memset(map, 0xff, sizeof(map));
+	parsa_block_init(&blk);
+	REQUIRE(parsa_block_extract(&blk, &g, rows, 20, map, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(&S, blk.g.n_cols, 2, NULL) == 0);
+	REQUIRE(parsa_balance_init(&bal, 2, 10, PARSA_RULE_MIN_S, 1.0, NULL) == 0);
+	REQUIRE(parsa_partu_ctx_create(&ctx, 2, 20, NULL) == 0);
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_partu_block(ctx, &blk, &S, &bal, part, NULL, &err), ==,
+		  PARSA_EINVAL);
+	CHECK_INT(S.size[0] + S.size[1], ==, 0);
+	CHECK_INT(bal.count[0] + bal.count[1], ==, 0);
+	/* mismatched k */
+	parsa_partu_ctx_destroy(ctx);
+	REQUIRE(parsa_partu_ctx_create(&ctx, 3, 20, NULL) == 0);
+	CHECK_INT(parsa_partu_block(ctx, &blk, &S, &bal, part, NULL, NULL), ==,
+		  PARSA_EINVAL);
+	parsa_partu_ctx_destroy(ctx);
+	CHECK_INT(parsa_partu_ctx_create(&ctx, 0, 20, NULL), ==, PARSA_EINVAL);
+	CHECK(ctx == NULL);
+	parsa_partu_ctx_destroy(ctx);
+	parsa_balance_release(&bal);
+	parsa_nbrset_release(&S);
+	parsa_block_release(&blk);
+	parsa_graph_release(&g);
+}
+
+/* One ctx reused for blocks of growing size and degree. */
+static void test_ctx_grows(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_block blk;
+	struct parsa_partu_ctx *ctx;
+	struct parsa_balance bal;
+	uint32_t *rows, *map, *part;
+
+	parsa_rng_seed(&r, 21);
+	random_graph(&g, &r, 3000, 5000, 0, 200, 5);
+	rows = malloc(3000 * sizeof(uint32_t));
+	map = malloc(5000 * sizeof(uint32_t));
+	part = malloc(3000 * sizeof(uint32_t));
+	memset(map, 0xff, 5000 * sizeof(uint32_t));
+	for (uint32_t j = 0; j < 3000; j++)
+		rows[j] = j;
+	parsa_block_init(&blk);
+	REQUIRE(parsa_partu_ctx_create(&ctx, 6, 1, NULL) == 0);
+	REQUIRE(parsa_balance_init(&bal, 6, 3000, PARSA_RULE_MIN_S, 1.03, NULL) == 0);
+	for (uint32_t lo = 0, n = 10; lo < 3000; lo += n, n *= 3) {
+		struct parsa_nbrset S;
+
+		if (lo + n > 3000)
+			n = 3000 - lo;
+		REQUIRE(parsa_block_extract(&blk, &g, rows + lo, n, map, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S, blk.g.n_cols, 6, NULL) == 0);
+		CHECK_INT(parsa_partu_block(ctx, &blk, &S, &bal, part, NULL, NULL),
+			  ==, 0);
+		for (uint32_t q = 0; q < n; q++)
+			CHECK(part[q] < 6);
+		parsa_nbrset_release(&S);
+	}
+	for (uint32_t i = 0; i < 6; i++)
+		CHECK_INT(bal.count[i], <=, bal.cap);
+	parsa_partu_ctx_destroy(ctx);
+	parsa_balance_release(&bal);
+	parsa_block_release(&blk);
+	parsa_graph_release(&g);
+	free(rows);
+	free(map);
+	free(part);
+}
+
+int main(void)
+{
+	RUN(test_balance_cap);
+	RUN(test_balance_init);
+	RUN(test_opts_default);
+	RUN(test_blocks_split);
+	RUN(test_block_extract);
+	RUN(test_block_matches_replica);
+	RUN(test_two_clusters);
+	RUN(test_four_clusters);
+	RUN(test_final_sets_exact);
+	RUN(test_balance_many_k);
+	RUN(test_deterministic);
+	RUN(test_empty_rows_and_graphs);
+	RUN(test_zero_row_block);
+	RUN(test_blocks_clamped_and_progress);
+	RUN(test_incremental);
+	RUN(test_warm_up_sets);
+	RUN(test_bad_arguments);
+	RUN(test_block_no_room);
+	RUN(test_ctx_grows);
+	return harness_done();
+}
