@@ -29,7 +29,7 @@ PARSA_SRC = $(wildcard parsa/*.c)
 SERVER_SRC = $(wildcard server/*.c)
 PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c))
 TEST_SRC  = $(wildcard tests/test_*.c)
-FUZZ_SRC  = $(wildcard tests/fuzz_*.c)
+FUZZ_SRC  = $(filter-out tests/fuzz_main.c,$(wildcard tests/fuzz_*.c))
 
 PARSA_OBJ = $(PARSA_SRC:%.c=$(BUILD)/obj/%.o)
 SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
