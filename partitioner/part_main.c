@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,8 @@ static const char usage_partition[] =
 	"  --rule R          Parsa: min-s (thesis: smallest |S_i| picks next)\n"
 	"                    | round-robin (default %s)\n"
 	"  --imbalance X     max |U_i| / ceil(|U|/k), >= 1 (default %.2f)\n"
+	"  --block-imbalance X|off  Parsa: also cap each part within each\n"
+	"                    block at ceil(X * block size / k) (default %s)\n"
 	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
 	"  --seed S          seed of every random choice (default %" PRIu64 ")\n"
 	"  --init-from PREFIX --init-data OLD\n"
@@ -176,7 +179,7 @@ static void default_prefix(const char *data, uint32_t k, char *buf,
 			   size_t len)
 {
 	const char *base = strrchr(data, '/');
-	char name[PATH_MAX];
+	char name[PATH_MAX - 16];
 	char *dot;
 
 	base = base ? base + 1 : data;
@@ -214,7 +217,7 @@ enum {
 	OPT_RULE, OPT_IMBALANCE, OPT_SWEEPS, OPT_SEED, OPT_OUT, OPT_SHARDS,
 	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
 	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
-	OPT_TOPIC_FRAC, OPT_ZIPF,
+	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB,
 };
 
 static const struct option partition_longopts[] = {
@@ -226,6 +229,7 @@ static const struct option partition_longopts[] = {
 	{"init-blocks", required_argument, NULL, OPT_INIT_BLOCKS},
 	{"rule", required_argument, NULL, OPT_RULE},
 	{"imbalance", required_argument, NULL, OPT_IMBALANCE},
+	{"block-imbalance", required_argument, NULL, OPT_BLOCK_IMB},
 	{"sweeps", required_argument, NULL, OPT_SWEEPS},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
@@ -256,7 +260,8 @@ static void print_partition_help(void)
 
 	part_run_opts_default(&d);
 	printf(usage_partition, d.pu.blocks, d.pu.init_blocks,
-	       part_rule_name(d.pu.rule), d.pu.imbalance, d.sweeps,
+	       part_rule_name(d.pu.rule), d.pu.imbalance,
+	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance", d.sweeps,
 	       d.pu.seed, d.random_trials);
 }
 
@@ -301,6 +306,12 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_IMBALANCE:
 		if (parse_dbl(arg, 1.0, 1e6, &pu->imbalance))
 			return die_usage("--imbalance must be a number >= 1, got '%s'", arg);
+		return 0;
+	case OPT_BLOCK_IMB:
+		if (strcmp(arg, "off") == 0 || strcmp(arg, "inf") == 0)
+			pu->block_imbalance = INFINITY;
+		else if (parse_dbl(arg, 1.0, 1e6, &pu->block_imbalance))
+			return die_usage("--block-imbalance must be a number >= 1 or 'off', got '%s'", arg);
 		return 0;
 	case OPT_SWEEPS:
 		if (parse_u64(arg, 0, 1000, &v))
