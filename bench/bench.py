@@ -151,21 +151,23 @@ def study(b, out=print):
     """The measured choice of defaults: b, a/b, rule (k=16)."""
     ds = LIBSVM + PAIRS + GRAPHS
     out("\n### Parameter study (k=16; median over %d datasets, graphs in adjacency mode)\n" % len(ds))
-    out("| rule | b | a | median impr. M_max | median impr. T_max | median impr. T_sum | median ns/nnz | worst imbalance |")
-    out("|---|---|---|---|---|---|---|---|")
+    out("| rule | block cap | b | a | median impr. M_max | median impr. T_max | median impr. T_sum | median ns/nnz | worst imbalance |")
+    out("|---|---|---|---|---|---|---|---|---|")
     rows = []
-    for rule in ("min-s", "round-robin"):
+    for rule, cap in (("min-s", "1.03"), ("min-s", "off"), ("round-robin", "1.03")):
         for blocks in (1, 4, 16, 64):
             for frac in (0, 0.5, 1):
                 a = int(blocks * frac)
                 reps = [b.run(os.path.join(SHARED, d), 16, "parsa",
-                              ["--rule", rule, "--blocks", blocks, "--init-blocks", a], reps=1)
+                              ["--rule", rule, "--block-imbalance", cap, "--blocks", blocks,
+                               "--init-blocks", a] + (["--graph", "adjacency"] if d in GRAPHS else []),
+                              reps=1)
                         for d in ds]
                 med = lambda key: statistics.median(r["improvement"][key] for r in reps)
                 ns = statistics.median(r["seconds"]["ns_per_nnz"] for r in reps)
                 imb = max(r["metrics"]["imbalance"] for r in reps)
-                rows.append((rule, blocks, a, med("M_max"), med("T_max"), med("T_sum"), ns, imb))
-                out("| %s | %d | %d | %+.1f | %+.1f | %+.1f | %.0f | %.3f |" % rows[-1])
+                rows.append((rule, cap, blocks, a, med("M_max"), med("T_max"), med("T_sum"), ns, imb))
+                out("| %s | %s | %d | %d | %+.1f | %+.1f | %+.1f | %.0f | %.3f |" % rows[-1])
                 sys.stdout.flush()
     return rows
 
