@@ -1,0 +1,166 @@
+/*
+ * part_reader: read a dataset (LIBSVM, SNAP edge list, user-item pairs;
+ * plain or gzip) into the bipartite CSR of parsa (design §4 Inputs).
+ *
+ * The result is a struct part_dataset: g has one row per example, in the
+ * order below, and one column per distinct feature (compact ids); feat_id
+ * maps a compact feature id back to the input's own 64-bit id.  Compact
+ * feature ids are given in order of first appearance (see each format).
+ *
+ * Lines.  Every format reads the input line by line (LF or CRLF, a last line
+ * without '\n' included).  Blank lines (only spaces, tabs, '\r', '\v', '\f')
+ * and comment lines (first non-blank byte '#') are skipped everywhere.  A NUL
+ * byte in a line is an error.  Fields are separated by runs of spaces/tabs
+ * (pairs also accept one ',').  Ids and indices are unsigned 64-bit
+ * decimals: digits only (leading zeros allowed, no sign), at most
+ * 18446744073709551615.
+ *
+ * Formats.
+ *   LIBSVM / SVMlight: `label [qid:N] idx:val idx:val ... [# comment]`.
+ *     Every data line is one example, in file order.  label is any token
+ *     without ':' (not checked further).  An optional `qid:N` (N unsigned)
+ *     right after the label is ignored.  idx is an unsigned 64-bit decimal
+ *     (0 allowed), in any order; a repeated idx in one line counts once (the
+ *     extra entries are counted in ->duplicates).  val must be a number as
+ *     strtod reads it ("1", "-2.5e-3", "inf", "nan" ...), though it is not
+ *     kept; "1:", "1:abc" are errors.  A token starting with '#' ends the
+ *     line.  A label-only line is an example without features (counted in
+ *     ->empty_rows).  Features: compact ids in order of first appearance.
+ *   SNAP edge list: `a b [more columns ignored]`, vertex ids a, b.
+ *     adjacency mode (default): examples are the distinct vertex ids in order
+ *       of first appearance (a before b on each line); the graph is taken as
+ *       undirected: line `a b` gives a the feature b and b the feature a.  A
+ *       self-loop line `a a` introduces vertex a but adds no feature (counted
+ *       in ->self_loops).  Features are vertices: the compact feature id of a
+ *       vertex is its example index, except that vertices without any
+ *       neighbour (only self-loops) are no features (their rows are empty,
+ *       counted in ->empty_rows) and the columns after them move down so the
+ *       columns stay contiguous (same relative order).  Duplicate edges
+ *       (either direction) count once; ->entries counts 2 per non-loop line,
+ *       ->duplicates the entries dropped.
+ *     edges mode: each distinct undirected edge {a, b}, a != b, is an example,
+ *       in order of first appearance, with the features a and b (compact
+ *       ids: vertices in order of first appearance in non-loop lines, a
+ *       before b).  Self-loop lines are skipped (->self_loops); a repeated
+ *       edge in either direction is dropped and counted in ->duplicates (one
+ *       per repeated line); ->entries counts 2 per non-loop line.
+ *   pairs (TSV/CSV): `user item [more columns ignored]`, fields separated by
+ *     tabs, spaces or a comma (decided per line).  Optional header: the first
+ *     data line is skipped when its first two fields are not both unsigned
+ *     integers (e.g. MovieLens `userId,movieId,rating,timestamp`).  Examples
+ *     are the distinct users in order of first appearance; features the
+ *     items (compact ids in order of first appearance); a repeated
+ *     (user, item) pair counts once (->duplicates).  User and item ids are
+ *     separate id spaces.
+ *
+ * Choosing the format.  PART_FMT_AUTO first guesses by the file name
+ * (part_format_guess); when that says nothing, the first data line decides:
+ * it contains ':' -> LIBSVM, else SNAP.  An input without any data line
+ * gives an empty dataset whose format stays AUTO when nothing decided it.
+ *
+ * Errors.  Malformed input stops the read with PARSA_EPARSE and the message
+ * "file:line:col: reason", col being the 1-based byte column of the
+ * offending token (of the value for a bad LIBSVM value, of the place where
+ * a missing field was expected); e.g. "expected 'index:value', got 'abc'",
+ * "feature index out of range (more than 64 bits)", "expected two vertex
+ * ids", "user id is not an unsigned integer, got 'x'".  I/O errors are
+ * PARSA_EIO (see part_io.h), too many examples or features PARSA_ERANGE,
+ * allocation failures PARSA_ENOMEM.  On any error *ds is left as it was
+ * and nothing leaks.  An input without examples is not an error: the
+ * dataset is empty (g.n_rows == 0) and the caller decides.
+ *
+ * Memory.  LIBSVM rows are added as they are read; SNAP adjacency and pairs
+ * collect (example, feature) pairs as two uint32 arrays (8 bytes per entry),
+ * bucket them by example in place and then add the rows in order, so the
+ * peak is about the final CSR plus 8 bytes per entry; the text is never
+ * held.  Ids are mapped through open-addressing hash tables (part_hash.h).
+ *
+ * Progress.  When o->progress is set it is called every 64Ki lines and at
+ * the end with (bytes consumed, file size or 0 if unknown), compressed bytes
+ * for gzip files.
+ */
+#ifndef PART_READER_H
+#define PART_READER_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "part_io.h"
+
+enum part_format {
+	PART_FMT_AUTO = 0,
+	PART_FMT_LIBSVM,
+	PART_FMT_SNAP,
+	PART_FMT_PAIRS
+};
+
+enum part_graph_mode { PART_GRAPH_ADJACENCY = 0, PART_GRAPH_EDGES };
+
+struct part_read_opts {
+	enum part_format format;      /* AUTO = guess (see above) */
+	enum part_graph_mode graph;   /* SNAP only */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+};
+
+struct part_dataset {
+	struct parsa_graph g;     /* rows = examples in the design §4 order;
+				     cols = compact feature ids */
+	uint64_t *feat_id;        /* g.n_cols entries: the input's own 64-bit
+				     feature id of each compact id */
+	enum part_format format;  /* the format actually read (AUTO resolved) */
+	enum part_graph_mode graph;
+	uint64_t lines;           /* lines read */
+	uint64_t entries;         /* feature entries read before de-dup */
+	uint64_t duplicates;      /* duplicate (example, feature) entries
+				     dropped (edges mode: repeated edges) */
+	uint64_t self_loops;      /* SNAP self-loop lines (add no feature) */
+	uint64_t empty_rows;      /* examples without features */
+};
+
+/* An empty dataset (no allocation). */
+void part_dataset_init(struct part_dataset *ds);
+
+/* Free the graph and feat_id and reset to empty.  ds may be NULL. */
+void part_dataset_release(struct part_dataset *ds);
+
+/*
+ * Read the file at path ("-" = stdin; gzip or plain) into *ds (which must
+ * be initialised; its old content is released on success only).  o may be
+ * NULL (= AUTO, adjacency).  Returns 0 or an error code (see above).
+ */
+int part_read_file(const char *path, const struct part_read_opts *o,
+		   struct part_dataset *ds, struct parsa_err *err);
+
+/*
+ * As part_read_file, from an open line reader (which stays open; the caller
+ * closes it).  The reader's name is used for the guess by name and in
+ * messages.
+ */
+int part_read_lines(struct part_lines *l, const struct part_read_opts *o,
+		    struct part_dataset *ds, struct parsa_err *err);
+
+/*
+ * "auto", "libsvm" (or "svmlight", "svm"), "snap" (or "edgelist"),
+ * "pairs" (or "tsv", "csv"); case-insensitive.  0 or PARSA_EINVAL.
+ */
+int part_format_parse(const char *s, enum part_format *f);
+
+/* "auto", "libsvm", "snap", "pairs" ("unknown" for other values). */
+const char *part_format_name(enum part_format f);
+
+/* "adjacency", "edges" (case-insensitive); 0 or PARSA_EINVAL. */
+int part_graph_mode_parse(const char *s, enum part_graph_mode *m);
+
+/* "adjacency", "edges" ("unknown" for other values). */
+const char *part_graph_mode_name(enum part_graph_mode m);
+
+/*
+ * Guess by the name (case-insensitive, a trailing ".gz" ignored):
+ * .svm .libsvm .svmlight -> LIBSVM; .csv .tsv -> PAIRS;
+ * .txt .edges .el .snap -> SNAP; anything else (or NULL) -> AUTO.
+ */
+enum part_format part_format_guess(const char *path);
+
+#endif /* PART_READER_H */
