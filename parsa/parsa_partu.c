@@ -50,7 +50,7 @@ void parsa_partu_opts_default(struct parsa_partu_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->k = 16;
-	o->blocks = 16;
+	o->blocks = 8;
 	o->init_blocks = 0;
 	o->rule = PARSA_RULE_MIN_S;
 	o->imbalance = 1.03;
@@ -649,6 +649,27 @@ static uint64_t block_cap(const struct parsa_balance *bal, uint32_t n)
 	return ceil_clamp(f * n / bal->k, n);
 }
 
+/*
+ * The block cap at step t (t rows of the block placed so far): the block
+ * cap, lowered to an even pace floor(f * (t + 1) / k) + 1 (f the block
+ * factor), so no partition runs ahead of the others by more than the
+ * imbalance at any point of the block.  Under the MIN_S rule this keeps
+ * the partitions with small sets from taking the cheap rows early and
+ * leaving the hard ones to the rest; round-robin is paced already.
+ */
+static uint64_t paced_cap(const struct parsa_balance *bal, uint64_t blk_cap,
+			  uint32_t t)
+{
+	double f = bal->block_imbalance > 0 ? bal->block_imbalance
+					    : bal->imbalance;
+	double pace;
+
+	if (isinf(f))
+		return blk_cap;
+	pace = floor(f * ((double)t + 1.0) / bal->k) + 1.0;
+	return pace < (double)blk_cap ? (uint64_t)pace : blk_cap;
+}
+
 /* cost_i -= 1 for the live block rows using local feature l (compacting
  * its transpose list to the live rows).  Returns the decrements made. */
 static uint32_t touch_feature(struct parsa_partu_ctx *ctx,
@@ -805,7 +826,8 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 	memset(ctx->blk_count, 0, (size_t)ctx->k * sizeof(uint64_t));
 	memset(ctx->done, 0, g->n_rows);
 	for (uint32_t t = 0; t < g->n_rows; t++) {
-		uint32_t i = pick_partition(bal, ctx->blk_count, blk_cap);
+		uint32_t i = pick_partition(bal, ctx->blk_count,
+					    paced_cap(bal, blk_cap, t));
 		uint32_t u = bal->s_size[i] == 0 ? take_seed(ctx, &ctx->cl[i])
 						 : take_live(ctx, &ctx->cl[i]);
 

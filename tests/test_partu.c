@@ -417,7 +417,11 @@ static void replica_block(const struct parsa_graph *g, struct parsa_nbrset *S,
 		       ? UINT64_MAX
 		       : (uint64_t)ceil(bal->block_imbalance * g->n_rows / bal->k);
 	for (uint32_t t = 0; t < g->n_rows; t++) {
-		uint32_t i = replica_pick(bal, x.bc, bcap);
+		double f = bal->block_imbalance > 0 ? bal->block_imbalance
+						    : bal->imbalance;
+		uint64_t pace = isinf(f) ? UINT64_MAX
+					 : (uint64_t)floor(f * (t + 1.0) / bal->k) + 1;
+		uint32_t i = replica_pick(bal, x.bc, pace < bcap ? pace : bcap);
 		uint32_t u = replica_take(&x, i, bal->s_size[i] == 0);
 
 		part[u] = i;
