@@ -50,7 +50,7 @@ void parsa_partu_opts_default(struct parsa_partu_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->k = 16;
-	o->blocks = 8;
+	o->blocks = 6;
 	o->init_blocks = 0;
 	o->rule = PARSA_RULE_MIN_S;
 	o->imbalance = 1.03;

@@ -61,6 +61,8 @@ static const char usage_partition[] =
 	"  --imbalance X     max |U_i| / ceil(|U|/k), >= 1 (default %.2f)\n"
 	"  --block-imbalance X|off  Parsa: also cap each part within each\n"
 	"                    block at ceil(X * block size / k) (default %s)\n"
+	"  --refine N        Parsa: rounds of the M_max refinement, moves out\n"
+	"                    of the largest part; 0 = off (default %u)\n"
 	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
 	"  --seed S          seed of every random choice (default %" PRIu64 ")\n"
 	"  --init-from PREFIX --init-data OLD\n"
@@ -217,7 +219,7 @@ enum {
 	OPT_RULE, OPT_IMBALANCE, OPT_SWEEPS, OPT_SEED, OPT_OUT, OPT_SHARDS,
 	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
 	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
-	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB,
+	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE,
 };
 
 static const struct option partition_longopts[] = {
@@ -231,6 +233,7 @@ static const struct option partition_longopts[] = {
 	{"imbalance", required_argument, NULL, OPT_IMBALANCE},
 	{"block-imbalance", required_argument, NULL, OPT_BLOCK_IMB},
 	{"sweeps", required_argument, NULL, OPT_SWEEPS},
+	{"refine", required_argument, NULL, OPT_REFINE},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
 	{"shards", required_argument, NULL, OPT_SHARDS},
@@ -261,7 +264,8 @@ static void print_partition_help(void)
 	part_run_opts_default(&d);
 	printf(usage_partition, d.pu.blocks, d.pu.init_blocks,
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
-	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance", d.sweeps,
+	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
+	       d.refine_rounds, d.sweeps,
 	       d.pu.seed, d.random_trials);
 }
 
@@ -317,6 +321,11 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		if (parse_u64(arg, 0, 1000, &v))
 			return die_usage("--sweeps must be an integer in 0..1000, got '%s'", arg);
 		c->run.sweeps = (uint32_t)v;
+		return 0;
+	case OPT_REFINE:
+		if (parse_u64(arg, 0, 1000000, &v))
+			return die_usage("--refine must be an integer in 0..1000000, got '%s'", arg);
+		c->run.refine_rounds = (uint32_t)v;
 		return 0;
 	case OPT_SEED:
 		if (parse_u64(arg, 0, UINT64_MAX, &pu->seed))

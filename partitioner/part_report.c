@@ -53,6 +53,14 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_string(part_rule_name(o->pu.rule)));
 		json_object_set_new(p, "incremental",
 				    json_boolean(o->init_S != NULL));
+		json_object_set_new(p, "refine_rounds",
+				    json_integer(o->refine_rounds));
+		json_object_set_new(p, "block_imbalance",
+				    isinf(o->pu.block_imbalance)
+					    ? json_string("off")
+					    : json_real(o->pu.block_imbalance > 0
+								? o->pu.block_imbalance
+								: o->pu.imbalance));
 	}
 	return p;
 }
@@ -60,12 +68,13 @@ static json_t *params_json(const struct part_report_info *in)
 static json_t *seconds_json(const struct part_report_info *in)
 {
 	const struct part_result *r = in->res;
-	double part = r->t_partition_u + r->t_partition_v;
+	double part = r->t_partition_u + r->t_refine + r->t_partition_v;
 	uint64_t nnz = parsa_graph_nnz(&in->ds->g);
 
-	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "load",
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "load",
 			 in->t_load, "partition", part, "partition_u",
-			 r->t_partition_u, "partition_v", r->t_partition_v,
+			 r->t_partition_u, "refine", r->t_refine,
+			 "partition_v", r->t_partition_v,
 			 "metrics", r->t_metrics, "total", in->t_total,
 			 "ns_per_nnz", nnz ? part * 1e9 / (double)nnz : 0.0);
 }
@@ -135,7 +144,7 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 	const struct part_dataset *ds = in->ds;
 	const struct part_result *r = in->res;
 	uint64_t nnz = parsa_graph_nnz(&ds->g);
-	double part = r->t_partition_u + r->t_partition_v;
+	double part = r->t_partition_u + r->t_refine + r->t_partition_v;
 
 	fprintf(f, "%s: %u examples, %u features, %llu nonzeros (%s)\n",
 		in->data_path ? in->data_path : "dataset", ds->g.n_rows,
@@ -151,9 +160,10 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 	print_row(f, "imbalance", r->m.imbalance, r->rnd.imbalance, 0);
 	print_row(f, "local_fraction", r->m.local_fraction,
 		  r->rnd.local_fraction, 0);
-	fprintf(f, "time: load %.3fs, partition %.3fs (U %.3fs, V %.3fs, "
-		   "%.1f ns/nnz), total %.3fs; peak memory %.1f MiB\n",
-		in->t_load, part, r->t_partition_u, r->t_partition_v,
+	fprintf(f, "time: load %.3fs, partition %.3fs (U %.3fs, refine %.3fs, "
+		   "V %.3fs, %.1f ns/nnz), total %.3fs; peak memory %.1f MiB\n",
+		in->t_load, part, r->t_partition_u, r->t_refine,
+		r->t_partition_v,
 		nnz ? part * 1e9 / (double)nnz : 0.0, in->t_total,
 		(double)in->peak_rss_kb / 1024.0);
 }

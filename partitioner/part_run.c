@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parsa_baseline.h"
+#include "parsa_refine.h"
 #include "parsa_rng.h"
 #include "part_metis.h"
 #include "part_progress.h"
@@ -14,6 +15,7 @@
 /* Defaults chosen by the study in BENCHMARKS.md. */
 #define PART_DEFAULT_SWEEPS 4
 #define PART_DEFAULT_TRIALS 5
+#define PART_DEFAULT_REFINE 64
 
 void part_run_opts_default(struct part_run_opts *o)
 {
@@ -22,6 +24,7 @@ void part_run_opts_default(struct part_run_opts *o)
 	parsa_partu_opts_default(&o->pu);
 	o->sweeps = PART_DEFAULT_SWEEPS;
 	o->random_trials = PART_DEFAULT_TRIALS;
+	o->refine_rounds = PART_DEFAULT_REFINE;
 }
 
 void part_result_init(struct part_result *r)
@@ -72,21 +75,34 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 	return rc;
 }
 
+/* N(U_i) of the example partition, the M_max refinement (Parsa only),
+ * then Algorithm 11.  Random keeps the owners drawn with its U. */
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct part_result *r, struct parsa_err *err)
 {
 	struct parsa_nbrset used;
+	double t0;
 	int rc;
 
 	if (o->method == PART_METHOD_RANDOM)
-		return 0; /* owners drawn with the random U */
+		return 0;
 	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
 	if (rc)
 		return rc;
 	rc = parsa_used_sets(&ds->g, r->part, &used, err);
+	if (rc == 0 && o->method == PART_METHOD_PARSA && o->refine_rounds) {
+		t0 = part_now();
+		rc = parsa_refine_mmax(&ds->g, r->part, &used,
+				       parsa_balance_cap(ds->g.n_rows, r->k,
+							 o->pu.imbalance),
+				       o->refine_rounds, &r->refine_stats, err);
+		r->t_refine = part_now() - t0;
+	}
+	t0 = part_now();
 	if (rc == 0)
 		rc = parsa_partition_v(&used, o->sweeps, r->owner,
 				       &r->pv_stats, err);
+	r->t_partition_v = part_now() - t0;
 	parsa_nbrset_release(&used);
 	return rc;
 }
@@ -131,11 +147,8 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	t0 = part_now();
 	rc = run_u(ds, o, r, err);
 	r->t_partition_u = part_now() - t0;
-	if (rc == 0) {
-		t0 = part_now();
+	if (rc == 0)
 		rc = run_v(ds, o, r, err);
-		r->t_partition_v = part_now() - t0;
-	}
 	if (rc == 0)
 		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
 	if (rc)

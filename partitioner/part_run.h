@@ -2,7 +2,7 @@
  * part_run: one partition job on a loaded dataset, whatever the method:
  * partition U (Parsa, random, METIS or streaming greedy), partition V
  * (Algorithm 11 for every method but random, so differences between methods
- * come from U), then the metrics of the result and of the random baseline.
+ * come from U; for Parsa after the M_max refinement of parsa_refine.h), then the metrics of the result and of the random baseline.
  * Used by the CLI and by the HTTP service.
  */
 #ifndef PART_RUN_H
@@ -13,6 +13,7 @@
 #include "parsa_metrics.h"
 #include "parsa_partu.h"
 #include "parsa_partv.h"
+#include "parsa_refine.h"
 #include "part_reader.h"
 
 enum part_method {
@@ -27,6 +28,7 @@ struct part_run_opts {
 	struct parsa_partu_opts pu; /* k, blocks, init_blocks, rule, imbalance, seed */
 	uint32_t sweeps;            /* improving sweeps of Algorithm 11 */
 	uint32_t random_trials;     /* seeds averaged for the random baseline */
+	uint32_t refine_rounds;     /* Parsa: rounds of the M_max refinement (0 = off) */
 	const struct parsa_nbrset *init_S; /* borrowed, may be NULL: incremental start */
 };
 
@@ -39,7 +41,11 @@ struct part_result {
 	uint32_t *owner;       /* n_cols: server of each feature (owned) */
 	struct parsa_metrics m;   /* of this placement */
 	struct parsa_metrics rnd; /* random baseline (mean of trials) */
-	double t_partition_u, t_partition_v, t_metrics;
+	double t_partition_u;  /* Algorithm 13 (or the baseline's U) */
+	double t_refine;       /* M_max refinement (Parsa) */
+	double t_partition_v;  /* Algorithm 11 with its sweeps, incl. N(U_i) */
+	double t_metrics;
+	struct parsa_refine_stats refine_stats;
 	struct parsa_partu_stats pu_stats;
 	struct parsa_partv_stats pv_stats;
 };

@@ -114,7 +114,10 @@ def test_partition_samples_all_formats():
         for key in ("load", "partition", "total"):
             assert key in rep["seconds"]
         assert rep["peak_rss_kb"] > 0
-        assert rep["improvement"]["M_max"] > 0, rep["improvement"]
+        # traffic must beat random even on these small samples; M_max of a
+        # few hundred heavy-tailed users at k=4 is not a meaningful test
+        assert rep["improvement"]["T_max"] > 20, rep["improvement"]
+        assert rep["improvement"]["T_sum"] > 20, rep["improvement"]
         eval_agrees("data/" + f, prefix, rep, extra)
 
 

@@ -1,0 +1,240 @@
+/*
+ * parsa_refine: M_max refinement by moves out of the largest partition
+ * (see parsa_refine.h for the rule and why it terminates).
+ */
+#include "parsa_refine.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct refine {
+	const struct parsa_graph *g;
+	struct parsa_nbrset *used;
+	uint32_t *part;
+	uint32_t k;
+	uint64_t cap;
+	uint64_t *M;     /* k: |N(U_j)| */
+	uint64_t *size;  /* k: |U_j| */
+	uint32_t *cnt;   /* n_cols: examples of p using v (p = current max) */
+	uint32_t *hits;  /* k: |N(u) ∩ N(U_j)| scratch */
+	uint32_t *cand;  /* examples of p */
+};
+
+static void refine_free(struct refine *r)
+{
+	free(r->M);
+	free(r->size);
+	free(r->cnt);
+	free(r->hits);
+	free(r->cand);
+}
+
+static int refine_init(struct refine *r, const struct parsa_graph *g,
+		       uint32_t *part, struct parsa_nbrset *used, uint64_t cap,
+		       struct parsa_err *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->g = g;
+	r->used = used;
+	r->part = part;
+	r->k = used->k;
+	r->cap = cap;
+	r->M = calloc(r->k, sizeof(uint64_t));
+	r->size = calloc(r->k, sizeof(uint64_t));
+	r->cnt = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	r->hits = calloc(r->k, sizeof(uint32_t));
+	r->cand = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (!r->M || !r->size || !r->cnt || !r->hits || !r->cand) {
+		refine_free(r);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	}
+	for (uint32_t j = 0; j < r->k; j++)
+		r->M[j] = used->size[j];
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		if (part[u] >= r->k) {
+			refine_free(r);
+			return parsa_fail(err, PARSA_EINVAL,
+					  "example %u in part %u, k is %u", u,
+					  part[u], r->k);
+		}
+		r->size[part[u]]++;
+	}
+	return 0;
+}
+
+static uint32_t argmax_M(const struct refine *r)
+{
+	uint32_t p = 0;
+
+	for (uint32_t j = 1; j < r->k; j++)
+		if (r->M[j] > r->M[p])
+			p = j;
+	return p;
+}
+
+/* cnt[v] = examples of p using v; cand = examples of p.  Returns |cand|. */
+static uint32_t load_part(struct refine *r, uint32_t p)
+{
+	const struct parsa_graph *g = r->g;
+	uint32_t n = 0;
+
+	memset(r->cnt, 0, (size_t)g->n_cols * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		if (r->part[u] != p)
+			continue;
+		r->cand[n++] = u;
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			r->cnt[g->col[e]]++;
+	}
+	return n;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Features of u used by no other example of p. */
+static uint32_t gain_of(const struct refine *r, uint32_t u)
+{
+	const struct parsa_graph *g = r->g;
+	uint32_t gain = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+		gain += r->cnt[g->col[e]] == 1;
+	return gain;
+}
+
+/* The partition j != p below the cap minimising M_j + add_j(u); *add_out
+ * receives add_j(u).  UINT32_MAX if none. */
+static uint32_t best_target(struct refine *r, uint32_t u, uint32_t p,
+			    uint32_t *add_out)
+{
+	const struct parsa_graph *g = r->g;
+	uint32_t deg = parsa_graph_degree(g, u), best = UINT32_MAX;
+	uint64_t best_val = UINT64_MAX;
+
+	memset(r->hits, 0, r->k * sizeof(uint32_t));
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		const uint64_t *m = parsa_nbrset_mask(r->used, g->col[e]);
+
+		for (uint32_t w = 0; w < r->used->words; w++)
+			for (uint64_t x = m[w]; x; x &= x - 1)
+				r->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
+	}
+	for (uint32_t j = 0; j < r->k; j++) {
+		uint64_t val = r->M[j] + (deg - r->hits[j]);
+
+		if (j == p || r->size[j] >= r->cap)
+			continue;
+		if (val < best_val) {
+			best_val = val;
+			best = j;
+		}
+	}
+	if (best != UINT32_MAX)
+		*add_out = deg - r->hits[best];
+	return best;
+}
+
+static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
+{
+	const struct parsa_graph *g = r->g;
+	struct parsa_nbrset *s = r->used;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint64_t *w = &s->bits[(uint64_t)v * s->words + (p >> 6)];
+
+		if (--r->cnt[v] == 0) {
+			*w &= ~(1ULL << (p & 63));
+			s->size[p]--;
+			r->M[p]--;
+		}
+		if (parsa_nbrset_add(s, v, j))
+			r->M[j]++;
+	}
+	r->part[u] = j;
+	r->size[p]--;
+	r->size[j]++;
+}
+
+/* Order the candidates by private fraction gain/deg, largest first (they
+ * free the most memory per feature they carry over); stable, by key. */
+static void order_candidates(struct refine *r, uint32_t n)
+{
+	uint64_t *key = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+
+	if (!key)
+		return; /* benign: keep index order */
+	for (uint32_t c = 0; c < n; c++) {
+		uint32_t u = r->cand[c], deg = parsa_graph_degree(r->g, u);
+		uint64_t frac = deg ? ((uint64_t)gain_of(r, u) << 20) / deg : 0;
+
+		key[c] = ((((uint64_t)1 << 21) - frac) << 32) | u;
+	}
+	qsort(key, n, sizeof(uint64_t), cmp_u64);
+	for (uint32_t c = 0; c < n; c++)
+		r->cand[c] = (uint32_t)key[c];
+	free(key);
+}
+
+/* One round on the current largest partition p; returns moves made. */
+static uint64_t round_on(struct refine *r, uint32_t p)
+{
+	uint32_t n = load_part(r, p);
+	uint64_t moves = 0;
+
+	order_candidates(r, n);
+
+	for (uint32_t c = 0; c < n; c++) {
+		uint32_t u = r->cand[c], add = 0, gain = gain_of(r, u), j;
+
+		if (gain == 0)
+			continue;
+		j = best_target(r, u, p, &add);
+		if (j == UINT32_MAX || r->M[j] + add >= r->M[p] || add > 2 * gain)
+			continue;
+		move(r, u, p, j);
+		moves++;
+		if (argmax_M(r) != p)
+			break; /* p is no longer the largest: next round */
+	}
+	return moves;
+}
+
+int parsa_refine_mmax(const struct parsa_graph *g, uint32_t *part,
+		      struct parsa_nbrset *used, uint64_t cap,
+		      uint32_t max_rounds, struct parsa_refine_stats *st,
+		      struct parsa_err *err)
+{
+	struct refine r;
+	struct parsa_refine_stats local = {0};
+	int rc;
+
+	if (used->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "refine: sets over %u features, graph has %u",
+				  used->n_feat, g->n_cols);
+	rc = refine_init(&r, g, part, used, cap, err);
+	if (rc)
+		return rc;
+	local.M_max_before = r.M[argmax_M(&r)];
+	for (uint32_t t = 0; t < max_rounds && r.k > 1; t++) {
+		uint64_t m = round_on(&r, argmax_M(&r));
+
+		local.rounds++;
+		local.moves += m;
+		if (m == 0)
+			break;
+	}
+	local.M_max_after = r.M[argmax_M(&r)];
+	assert(local.M_max_after <= local.M_max_before);
+	refine_free(&r);
+	if (st)
+		*st = local;
+	return 0;
+}
