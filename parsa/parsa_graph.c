@@ -44,6 +44,12 @@ static int grow(void **p, uint64_t *cap, uint64_t need, size_t elem,
 
 static void sort_u32(uint32_t *a, size_t n)
 {
+	size_t s = 1;
+
+	while (s < n && a[s - 1] <= a[s])
+		s++;
+	if (s >= n)
+		return; /* already sorted: the common case for LIBSVM rows */
 	/* insertion sort for short rows, else qsort-free radix-less shell */
 	for (size_t gap = n / 2; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
 		for (size_t i = gap; i < n; i++) {

@@ -19,7 +19,12 @@ struct refine {
 	uint32_t *cnt;   /* n_cols: examples of p using v (p = current max) */
 	uint32_t *hits;  /* k: |N(u) ∩ N(U_j)| scratch */
 	uint32_t *cand;  /* examples of p */
+	uint32_t *head;  /* k: first example of each part (list), or NIL */
+	uint32_t *next;  /* n_rows: next example of the same part */
+	uint32_t *prev;  /* n_rows: previous example of the same part */
 };
+
+#define NIL UINT32_MAX
 
 static void refine_free(struct refine *r)
 {
@@ -28,6 +33,28 @@ static void refine_free(struct refine *r)
 	free(r->cnt);
 	free(r->hits);
 	free(r->cand);
+	free(r->head);
+	free(r->next);
+	free(r->prev);
+}
+
+static void list_push(struct refine *r, uint32_t j, uint32_t u)
+{
+	r->prev[u] = NIL;
+	r->next[u] = r->head[j];
+	if (r->head[j] != NIL)
+		r->prev[r->head[j]] = u;
+	r->head[j] = u;
+}
+
+static void list_unlink(struct refine *r, uint32_t j, uint32_t u)
+{
+	if (r->prev[u] != NIL)
+		r->next[r->prev[u]] = r->next[u];
+	else
+		r->head[j] = r->next[u];
+	if (r->next[u] != NIL)
+		r->prev[r->next[u]] = r->prev[u];
 }
 
 static int refine_init(struct refine *r, const struct parsa_graph *g,
@@ -45,13 +72,19 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 	r->cnt = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	r->hits = calloc(r->k, sizeof(uint32_t));
 	r->cand = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!r->M || !r->size || !r->cnt || !r->hits || !r->cand) {
+	r->head = malloc(r->k * sizeof(uint32_t));
+	r->next = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	r->prev = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (!r->M || !r->size || !r->cnt || !r->hits || !r->cand || !r->head ||
+	    !r->next || !r->prev) {
 		refine_free(r);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
 	}
-	for (uint32_t j = 0; j < r->k; j++)
+	for (uint32_t j = 0; j < r->k; j++) {
 		r->M[j] = used->size[j];
-	for (uint32_t u = 0; u < g->n_rows; u++) {
+		r->head[j] = NIL;
+	}
+	for (uint32_t u = g->n_rows; u-- > 0;) {
 		if (part[u] >= r->k) {
 			refine_free(r);
 			return parsa_fail(err, PARSA_EINVAL,
@@ -59,6 +92,7 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 					  part[u], r->k);
 		}
 		r->size[part[u]]++;
+		list_push(r, part[u], u);
 	}
 	return 0;
 }
@@ -73,21 +107,29 @@ static uint32_t argmax_M(const struct refine *r)
 	return p;
 }
 
-/* cnt[v] = examples of p using v; cand = examples of p.  Returns |cand|. */
+/* cnt[v] = examples of p using v; cand = examples of p.  Returns |cand|.
+ * O(|U_p| + nnz(U_p)): cnt is all zero on entry (see clear_part). */
 static uint32_t load_part(struct refine *r, uint32_t p)
 {
 	const struct parsa_graph *g = r->g;
 	uint32_t n = 0;
 
-	memset(r->cnt, 0, (size_t)g->n_cols * sizeof(uint32_t));
-	for (uint32_t u = 0; u < g->n_rows; u++) {
-		if (r->part[u] != p)
-			continue;
+	for (uint32_t u = r->head[p]; u != NIL; u = r->next[u]) {
 		r->cand[n++] = u;
 		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
 			r->cnt[g->col[e]]++;
 	}
 	return n;
+}
+
+/* Zero cnt again after a round on p (only p's features can be non-zero). */
+static void clear_part(struct refine *r, uint32_t p)
+{
+	const struct parsa_graph *g = r->g;
+
+	for (uint32_t u = r->head[p]; u != NIL; u = r->next[u])
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			r->cnt[g->col[e]] = 0;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -160,6 +202,8 @@ static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 	r->part[u] = j;
 	r->size[p]--;
 	r->size[j]++;
+	list_unlink(r, p, u);
+	list_push(r, j, u);
 }
 
 /* Order the candidates by private fraction gain/deg, largest first (they
@@ -203,6 +247,7 @@ static uint64_t round_on(struct refine *r, uint32_t p)
 		if (argmax_M(r) != p)
 			break; /* p is no longer the largest: next round */
 	}
+	clear_part(r, p);
 	return moves;
 }
 

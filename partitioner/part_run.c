@@ -15,7 +15,7 @@
 /* Defaults chosen by the study in BENCHMARKS.md. */
 #define PART_DEFAULT_SWEEPS 4
 #define PART_DEFAULT_TRIALS 5
-#define PART_DEFAULT_REFINE 64
+#define PART_DEFAULT_REFINE 16
 
 void part_run_opts_default(struct part_run_opts *o)
 {
