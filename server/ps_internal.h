@@ -77,6 +77,7 @@ struct ps_sched_state {
 	uint32_t barrier_count; /* workers in it so far */
 	struct ps_progress *prog_head, *prog_tail;
 	uint32_t acks;          /* SHUTDOWN_ACKs received */
+	uint32_t worker_acks;   /* ... of them from workers */
 	int shut;               /* shutdown completed */
 	struct ps_node_stats *stats; /* one per node */
 };

@@ -119,6 +119,28 @@ static int broadcast(struct ps_node *s, enum ps_role role, uint16_t type,
 	return rc;
 }
 
+/*
+ * Workers that finished (acked SHUTDOWN) never enter another barrier: if
+ * every other worker is waiting in one, it can never be released.
+ */
+static int check_barrier_deadlock(struct ps_node *s, struct parsa_err *err)
+{
+	struct ps_sched_state *st = s->sched;
+	uint32_t w = s->ep.cl->layout.num_workers;
+
+	if (st->barrier_count == 0 || st->worker_acks == 0 ||
+	    st->barrier_count + st->worker_acks < w)
+		return 0;
+	parsa_fail(err, PARSA_ESTATE, "%s: barrier %" PRIu64 " can never "
+		   "complete: %u workers wait in it but %u already finished "
+		   "(workers called ps_barrier a different number of times)",
+		   s->ep.name, st->barrier_gen, st->barrier_count,
+		   st->worker_acks);
+	ps_transport_fail(s->ep.tp, PARSA_ESTATE, "%s", err ? err->msg :
+			  "barrier mismatch");
+	return PARSA_ESTATE;
+}
+
 static int on_barrier(struct ps_node *s, const struct ps_rx *rx,
 		      struct parsa_err *err)
 {
@@ -128,7 +150,7 @@ static int on_barrier(struct ps_node *s, const struct ps_rx *rx,
 		return ps_ep_protocol(&s->ep, rx, "wrong barrier generation",
 				      err);
 	if (++st->barrier_count < s->ep.cl->layout.num_workers)
-		return 0;
+		return check_barrier_deadlock(s, err);
 	st->barrier_count = 0;
 	st->barrier_gen++;
 	return broadcast(s, PS_ROLE_WORKER, PS_MSG_BARRIER_RELEASE,
@@ -149,7 +171,9 @@ static int on_shutdown_ack(struct ps_node *s, const struct ps_rx *rx,
 				      err);
 	dst->valid = 1;
 	st->acks++;
-	return 0;
+	if (dst->role == PS_ROLE_WORKER)
+		st->worker_acks++;
+	return check_barrier_deadlock(s, err);
 }
 
 int ps_sched_other(struct ps_node *s, struct ps_rx *rx, struct parsa_err *err)

@@ -1079,6 +1079,26 @@ static void test_worker_failure_stops_all(void)
 	CHECK_STR(e.msg, "worker 2 (node 5): disk on fire");
 }
 
+static int uneven_barrier_worker(struct ps_node *w, void *arg,
+				 struct parsa_err *err)
+{
+	(void)arg;
+	if (ps_node_index(w) == 0)
+		return 0; /* skips the barrier the others wait in */
+	return ps_barrier(w, err);
+}
+
+static void test_barrier_mismatch_detected(void)
+{
+	struct ps_config cfg = base_config(1, 3);
+	struct ps_app app = { 0 };
+	struct parsa_err e = { 0 };
+
+	app.worker_main = uneven_barrier_worker;
+	CHECK_INT(ps_run_threads(&cfg, &app, NULL, &e), ==, PARSA_ESTATE);
+	CHECK_CONTAINS(e.msg, "barrier 0 can never complete");
+}
+
 static int bad_args_worker(struct ps_node *w, void *arg,
 			   struct parsa_err *err)
 {
@@ -1141,6 +1161,7 @@ int main(void)
 	RUN(test_timeout_no_reply);
 	RUN(test_run_fails_cleanly);
 	RUN(test_worker_failure_stops_all);
+	RUN(test_barrier_mismatch_detected);
 	RUN(test_bad_arguments);
 	return harness_done();
 }

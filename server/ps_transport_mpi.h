@@ -1,0 +1,58 @@
+/*
+ * ps_transport_mpi: the parameter-server transport over OpenMPI.
+ *
+ * Rank r is machine r: it hosts server i and worker i for every i with
+ * i % nranks == r, and rank 0 also hosts the scheduler.  With the defaults
+ * (S = W = nranks) rank r runs exactly worker r and server r.
+ *
+ * One communication thread per rank owns every MPI call (MPI_Init_thread
+ * with MPI_THREAD_FUNNELED; a caller that initialised MPI itself must have
+ * asked for MPI_THREAD_SERIALIZED or more and must not call MPI while the
+ * transport lives).  Messages between nodes of the same rank go straight to
+ * the mailbox; others are queued for the comm thread, which posts
+ * MPI_Isend, polls MPI_Improbe/MPI_Mrecv and MPI_Test, and otherwise sleeps
+ * on a condition variable with a timeout growing from 20 us to 1 ms (woken
+ * at once by new outgoing messages), so it never busy-spins.
+ *
+ * Failures never hang: the communicator uses MPI_ERRORS_RETURN, every
+ * received message is validated (ps_msg_decode + sender rank), every rank
+ * sends a heartbeat every min(0.5 s, timeout / 4) and a rank silent for the
+ * timeout is declared dead ("no message from rank r within T s"), and a
+ * rank that fails for any reason sends ABORT with the reason to every other
+ * rank before stopping, so all ranks stop with a clear message.  After a
+ * failure MPI_Finalize is skipped (it could block on the dead peer): the
+ * program should print the error and exit non-zero.
+ *
+ * MPI can be initialised only once per process: create at most one MPI
+ * transport per process.
+ */
+#ifndef PARSA_PS_TRANSPORT_MPI_H
+#define PARSA_PS_TRANSPORT_MPI_H
+
+#include "ps.h"
+#include "ps_transport.h"
+
+/* 1 if this build includes the MPI transport (compiled with mpi.h). */
+int ps_mpi_available(void);
+
+/*
+ * Initialise MPI (on the new comm thread) and create the transport.
+ * l->num_servers / num_workers of 0 mean one per rank; l->num_machines is
+ * ignored (= number of ranks).  timeout_s <= 0 means 60 s.  NULL on error
+ * (PARSA_EMPI with MPI's message; PARSA_EINVAL if built without MPI).
+ */
+struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
+					     double timeout_s,
+					     struct parsa_err *err);
+
+/*
+ * Run app on the MPI transport: every rank calls this with the same cfg
+ * (cfg->num_machines is ignored).  Returns on every rank; on failure every
+ * rank returns an error naming the root cause.  res: as ps_run (complete on
+ * rank 0).  *rank / *nranks (may be NULL) receive this process's rank.
+ */
+int ps_run_mpi(const struct ps_config *cfg, const struct ps_app *app,
+	       struct ps_result *res, int *rank, int *nranks,
+	       struct parsa_err *err);
+
+#endif /* PARSA_PS_TRANSPORT_MPI_H */

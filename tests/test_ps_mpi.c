@@ -1,0 +1,577 @@
+/*
+ * test_ps_mpi: the parameter server on the OpenMPI transport, for real.
+ *
+ * Run plainly, this is a harness test program: it launches itself with
+ * `timeout mpirun -np N` (loopback TCP only) in several modes and checks
+ * each run's exit status, time and messages:
+ *   sum      pushes/pulls/hooks/tasks with known results; every rank exits 0
+ *   die      worker 1 calls _exit(3) mid-run: mpirun must end the job
+ *            with a non-zero exit well within the timeout and every other
+ *            rank must print why it stopped (killed by mpirun: the SIGTERM
+ *            handler below; with orte_abort_on_non_zero_status=0 the ranks
+ *            detect the silent peer themselves: "no message from rank 1")
+ *   garbage  worker 1 sends a malformed message to the scheduler's rank:
+ *            every rank stops with "malformed message"
+ *   idle     the cluster idles for 3 s: the comm threads must not spin
+ *            (each rank reports its CPU time)
+ * Run as `test_ps_mpi --rank MODE TIMEOUT` it is the MPI program itself.
+ * Skips (counted as skipped) without mpirun or without the MPI transport.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ps.h"
+#include "ps_transport_mpi.h"
+
+#define ITERS 40
+#define NKEYS 100
+#define MPI_TIMEOUT 60
+
+/* ------------------------------------------------------ the MPI program */
+
+struct prog {
+	const char *mode;
+	struct ps_transport *tp; /* garbage mode only */
+	uint64_t keys[NKEYS];
+};
+
+static int fail_if(int cond, struct parsa_err *err, const char *what)
+{
+	return cond ? parsa_fail(err, PARSA_EINVAL, "check failed: %s", what)
+		    : 0;
+}
+
+static uint32_t or_bit(uint32_t w) { return (w * 13 + 64) % 65; }
+
+static int push_rounds(struct ps_node *w, const struct prog *p,
+		       struct parsa_err *err)
+{
+	unsigned char bits[NKEYS * 9] = { 0 };
+	double one[NKEYS];
+	uint32_t me = ps_node_index(w), b = or_bit(me), j;
+	uint64_t ts;
+	int it, rc = 0;
+
+	for (j = 0; j < NKEYS; j++) {
+		one[j] = 1.0;
+		bits[j * 9 + b / 8] |= (unsigned char)(1u << (b % 8));
+	}
+	for (it = 0; !rc && it < ITERS; it++) {
+		if (me == 1 && it == ITERS / 4 && strcmp(p->mode, "die") == 0)
+			_exit(3); /* a rank dies abruptly */
+		rc = ps_iter_begin(w, NULL, err);
+		if (!rc)
+			rc = ps_push(w, 0, p->keys, NKEYS, bits, &ts, err);
+		if (!rc)
+			rc = ps_push(w, 1, p->keys, NKEYS, one, &ts, err);
+	}
+	return rc ? rc : ps_wait_all(w, err);
+}
+
+static int check_totals(struct ps_node *w, const struct prog *p,
+			struct parsa_err *err)
+{
+	static unsigned char bits[NKEYS * 9];
+	static double sum[NKEYS];
+	unsigned char want[9] = { 0 };
+	uint32_t nw = ps_num_workers(w), j;
+	uint64_t t1, t2;
+	int rc;
+
+	rc = ps_pull(w, 0, p->keys, NKEYS, bits, &t1, err);
+	if (!rc)
+		rc = ps_pull(w, 1, p->keys, NKEYS, sum, &t2, err);
+	if (!rc)
+		rc = ps_wait_all(w, err);
+	for (j = 0; j < nw; j++)
+		want[or_bit(j) / 8] |= (unsigned char)(1u << (or_bit(j) % 8));
+	for (j = 0; !rc && j < NKEYS; j++) {
+		rc = fail_if(sum[j] != (double)ITERS * nw, err, "ADD total");
+		if (!rc)
+			rc = fail_if(memcmp(bits + j * 9, want, 9) != 0, err,
+				     "OR of 65-bit masks");
+	}
+	return rc;
+}
+
+static int prog_worker(struct ps_node *w, void *arg, struct parsa_err *err)
+{
+	struct prog *p = arg;
+	static const char junk[80] = "this is not a parameter-server message";
+	int rc;
+
+	if (strcmp(p->mode, "garbage") == 0 && ps_node_index(w) == 1) {
+		void *b = malloc(sizeof(junk));
+
+		if (!b)
+			return parsa_fail(err, PARSA_ENOMEM, "junk");
+		memcpy(b, junk, sizeof(junk));
+		rc = ps_transport_send(p->tp, 0, b, sizeof(junk), err);
+		if (rc)
+			return rc;
+	}
+	rc = push_rounds(w, p, err);
+	if (!rc)
+		rc = ps_barrier(w, err);
+	if (!rc)
+		rc = check_totals(w, p, err);
+	return rc;
+}
+
+/* Hook 0: how many keys of table 1 this server stores. */
+static int count_hook(struct ps_server *s, const void *req, size_t len,
+		      struct ps_reply *reply, void *arg, struct parsa_err *err)
+{
+	const uint64_t *keys;
+	unsigned char *vals;
+	size_t n;
+	uint64_t n64;
+	int rc = ps_server_table(s, 1, &keys, &vals, &n, NULL, err);
+
+	(void)req;
+	(void)len;
+	(void)arg;
+	n64 = n;
+	return rc ? rc : ps_reply_append(reply, &n64, sizeof(n64), err);
+}
+
+static int prog_server_init(struct ps_server *s, void *arg,
+			    struct parsa_err *err)
+{
+	(void)arg;
+	return ps_server_register_hook(s, 0, count_hook, NULL, err);
+}
+
+static int add_count(void *arg, uint32_t server, const void *resp,
+		     size_t len, struct parsa_err *err)
+{
+	uint64_t *total = arg, n;
+
+	(void)server;
+	if (len != 8)
+		return parsa_fail(err, PARSA_EPARSE, "hook reply %zu bytes",
+				  len);
+	memcpy(&n, resp, 8);
+	*total += n;
+	return 0;
+}
+
+static int prog_task(struct ps_node *w, uint64_t id, const void *payload,
+		     size_t len, void *arg, struct parsa_err *err)
+{
+	uint64_t total = 0;
+	int rc;
+
+	(void)id;
+	(void)arg;
+	if (len != 5 || memcmp(payload, "count", 5) != 0)
+		return parsa_fail(err, PARSA_EINVAL, "bad task payload");
+	rc = ps_call_hook(w, PS_ALL, 0, NULL, 0, add_count, &total, err);
+	if (!rc)
+		rc = fail_if(total != NKEYS, err, "keys stored over servers");
+	return rc ? rc : ps_report_progress(w, &total, sizeof(total), err);
+}
+
+static void count_progress(void *arg, uint32_t worker, const void *rec,
+			   size_t len)
+{
+	(void)worker;
+	(void)rec;
+	if (len == 8)
+		++*(int *)arg;
+}
+
+static int prog_sched(struct ps_node *s, void *arg, struct parsa_err *err)
+{
+	int seen = 0, rc;
+
+	(void)arg;
+	rc = ps_sched_start_task(s, PS_ALL, "count", 5, NULL, err);
+	if (!rc)
+		rc = ps_sched_wait_tasks(s, count_progress, &seen, err);
+	if (!rc && seen != (int)ps_num_workers(s))
+		rc = parsa_fail(err, PARSA_EINVAL, "%d progress records", seen);
+	return rc;
+}
+
+static int idle_sched(struct ps_node *s, void *arg, struct parsa_err *err)
+{
+	(void)arg;
+	return ps_sched_poll(s, 3.0, NULL, NULL, err);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) *
+	       1e-6;
+}
+
+static void prog_config(struct ps_config *cfg, double timeout)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->num_tables = 2;
+	cfg->tables[0].value_bytes = 9; /* 65-bit masks */
+	cfg->tables[0].op = PS_OP_OR;
+	cfg->tables[1].value_bytes = 8;
+	cfg->tables[1].op = PS_OP_ADD_F64;
+	cfg->tau = 2;
+	cfg->timeout_s = timeout;
+}
+
+static void report_ok(int rank, const struct ps_result *res)
+{
+	struct ps_counters c;
+
+	if (rank != 0 || !res->nodes)
+		return;
+	ps_result_total(res, &c);
+	printf("rank 0: messages sent local %llu remote %llu, bytes local "
+	       "%llu remote %llu\n", (unsigned long long)c.msgs_sent[PS_LOCAL],
+	       (unsigned long long)c.msgs_sent[PS_REMOTE],
+	       (unsigned long long)c.bytes_sent[PS_LOCAL],
+	       (unsigned long long)c.bytes_sent[PS_REMOTE]);
+}
+
+/* Garbage mode: the transport is created here so the worker can misuse it. */
+static int run_garbage(struct ps_config *cfg, struct ps_app *app,
+		       struct prog *p, int *rank, struct parsa_err *err)
+{
+	struct ps_layout l = { 0, 0, 0 };
+	int rc;
+
+	p->tp = ps_transport_mpi_create(&l, cfg->timeout_s, err);
+	if (!p->tp)
+		return err->code;
+	*rank = (int)p->tp->rank;
+	rc = ps_run(p->tp, cfg, app, NULL, err);
+	ps_transport_destroy(p->tp);
+	return rc;
+}
+
+/* Rank as a string for the signal handler (set before the run). */
+static char term_msg[160];
+static volatile sig_atomic_t term_len;
+
+static void on_term(int sig)
+{
+	if (term_len > 0 && write(2, term_msg, (size_t)term_len) < 0)
+		sig = 0;
+	_exit(128 + (sig ? sig : SIGTERM));
+}
+
+/* mpirun stops the other ranks with SIGTERM when one fails: say so.
+ * (Program-level policy, like ignoring SIGPIPE: the library sets no
+ * handlers; a real main() using the MPI transport should do the same.) */
+static void install_term_handler(void)
+{
+	const char *r = getenv("OMPI_COMM_WORLD_RANK");
+	struct sigaction sa;
+	int n = snprintf(term_msg, sizeof(term_msg), "rank %s: terminated by "
+			 "SIGTERM (mpirun stops the job: another rank "
+			 "failed)\n", r ? r : "?");
+
+	term_len = n > 0 && (size_t)n < sizeof(term_msg) ? n : 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a dead peer's socket: EPIPE, not death */
+}
+
+static int rank_main(const char *mode, double timeout)
+{
+	struct prog p;
+	struct ps_config cfg;
+	struct ps_app app = { 0 };
+	struct ps_result res = { 0 };
+	struct parsa_err err = { 0 };
+	int rank = -1, nranks = 0, rc, j;
+	double t0, c0;
+
+	install_term_handler();
+	memset(&p, 0, sizeof(p));
+	p.mode = mode;
+	for (j = 0; j < NKEYS; j++) /* spread over every server's range */
+		p.keys[j] = (uint64_t)j * (UINT64_MAX / NKEYS) + 17;
+	prog_config(&cfg, timeout);
+	app.server_init = prog_server_init;
+	app.worker_main = prog_worker;
+	app.task = prog_task;
+	app.sched_main = prog_sched;
+	app.arg = &p;
+	if (strcmp(mode, "idle") == 0) {
+		app.worker_main = NULL;
+		app.sched_main = idle_sched;
+	}
+	t0 = ps_clock_now();
+	c0 = cpu_seconds();
+	if (strcmp(mode, "garbage") == 0)
+		rc = run_garbage(&cfg, &app, &p, &rank, &err);
+	else
+		rc = ps_run_mpi(&cfg, &app, &res, &rank, &nranks, &err);
+	if (rc) {
+		fprintf(stderr, "rank %d: error: %s\n", rank, err.msg);
+		fflush(stderr);
+		_exit(1); /* MPI was not finalised: do not run atexit hooks */
+	}
+	report_ok(rank, &res);
+	ps_result_release(&res);
+	printf("rank %d: cpu %.3f s in %.3f s\n", rank, cpu_seconds() - c0,
+	       ps_clock_now() - t0);
+	printf("rank %d of %d: ok\n", rank, nranks);
+	return 0;
+}
+
+/* ------------------------------------------------------------ launcher */
+
+static char self_path[4096];
+static const char *mpirun;
+
+#define NEED_MPI()                                                          \
+	do {                                                                \
+		if (!mpirun)                                                \
+			SKIP("mpirun not found");                           \
+		if (!ps_mpi_available())                                    \
+			SKIP("built without the MPI transport (no ompi-c "  \
+			     "flags)");                                     \
+	} while (0)
+
+static const char *find_in_path(const char *name)
+{
+	static char buf[4096];
+	const char *path = getenv("PATH"), *p = path, *end;
+
+	while (p && *p) {
+		end = strchr(p, ':');
+		snprintf(buf, sizeof(buf), "%.*s/%s",
+			 (int)(end ? end - p : (long)strlen(p)), p, name);
+		if (access(buf, X_OK) == 0)
+			return buf;
+		p = end ? end + 1 : NULL;
+	}
+	return NULL;
+}
+
+struct launch {
+	int status;       /* exit status of timeout+mpirun, -1 on error */
+	double seconds;
+	char out[65536];  /* stdout + stderr */
+};
+
+static void launch(int np, const char *mode, int timeout, const char *extra,
+		   struct launch *l)
+{
+	char cmd[8192];
+	size_t n = 0, got;
+	struct timespec a, b;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "timeout -k 5 %d %s -np %d --oversubscribe --mca btl self,tcp "
+		 "--mca btl_tcp_if_include lo --mca oob_tcp_if_include lo %s "
+		 "%s --rank %s %d 2>&1", MPI_TIMEOUT, mpirun, np, extra,
+		 self_path, mode, timeout);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	l->status = -1;
+	l->out[0] = '\0';
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	while (n + 1 < sizeof(l->out) &&
+	       (got = fread(l->out + n, 1, sizeof(l->out) - 1 - n, f)) > 0)
+		n += got;
+	l->out[n] = '\0';
+	l->status = pclose(f);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	l->seconds = (double)(b.tv_sec - a.tv_sec) +
+		     (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	if (l->status != -1 && WIFEXITED(l->status))
+		l->status = WEXITSTATUS(l->status);
+	printf("  mpirun -np %d %s %s: exit %d after %.1f s\n", np, extra,
+	       mode, l->status, l->seconds);
+}
+
+static int count_lines(const char *out, const char *needle)
+{
+	int n = 0;
+	const char *p = out;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
+}
+
+static void dump_on_failure(const struct launch *l)
+{
+	if (harness_cur_failed > 0)
+		fprintf(stderr, "---- output ----\n%s----------------\n",
+			l->out);
+}
+
+static void check_sum(int np)
+{
+	static struct launch l;
+	char want[64];
+	int r;
+
+	NEED_MPI();
+	launch(np, "sum", 20, "", &l);
+	CHECK_INT(l.status, ==, 0);
+	for (r = 0; r < np; r++) {
+		snprintf(want, sizeof(want), "rank %d of %d: ok", r, np);
+		CHECK_CONTAINS(l.out, want);
+	}
+	CHECK_CONTAINS(l.out, "rank 0: messages sent local");
+	CHECK(strstr(l.out, "remote 0,") == NULL); /* some traffic crossed */
+	dump_on_failure(&l);
+}
+
+static void test_mpi_sum_2(void) { check_sum(2); }
+
+/* While idle, each rank uses well under 20% of a core (no busy-spin). */
+static void test_mpi_idle_no_spin(void)
+{
+	static struct launch l;
+	const char *p;
+	int ranks = 0;
+
+	NEED_MPI();
+	launch(2, "idle", 20, "", &l);
+	CHECK_INT(l.status, ==, 0);
+	for (p = l.out; (p = strstr(p, ": cpu ")); p++) {
+		double cpu = 0, wall = 1;
+
+		CHECK(sscanf(p, ": cpu %lf s in %lf s", &cpu, &wall) == 2);
+		printf("  idle rank: %.3f s CPU in %.3f s\n", cpu, wall);
+		CHECK(wall >= 3.0);
+		CHECK(cpu < 0.2 * wall);
+		ranks++;
+	}
+	CHECK_INT(ranks, ==, 2);
+	dump_on_failure(&l);
+}
+static void test_mpi_sum_3_oversubscribed(void) { check_sum(3); }
+
+/* Every rank but `dead` printed a line saying why it stopped. */
+static void check_every_rank_said(const struct launch *l, int np, int dead,
+				  const char *why1, const char *why2)
+{
+	char a[96], b[96];
+	int r;
+
+	for (r = 0; r < np; r++) {
+		if (r == dead)
+			continue;
+		snprintf(a, sizeof(a), "rank %d: %s", r, why1);
+		snprintf(b, sizeof(b), "rank %d: %s", r, why2);
+		if (!strstr(l->out, a) && !strstr(l->out, b)) {
+			fprintf(stderr, "rank %d printed neither \"%s\" nor "
+				"\"%s\"\n", r, a, b);
+			harness_cur_failed = 1;
+		}
+	}
+}
+
+static void check_failure(int np, const char *mode, const char *extra,
+			  struct launch *l)
+{
+	const int timeout = 4;
+
+	launch(np, mode, timeout, extra, l);
+	CHECK(l->status != 124 && l->status != 137); /* not timed out */
+	CHECK(l->seconds < 3 * timeout + 10);
+	CHECK(count_lines(l->out, ": ok") == 0);
+}
+
+/* Default mpirun: it ends the job when rank 1 exits with 3. */
+static void check_rank_dies(int np)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	check_failure(np, "die", "", &l);
+	CHECK_INT(l.status, ==, 3);
+	CHECK_CONTAINS(l.out, "exited with non-zero status");
+	check_every_rank_said(&l, np, 1, "terminated by SIGTERM", "error: ");
+	dump_on_failure(&l);
+}
+
+static void test_mpi_rank_dies_2(void) { check_rank_dies(2); }
+static void test_mpi_rank_dies_3(void) { check_rank_dies(3); }
+
+/* mpirun told not to kill: the survivors detect the silent rank. */
+static void test_mpi_rank_dies_detected_3(void)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	check_failure(3, "die", "--mca orte_abort_on_non_zero_status 0", &l);
+	/* (this mpirun setting makes mpirun itself exit 0).  Each survivor
+	 * names the silent peer: "no message from rank 1 within 4.0 s",
+	 * "no reply from server 1 (node 2) within 4.0 s", or "rank 0 failed:"
+	 * forwarding one of those. */
+	check_every_rank_said(&l, 3, 1, "error: ", "error: ");
+	CHECK_CONTAINS(l.out, "within 4.0 s");
+	CHECK(strstr(l.out, "rank 1 within") || strstr(l.out, "server 1 (node"));
+	dump_on_failure(&l);
+}
+
+static void test_mpi_malformed_2(void)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	check_failure(2, "garbage", "", &l);
+	CHECK(l.status != 0 && l.status != -1);
+	check_every_rank_said(&l, 2, -1, "error: malformed message",
+			      "error: rank 0 failed: malformed message");
+	dump_on_failure(&l);
+}
+
+static void setup_env(const char *argv0)
+{
+	const char *asan = getenv("ASAN_OPTIONS");
+	char buf[1024];
+	ssize_t n = readlink("/proc/self/exe", self_path,
+			     sizeof(self_path) - 1);
+
+	if (n > 0)
+		self_path[n] = '\0';
+	else
+		snprintf(self_path, sizeof(self_path), "%s", argv0);
+	mpirun = find_in_path("mpirun");
+	if (mpirun)
+		mpirun = strdup(mpirun);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+	setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+	setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+	/* OpenMPI's own allocations look like leaks to LSan */
+	snprintf(buf, sizeof(buf), "%s%sdetect_leaks=0", asan ? asan : "",
+		 asan && *asan ? ":" : "");
+	setenv("ASAN_OPTIONS", buf, 1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "--rank") == 0)
+		return rank_main(argv[2], strtod(argv[3], NULL));
+	setup_env(argv[0]);
+	RUN(test_mpi_sum_2);
+	RUN(test_mpi_sum_3_oversubscribed);
+	RUN(test_mpi_idle_no_spin);
+	RUN(test_mpi_rank_dies_2);
+	RUN(test_mpi_rank_dies_3);
+	RUN(test_mpi_rank_dies_detected_3);
+	RUN(test_mpi_malformed_2);
+	return harness_done();
+}
