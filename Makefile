@@ -3,6 +3,7 @@
 #   make          build everything into build/
 #   make test     unit, reader, corpus and CLI tests; ends "N passed, N failed"
 #   make check    the same tests under ASan+UBSan (build/asan)
+#   make tsan     the parameter server's thread tests under TSan (build/tsan)
 #   make demo     partition the bundled samples in data/ and print the reports
 #   make bench    benchmarks on ../shared/data (long; writes bench/results)
 #   make fuzz     libFuzzer targets with clang (bounded run per target)
@@ -22,8 +23,12 @@ endif
 PKGS    = jansson zlib
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS_PKG   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lz)
-override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(CFLAGS)
-LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) -lm -pthread
+# MPI is optional at build time: without mpi.h the MPI transport compiles to
+# stubs that fail with a clear error, and the MPI tests skip.
+MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
+override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(MPI_CFLAGS) $(CFLAGS)
+LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
 
 PARSA_SRC = $(wildcard parsa/*.c)
 SERVER_SRC = $(wildcard server/*.c)
@@ -42,7 +47,7 @@ LIBPART   = $(BUILD)/libpart.a
 LIBSERVER = $(BUILD)/libpsserver.a
 PARSA_BIN = $(BUILD)/parsa
 
-.PHONY: all test check demo bench fuzz deps clean lint headers-check
+.PHONY: all test check tsan demo bench fuzz deps clean lint headers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
 
 $(BUILD)/obj/%.o: %.c
@@ -67,7 +72,7 @@ $(BUILD)/tests/test_%: tests/test_%.c tests/harness.h $(LIBPART) $(LIBSERVER) $(
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
 
 # Fuzz targets: built here with a standalone main() that replays a corpus.
-$(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(LIBPART) $(LIBPARSA)
+$(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(LIBPART) $(LIBSERVER) $(LIBPARSA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< tests/fuzz_main.c $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
 
@@ -82,6 +87,11 @@ check: deps
 	$(MAKE) all BUILD=build/asan SANITIZE=address,undefined OPT=-O1
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		bash scripts/run-tests.sh build/asan
+
+# The parameter server's thread tests under ThreadSanitizer.
+tsan: deps
+	$(MAKE) build/tsan/tests/test_ps_threads BUILD=build/tsan SANITIZE=thread OPT=-O1
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_threads
 
 demo: deps
 	$(MAKE) $(PARSA_BIN)

@@ -5,13 +5,13 @@ set -eu
 secs=${FUZZ_SECONDS:-60}
 out=build/fuzz
 mkdir -p "$out"
-srcs="$(ls parsa/*.c) $(ls partitioner/*.c | grep -v part_main.c)"
-flags="-std=c11 -g -O1 -D_GNU_SOURCE -Iparsa -Iserver -Ipartitioner -fsanitize=fuzzer,address,undefined"
+srcs="$(ls parsa/*.c server/*.c) $(ls partitioner/*.c | grep -v part_main.c)"
+flags="-std=c11 -g -O1 -D_GNU_SOURCE -Iparsa -Iserver -Ipartitioner $(pkg-config --cflags ompi-c 2>/dev/null) -fsanitize=fuzzer,address,undefined"
 for f in tests/fuzz_*.c; do
 	name=$(basename "$f" .c)
 	echo "== $name"
 	# shellcheck disable=SC2086
-	clang $flags -o "$out/$name" "$f" $srcs -lmetis -ljansson -lz -lm -pthread
+	clang $flags -o "$out/$name" "$f" $srcs -lmetis -ljansson -lz $(pkg-config --libs ompi-c 2>/dev/null) -lm -pthread
 	corpus="tests/corpus/${name#fuzz_}"
 	work="$out/corpus-${name#fuzz_}"
 	mkdir -p "$work"
