@@ -17,6 +17,7 @@ struct refine {
 	uint64_t *M;     /* k: |N(U_j)| */
 	uint64_t *size;  /* k: |U_j| */
 	uint32_t *cnt;   /* n_cols: examples of p using v (p = current max) */
+	uint32_t *cnt2;  /* n_cols: scratch counts of a swap partner part */
 	uint32_t *hits;  /* k: |N(u) ∩ N(U_j)| scratch */
 	uint32_t *cand;  /* examples of p */
 	uint32_t *head;  /* k: first example of each part (list), or NIL */
@@ -26,11 +27,15 @@ struct refine {
 
 #define NIL UINT32_MAX
 
+/* Swap attempts per round: each costs O(nnz of the partner part). */
+#define REFINE_SWAPS_PER_ROUND 4
+
 static void refine_free(struct refine *r)
 {
 	free(r->M);
 	free(r->size);
 	free(r->cnt);
+	free(r->cnt2);
 	free(r->hits);
 	free(r->cand);
 	free(r->head);
@@ -70,12 +75,13 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 	r->M = calloc(r->k, sizeof(uint64_t));
 	r->size = calloc(r->k, sizeof(uint64_t));
 	r->cnt = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	r->cnt2 = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	r->hits = calloc(r->k, sizeof(uint32_t));
 	r->cand = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	r->head = malloc(r->k * sizeof(uint32_t));
 	r->next = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	r->prev = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!r->M || !r->size || !r->cnt || !r->hits || !r->cand || !r->head ||
+	if (!r->M || !r->size || !r->cnt || !r->cnt2 || !r->hits || !r->cand || !r->head ||
 	    !r->next || !r->prev) {
 		refine_free(r);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
@@ -150,10 +156,11 @@ static uint32_t gain_of(const struct refine *r, uint32_t u)
 	return gain;
 }
 
-/* The partition j != p below the cap minimising M_j + add_j(u); *add_out
- * receives add_j(u).  UINT32_MAX if none. */
+/* The partition j != p minimising M_j + add_j(u) among those below the
+ * cap (full == 0) or those at the cap (full == 1); *add_out receives
+ * add_j(u).  UINT32_MAX if none. */
 static uint32_t best_target(struct refine *r, uint32_t u, uint32_t p,
-			    uint32_t *add_out)
+			    int full, uint32_t *add_out)
 {
 	const struct parsa_graph *g = r->g;
 	uint32_t deg = parsa_graph_degree(g, u), best = UINT32_MAX;
@@ -170,7 +177,7 @@ static uint32_t best_target(struct refine *r, uint32_t u, uint32_t p,
 	for (uint32_t j = 0; j < r->k; j++) {
 		uint64_t val = r->M[j] + (deg - r->hits[j]);
 
-		if (j == p || r->size[j] >= r->cap)
+		if (j == p || (r->size[j] >= r->cap) != full)
 			continue;
 		if (val < best_val) {
 			best_val = val;
@@ -182,7 +189,12 @@ static uint32_t best_target(struct refine *r, uint32_t u, uint32_t p,
 	return best;
 }
 
-static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
+/*
+ * Move u from part p to part j.  cnt_p holds p's per-feature counts (kept
+ * exact); cnt_j, if not NULL, holds j's and is incremented.
+ */
+static void move_ex(struct refine *r, uint32_t u, uint32_t p, uint32_t j,
+		    uint32_t *cnt_p, uint32_t *cnt_j)
 {
 	const struct parsa_graph *g = r->g;
 	struct parsa_nbrset *s = r->used;
@@ -191,11 +203,13 @@ static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 		uint32_t v = g->col[e];
 		uint64_t *w = &s->bits[(uint64_t)v * s->words + (p >> 6)];
 
-		if (--r->cnt[v] == 0) {
+		if (--cnt_p[v] == 0) {
 			*w &= ~(1ULL << (p & 63));
 			s->size[p]--;
 			r->M[p]--;
 		}
+		if (cnt_j)
+			cnt_j[v]++;
 		if (parsa_nbrset_add(s, v, j))
 			r->M[j]++;
 	}
@@ -204,6 +218,80 @@ static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 	r->size[j]++;
 	list_unlink(r, p, u);
 	list_push(r, j, u);
+}
+
+static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
+{
+	move_ex(r, u, p, j, r->cnt, NULL);
+}
+
+/* cnt2[v] = examples of j using v (cnt2 all zero on entry). */
+static void load_counts(struct refine *r, uint32_t j, uint32_t *cnt2)
+{
+	const struct parsa_graph *g = r->g;
+
+	for (uint32_t u = r->head[j]; u != NIL; u = r->next[u])
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			cnt2[g->col[e]]++;
+}
+
+static void clear_counts(struct refine *r, uint32_t j, uint32_t *cnt2)
+{
+	const struct parsa_graph *g = r->g;
+
+	for (uint32_t u = r->head[j]; u != NIL; u = r->next[u])
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			cnt2[g->col[e]] = 0;
+}
+
+/* The example w of j (not u) whose move to p gives the smallest
+ * max(M_p + add_p(w), M_j - gain_j(w)); *val receives that maximum. */
+static uint32_t best_back(struct refine *r, uint32_t j, uint32_t p,
+			  uint32_t u, const uint32_t *cnt2, uint64_t *val)
+{
+	const struct parsa_graph *g = r->g;
+	uint32_t best = NIL;
+
+	*val = UINT64_MAX;
+	for (uint32_t w = r->head[j]; w != NIL; w = r->next[w]) {
+		uint64_t add = 0, gain = 0, a, b;
+
+		if (w == u)
+			continue;
+		for (uint64_t e = g->row_ptr[w]; e < g->row_ptr[w + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			gain += cnt2[v] == 1;
+			add += !parsa_nbrset_has(r->used, v, p);
+		}
+		a = r->M[p] + add;
+		b = r->M[j] - gain;
+		if ((a > b ? a : b) < *val) {
+			*val = a > b ? a : b;
+			best = w;
+		}
+	}
+	return best;
+}
+
+/*
+ * Swap u (in p) with an example of the full part j when that lowers
+ * max(M_p, M_j) below the old M_p; otherwise put u back.  1 if swapped.
+ */
+static int try_swap(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
+{
+	uint64_t old_max = r->M[p], val;
+	uint32_t w;
+
+	move(r, u, p, j);
+	load_counts(r, j, r->cnt2);
+	w = best_back(r, j, p, u, r->cnt2, &val);
+	if (w != NIL && val < old_max)
+		move_ex(r, w, j, p, r->cnt2, r->cnt);
+	else
+		move_ex(r, u, j, p, r->cnt2, r->cnt);
+	clear_counts(r, j, r->cnt2);
+	return w != NIL && val < old_max;
 }
 
 /* Order the candidates by private fraction gain/deg, largest first (they
@@ -229,7 +317,7 @@ static void order_candidates(struct refine *r, uint32_t n)
 /* One round on the current largest partition p; returns moves made. */
 static uint64_t round_on(struct refine *r, uint32_t p)
 {
-	uint32_t n = load_part(r, p);
+	uint32_t n = load_part(r, p), swaps = 0;
 	uint64_t moves = 0;
 
 	order_candidates(r, n);
@@ -239,10 +327,19 @@ static uint64_t round_on(struct refine *r, uint32_t p)
 
 		if (gain == 0)
 			continue;
-		j = best_target(r, u, p, &add);
-		if (j == UINT32_MAX || r->M[j] + add >= r->M[p] || add > 2 * gain)
+		j = best_target(r, u, p, 0, &add);
+		if (j != UINT32_MAX && r->M[j] + add < r->M[p] &&
+		    add <= 2 * gain) {
+			move(r, u, p, j);
+		} else if (swaps < REFINE_SWAPS_PER_ROUND &&
+			   (j = best_target(r, u, p, 1, &add)) != UINT32_MAX &&
+			   r->M[j] + add < r->M[p] && add <= 2 * gain) {
+			swaps++;
+			if (!try_swap(r, u, p, j))
+				continue;
+		} else {
 			continue;
-		move(r, u, p, j);
+		}
 		moves++;
 		if (argmax_M(r) != p)
 			break; /* p is no longer the largest: next round */
@@ -269,11 +366,14 @@ int parsa_refine_mmax(const struct parsa_graph *g, uint32_t *part,
 		return rc;
 	local.M_max_before = r.M[argmax_M(&r)];
 	for (uint32_t t = 0; t < max_rounds && r.k > 1; t++) {
+		uint64_t before = r.M[argmax_M(&r)];
 		uint64_t m = round_on(&r, argmax_M(&r));
 
 		local.rounds++;
 		local.moves += m;
-		if (m == 0)
+		/* stop when a round gains less than 1/2048 of M_max: on large
+		 * well-mixed data the rounds would cost time for nothing */
+		if (m == 0 || (before - r.M[argmax_M(&r)]) * 2048 < before)
 			break;
 	}
 	local.M_max_after = r.M[argmax_M(&r)];

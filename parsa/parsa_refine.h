@@ -13,7 +13,8 @@
  * lowers max(M_p, M_j) and never raises any M above the old M_p, so M_max
  * never increases and the sorted vector of M decreases: the pass ends.
  * It also stops after max_rounds rounds (a round = one scan of the current
- * largest partition).
+ * largest partition), or after a round that lowers M_max by less than
+ * 1/2048 of it.
  *
  * Cost per round: O(|U| + nnz(U_p) * words) plus, per candidate, O(deg * k / 64
  * + set bits): well below Algorithm 13's O(k |E|) for a few rounds.

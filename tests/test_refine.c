@@ -113,12 +113,21 @@ static void test_moves_stranded_heavy_row(void)
 	CHECK_INT(part[1], ==, 1);
 	CHECK_INT(st.M_max_after, ==, 20);
 	CHECK_INT(st.moves, ==, 1);
-	/* with a cap of 2 there is no room: nothing moves */
+	/* with a cap of 2 there is no room for a move: row 1 is swapped with
+	 * a 10-feature row of part 1 instead (M = 30 and 20), sizes kept */
 	part[1] = 0;
+	part[2] = part[3] = 1;
 	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
 	REQUIRE(parsa_refine_mmax(&g, part, &used, 2, 10, &st, NULL) == 0);
-	CHECK_INT(part[1], ==, 0);
-	CHECK_INT(st.M_max_after, ==, 40);
+	CHECK_INT(part[1], ==, 1);
+	CHECK_INT(part[0], ==, 0);
+	CHECK_INT(part[2] + part[3], ==, 1);
+	CHECK_INT(st.M_max_after, ==, 30);
+	/* cap 2 and nothing to gain: a placement already optimal stays */
+	part[0] = 0; part[1] = 1; part[2] = 0; part[3] = 1;
+	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+	REQUIRE(parsa_refine_mmax(&g, part, &used, 2, 10, &st, NULL) == 0);
+	CHECK_INT(st.M_max_after, <=, st.M_max_before);
 	parsa_nbrset_release(&used);
 	parsa_graph_release(&g);
 }
