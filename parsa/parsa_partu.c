@@ -50,11 +50,25 @@ void parsa_partu_opts_default(struct parsa_partu_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->k = 16;
-	o->blocks = 6;
+	o->blocks = 0; /* auto: parsa_partu_blocks */
 	o->init_blocks = 0;
 	o->rule = PARSA_RULE_MIN_S;
 	o->imbalance = 1.03;
 	o->seed = 1;
+}
+
+uint32_t parsa_partu_blocks(const struct parsa_partu_opts *o, uint32_t n)
+{
+	uint64_t b = o->blocks;
+
+	if (b == 0) {
+		b = ((uint64_t)n + PARSA_AUTO_BLOCK_ROWS - 1) / PARSA_AUTO_BLOCK_ROWS;
+		if (b < PARSA_AUTO_MIN_BLOCKS)
+			b = PARSA_AUTO_MIN_BLOCKS;
+	}
+	if (n > 0 && b > n)
+		b = n;
+	return (uint32_t)b;
 }
 
 /* ---------------------------------------------------------------- balance */
@@ -1067,10 +1081,11 @@ static int check_run(const struct parsa_graph *g,
 		return parsa_fail(err, PARSA_EINVAL,
 				  "neighbor sets have %u features, graph %u",
 				  S->n_feat, g->n_cols);
-	if (o->blocks == 0 || o->init_blocks > o->blocks)
+	if (o->init_blocks > parsa_partu_blocks(o, UINT32_MAX))
 		return parsa_fail(err, PARSA_EINVAL,
-				  "need 1 <= blocks and init_blocks <= blocks (b=%u, a=%u)",
-				  o->blocks, o->init_blocks);
+				  "need init_blocks <= blocks (b=%u, a=%u)",
+				  parsa_partu_blocks(o, UINT32_MAX),
+				  o->init_blocks);
 	if (!(o->imbalance >= 1.0) || !isfinite(o->imbalance))
 		return parsa_fail(err, PARSA_EINVAL,
 				  "imbalance must be a finite number >= 1 (got %g)",
@@ -1099,7 +1114,7 @@ int parsa_partition_u(const struct parsa_graph *g,
 		return rc;
 	if (!st)
 		st = &dummy;
-	r.b = o->blocks < g->n_rows ? o->blocks : g->n_rows;
+	r.b = parsa_partu_blocks(o, g->n_rows);
 	r.a = o->init_blocks < r.b ? o->init_blocks : r.b;
 	parsa_block_init(&r.blk[0]);
 	parsa_block_init(&r.blk[1]);

@@ -46,7 +46,7 @@ typedef void (*parsa_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 struct parsa_partu_opts {
 	uint32_t k;            /* partitions, >= 1 */
-	uint32_t blocks;       /* b >= 1 (more than |U| is clamped) */
+	uint32_t blocks;       /* b (more than |U| is clamped); 0 = auto */
 	uint32_t init_blocks;  /* a, 0..b: warm-up blocks (individual init) */
 	enum parsa_rule rule;  /* partition-choice rule */
 	double imbalance;      /* >= 1.0, default 1.03 */
@@ -59,6 +59,19 @@ struct parsa_partu_opts {
 
 /* Fill the defaults (k = 16; the measured defaults for the rest). */
 void parsa_partu_opts_default(struct parsa_partu_opts *o);
+
+/*
+ * Automatic block count (blocks == 0): at least PARSA_AUTO_MIN_BLOCKS, and
+ * blocks of at most PARSA_AUTO_BLOCK_ROWS examples, so the cost lists of a
+ * block (k * rows * 13 bytes) stay cache-friendly and memory stays bounded
+ * by the block, not the dataset.  Chosen by the study in BENCHMARKS.md.
+ */
+#define PARSA_AUTO_MIN_BLOCKS 6
+#define PARSA_AUTO_BLOCK_ROWS 32768
+
+/* The number of blocks a run on n examples uses: o->blocks, or the automatic
+ * count when it is 0; never more than n (for n > 0). */
+uint32_t parsa_partu_blocks(const struct parsa_partu_opts *o, uint32_t n);
 
 /*
  * The largest number of examples a partition may hold:

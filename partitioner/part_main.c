@@ -54,7 +54,8 @@ static const char usage_partition[] =
 	"method:\n"
 	"  -k, --parts K     number of parts (machines), 1..65536 (required)\n"
 	"  --method M        parsa (default) | random | metis | greedy\n"
-	"  --blocks B        Parsa: random blocks partitioned in turn (default %u)\n"
+	"  --blocks B        Parsa: random blocks partitioned in turn (default:\n"
+	"                    auto = max(%u, ceil(|U| / %u)))\n"
 	"  --init-blocks A   Parsa: warm-up blocks, individual init (default %u)\n"
 	"  --rule R          Parsa: min-s (thesis: smallest |S_i| picks next)\n"
 	"                    | round-robin (default %s)\n"
@@ -262,7 +263,8 @@ static void print_partition_help(void)
 	struct part_run_opts d;
 
 	part_run_opts_default(&d);
-	printf(usage_partition, d.pu.blocks, d.pu.init_blocks,
+	printf(usage_partition, PARSA_AUTO_MIN_BLOCKS, PARSA_AUTO_BLOCK_ROWS,
+	       d.pu.init_blocks,
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
 	       d.refine_rounds, d.sweeps,
@@ -386,7 +388,7 @@ static int check_partition_opts(struct cmd_opts *c)
 {
 	if (!c->have_k)
 		return die_usage("%s", "-k K is required");
-	if (c->run.pu.init_blocks > c->run.pu.blocks)
+	if (c->run.pu.blocks && c->run.pu.init_blocks > c->run.pu.blocks)
 		return die_usage("%s", "--init-blocks cannot exceed --blocks");
 	if ((c->init_from != NULL) != (c->init_data != NULL))
 		return die_usage("%s", "--init-from and --init-data go together");

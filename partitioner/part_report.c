@@ -46,7 +46,9 @@ static json_t *params_json(const struct part_report_info *in)
 	if (o->method != PART_METHOD_RANDOM)
 		json_object_set_new(p, "sweeps", json_integer(o->sweeps));
 	if (o->method == PART_METHOD_PARSA) {
-		json_object_set_new(p, "blocks", json_integer(o->pu.blocks));
+		json_object_set_new(p, "blocks",
+				    json_integer(parsa_partu_blocks(&o->pu,
+								    in->ds->g.n_rows)));
 		json_object_set_new(p, "init_blocks",
 				    json_integer(o->pu.init_blocks));
 		json_object_set_new(p, "rule",

@@ -176,8 +176,14 @@ static void test_opts_default(void)
 	memset(&o, 0xab, sizeof(o));
 	parsa_partu_opts_default(&o);
 	CHECK_INT(o.k, ==, 16);
-	CHECK_INT(o.blocks, >=, 1);
-	CHECK_INT(o.init_blocks, <=, o.blocks);
+	CHECK_INT(o.blocks, ==, 0); /* auto */
+	CHECK_INT(o.init_blocks, <=, parsa_partu_blocks(&o, 1000));
+	CHECK_INT(parsa_partu_blocks(&o, 1000), ==, PARSA_AUTO_MIN_BLOCKS);
+	CHECK_INT(parsa_partu_blocks(&o, 3), ==, 3);
+	CHECK_INT(parsa_partu_blocks(&o, 10 * PARSA_AUTO_BLOCK_ROWS + 1), ==, 11);
+	o.blocks = 9;
+	CHECK_INT(parsa_partu_blocks(&o, 1000), ==, 9);
+	CHECK_INT(parsa_partu_blocks(&o, 4), ==, 4);
 	CHECK(o.imbalance >= 1.0);
 	CHECK(o.rule == PARSA_RULE_MIN_S || o.rule == PARSA_RULE_ROUND_ROBIN);
 	CHECK(o.progress == NULL);
@@ -835,9 +841,6 @@ static void test_bad_arguments(void)
 		  PARSA_EINVAL);
 	CHECK(err.msg[0] != 0);
 	o.k = 4;
-	o.blocks = 0;
-	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
-		  PARSA_EINVAL);
 	o.blocks = 2;
 	o.init_blocks = 3;
 	CHECK_INT(parsa_partition_u(&g, &o, &S, part, NULL, NULL), ==,
