@@ -83,7 +83,7 @@ uint32_t parsa_nbrset_count(const struct parsa_nbrset *s, uint32_t v)
 	uint32_t c = 0;
 
 	for (uint32_t w = 0; w < s->words; w++)
-		c += (uint32_t)__builtin_popcountll(m[w]);
+		c += parsa_popcount64(m[w]);
 	return c;
 }
 
@@ -104,7 +104,7 @@ uint32_t parsa_nbrset_or_mask(struct parsa_nbrset *s, uint32_t v,
 		if (!fresh)
 			continue;
 		m[w] |= fresh;
-		added += (uint32_t)__builtin_popcountll(fresh);
+		added += parsa_popcount64(fresh);
 		count_bits(s->size, w * 64, fresh, 1);
 	}
 	return added;

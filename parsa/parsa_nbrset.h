@@ -38,6 +38,21 @@ void parsa_nbrset_clear(struct parsa_nbrset *s);
 /* Copy src into dst (same n_feat and k; dst initialised). */
 void parsa_nbrset_copy(struct parsa_nbrset *dst, const struct parsa_nbrset *src);
 
+/* Set bits of x.  Portable x86-64 builds have no popcnt instruction and
+ * libgcc's fallback is a table walk, so use the SWAR sum unless the target
+ * has one. */
+static inline uint32_t parsa_popcount64(uint64_t x)
+{
+#if defined(__POPCNT__)
+	return (uint32_t)__builtin_popcountll(x);
+#else
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
+#endif
+}
+
 static inline const uint64_t *parsa_nbrset_mask(const struct parsa_nbrset *s,
 						uint32_t v)
 {

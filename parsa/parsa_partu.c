@@ -473,18 +473,6 @@ static void build_transpose(struct parsa_partu_ctx *ctx,
 		}
 }
 
-/* Set bits of x (the builds are generic x86-64: no popcnt instruction). */
-static inline uint32_t popcount64(uint64_t x)
-{
-#if defined(__POPCNT__)
-	return (uint32_t)__builtin_popcountll(x);
-#else
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (uint32_t)((x * 0x0101010101010101ULL) >> 56);
-#endif
-}
 
 /*
  * Row costs.  cost_i(r) = |N(r) \ S_i| is summed over r's features one mask
@@ -518,7 +506,7 @@ static void flush_lanes(struct parsa_partu_ctx *ctx, uint32_t w)
 static int add_word(struct parsa_partu_ctx *ctx, uint32_t w, uint64_t x,
 		    uint32_t nb)
 {
-	uint32_t pop = popcount64(x), nbytes = (nb + 7) / 8;
+	uint32_t pop = parsa_popcount64(x), nbytes = (nb + 7) / 8;
 	uint32_t *c = ctx->cnt + (uint64_t)w * 64;
 
 	if (pop <= nbytes || nb - pop <= nbytes) {

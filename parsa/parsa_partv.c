@@ -38,7 +38,7 @@ static uint32_t mask_popcount(const uint64_t *m, uint32_t words)
 	uint32_t c = 0;
 
 	for (uint32_t w = 0; w < words; w++)
-		c += (uint32_t)__builtin_popcountll(m[w]);
+		c += parsa_popcount64(m[w]);
 	return c;
 }
 
