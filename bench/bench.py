@@ -156,8 +156,7 @@ def study(b, out=print):
     rows = []
     for rule, cap in (("min-s", "1.03"), ("min-s", "off"), ("round-robin", "1.03")):
         for blocks in (1, 4, 16, 64):
-            for frac in (0, 0.5, 1):
-                a = int(blocks * frac)
+            for a in sorted(set(int(blocks * f) for f in (0, 0.5, 1))):
                 reps = [b.run(os.path.join(SHARED, d), 16, "parsa",
                               ["--rule", rule, "--block-imbalance", cap, "--blocks", blocks,
                                "--init-blocks", a] + (["--graph", "adjacency"] if d in GRAPHS else []),
@@ -172,16 +171,47 @@ def study(b, out=print):
     return rows
 
 
+def decide(b, out=print):
+    """Group medians (the floors' groups) for the candidate defaults."""
+    groups = (("LIBSVM+pairs", [(d, []) for d in LIBSVM + PAIRS]),
+              ("graphs adjacency", [(d, ["--graph", "adjacency"]) for d in GRAPHS]),
+              ("graphs edges", [(d, ["--graph", "edges"]) for d in GRAPHS]))
+    configs = [["--rule", "min-s", "--blocks", "6"], ["--rule", "min-s", "--blocks", "6", "--refine", "0"],
+               ["--rule", "min-s", "--blocks", "6", "--block-imbalance", "off"],
+               ["--rule", "round-robin", "--blocks", "6"], ["--rule", "min-s", "--blocks", "4"],
+               ["--rule", "min-s", "--blocks", "8"], ["--rule", "min-s", "--blocks", "8", "--init-blocks", "4"],
+               ["--rule", "min-s", "--blocks", "16"], ["--rule", "round-robin", "--blocks", "16"],
+               ["--rule", "round-robin", "--blocks", "4", "--init-blocks", "4"]]
+    out("\n### Candidate defaults, k=16: median improvement M_max / T_max / T_sum (%) per group\n")
+    out("| options | " + " | ".join(g for g, _ in groups) + " | median ns/nnz (LIBSVM+pairs) |")
+    out("|---|" + "---|" * (len(groups) + 1))
+    for cfg in configs:
+        cells, ns = [], None
+        for name, ds in groups:
+            reps = [b.run(os.path.join(SHARED, d), 16, "parsa", cfg + x, reps=1) for d, x in ds]
+            med = lambda key: statistics.median(r["improvement"][key] for r in reps)
+            cells.append("%+.1f / %+.1f / %+.1f" % (med("M_max"), med("T_max"), med("T_sum")))
+            if ns is None:
+                ns = statistics.median(r["seconds"]["ns_per_nnz"] for r in reps)
+        out("| `%s` | %s | %.0f |" % (" ".join(cfg), " | ".join(cells), ns))
+        sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--study", action="store_true", help="also run the parameter study")
     ap.add_argument("--no-synthetic", action="store_true")
+    ap.add_argument("--decide-only", action="store_true",
+                    help="only the table of candidate defaults")
     args = ap.parse_args()
     if not os.path.isdir(SHARED):
         sys.exit("bench: shared data not found at %s (set PARSA_SHARED_DATA)" % SHARED)
     b = Bench(args.build, args.reps)
+    if args.decide_only:
+        decide(b)
+        return
     print("## Run of %s on %s (%d cores)\n" % (time.strftime("%Y-%m-%d %H:%M"),
           os.uname().nodename, os.cpu_count()))
     print("### k=16, LIBSVM and user-item sets\n")
@@ -210,6 +240,7 @@ def main():
     failures = []
     floors(res, res_adj, res_edge, res_k, synth, failures)
     if args.study:
+        decide(b)
         study(b)
     print("\n%d floor(s) failed" % len(failures) if failures else "\nall floors met")
 
