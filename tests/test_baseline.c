@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "parsa_baseline.h"
 #include "parsa_graph.h"
 #include "parsa_metrics.h"
@@ -85,25 +86,6 @@ static void test_random_v(void)
 	free(owner);
 }
 
-/* A random graph with n rows over d features; row density p. */
-static void random_graph(struct parsa_graph *g, struct parsa_rng *rng,
-			 uint32_t n, uint32_t d, double p)
-{
-	uint32_t *cols = malloc(((size_t)d + 1) * sizeof(*cols));
-
-	parsa_graph_init(g);
-	for (uint32_t r = 0; r < n; r++) {
-		size_t m = 0;
-
-		for (uint32_t v = 0; v < d; v++)
-			if (parsa_rng_double(rng) < p)
-				cols[m++] = v;
-		CHECK_INT(parsa_graph_add_row(g, cols, m, NULL), ==, 0);
-	}
-	g->n_cols = d;
-	free(cols);
-}
-
 static void check_greedy(const struct parsa_graph *g, uint32_t k, double imb)
 {
 	uint32_t *part = malloc(((size_t)g->n_rows + 1) * sizeof(*part));
@@ -137,7 +119,7 @@ static void test_greedy_balance(void)
 			struct parsa_graph g;
 			uint32_t n = (uint32_t)parsa_rng_below(&rng, 400);
 
-			random_graph(&g, &rng, n, 60, 0.05);
+			tu_random_graph(&g, &rng, n, 60, 0.05);
 			check_greedy(&g, ks[a], imbs[b]);
 			parsa_graph_release(&g);
 		}

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "parsa_baseline.h"
 #include "parsa_graph.h"
 #include "parsa_metrics.h"
@@ -111,25 +112,6 @@ static void test_hand_skewed(void)
 	parsa_graph_release(&g);
 }
 
-/* A random graph: n rows over d features, each row with density p. */
-static void random_graph(struct parsa_graph *g, struct parsa_rng *rng,
-			 uint32_t n, uint32_t d, double p)
-{
-	uint32_t *cols = malloc(((size_t)d + 1) * sizeof(*cols));
-
-	parsa_graph_init(g);
-	for (uint32_t r = 0; r < n; r++) {
-		size_t m = 0;
-
-		for (uint32_t v = 0; v < d; v++)
-			if (parsa_rng_double(rng) < p)
-				cols[m++] = v;
-		CHECK_INT(parsa_graph_add_row(g, cols, m, NULL), ==, 0);
-	}
-	g->n_cols = d; /* keep trailing unused features */
-	free(cols);
-}
-
 /* Oracle: the definitions of §1 with explicit boolean sets. */
 struct oracle {
 	uint64_t M[130], T[130], U[130];
@@ -225,7 +207,7 @@ static void test_oracle_random(void)
 			uint32_t *part = malloc((n + 1) * sizeof(*part));
 			uint32_t *owner = malloc((d + 1) * sizeof(*owner));
 
-			random_graph(&g, &rng, n, d, p);
+			tu_random_graph(&g, &rng, n, d, p);
 			for (uint32_t r = 0; r < n; r++)
 				part[r] = (uint32_t)parsa_rng_below(&rng, k);
 			for (uint32_t v = 0; v < d; v++)
@@ -327,7 +309,7 @@ static void test_random_mean(void)
 	uint32_t part[300], owner[80];
 
 	parsa_rng_seed(&rng, 9);
-	random_graph(&g, &rng, 300, 80, 0.05);
+	tu_random_graph(&g, &rng, 300, 80, 0.05);
 	CHECK_INT(parsa_metrics_random(&g, k, seed, trials, &mean, NULL), ==,
 		  0);
 	for (uint32_t t = 0; t < trials; t++) {
