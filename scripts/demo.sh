@@ -4,8 +4,8 @@
 set -eu
 build=${1:-build}
 bin="$build/parsa"
-out=$(mktemp -d "${TMPDIR:-/tmp}/parsa-demo.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+out="$build/demo"
+mkdir -p "$out"
 echo "== parsa demo: k=8 on the bundled samples (outputs in $out) =="
 for spec in "a9a-sample.svm.gz" "reuters-sample.svm.gz" \
 	"facebook-sample.txt.gz --graph adjacency" "movielens-sample.csv.gz"; do
@@ -26,4 +26,6 @@ for spec in "a9a-sample.svm.gz" "reuters-sample.svm.gz" \
 	done
 done
 echo
-echo "placement files of the last run: $out/parsa.examples, $out/parsa.features, $out/parsa.json"
+echo "placements and reports: $out/<sample>.{examples,features,json}"
+echo "(the 'random' row is one seeded random placement; the 'random' column of"
+echo " each summary is the mean of 5, as in the reports)"
