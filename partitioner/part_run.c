@@ -122,6 +122,32 @@ int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 	return rc;
 }
 
+int part_result_alloc(struct part_result *r, const struct part_dataset *ds,
+		      uint32_t k, struct parsa_err *err)
+{
+	part_result_release(r);
+	r->k = k;
+	r->part = calloc((size_t)ds->g.n_rows + 1, sizeof(uint32_t));
+	r->owner = calloc((size_t)ds->g.n_cols + 1, sizeof(uint32_t));
+	if (!r->part || !r->owner) {
+		part_result_release(r);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for the placement");
+	}
+	return 0;
+}
+
+int part_run_finish(const struct part_dataset *ds,
+		    const struct part_run_opts *o, struct part_result *r,
+		    struct parsa_err *err)
+{
+	int rc = run_v(ds, o, r, err);
+
+	if (rc == 0)
+		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
+	return rc;
+}
+
 int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	     struct part_result *r, struct parsa_err *err)
 {
@@ -135,22 +161,14 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 			  o->init_S->k != o->pu.k))
 		return parsa_fail(err, PARSA_EINVAL,
 				  "initial neighbor sets do not match the dataset");
-	part_result_release(r);
-	r->k = o->pu.k;
-	r->part = calloc((size_t)g->n_rows + 1, sizeof(uint32_t));
-	r->owner = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
-	if (!r->part || !r->owner) {
-		part_result_release(r);
-		return parsa_fail(err, PARSA_ENOMEM,
-				  "out of memory for the placement");
-	}
+	rc = part_result_alloc(r, ds, o->pu.k, err);
+	if (rc)
+		return rc;
 	t0 = part_now();
 	rc = run_u(ds, o, r, err);
 	r->t_partition_u = part_now() - t0;
 	if (rc == 0)
-		rc = run_v(ds, o, r, err);
-	if (rc == 0)
-		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
+		rc = part_run_finish(ds, o, r, err);
 	if (rc)
 		part_result_release(r);
 	return rc;

@@ -57,6 +57,21 @@ void part_result_release(struct part_result *r);
 int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	     struct part_result *r, struct parsa_err *err);
 
+/* r->k = k and zeroed r->part (n_rows) and r->owner (n_cols) for ds
+ * (r's old content released).  0 or PARSA_ENOMEM. */
+int part_result_alloc(struct part_result *r, const struct part_dataset *ds,
+		      uint32_t k, struct parsa_err *err);
+
+/*
+ * The stages of part_run after partition U: N(U_i), the M_max refinement
+ * (Parsa), Algorithm 11, then part_run_metrics.  r->k and r->part are set
+ * (r from part_result_alloc); fills r->owner, the metrics and timings.
+ * Used by part_run and by the parallel driver (part_parallel.h).
+ */
+int part_run_finish(const struct part_dataset *ds,
+		    const struct part_run_opts *o, struct part_result *r,
+		    struct parsa_err *err);
+
 /* Metrics of r->part/r->owner and the random baseline (part of part_run;
  * also used by `parsa eval`).  r->k, part, owner must be set. */
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
