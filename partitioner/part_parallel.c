@@ -1,0 +1,961 @@
+/*
+ * part_parallel: parallel Parsa on the parameter server (see
+ * part_parallel.h for the roles, tables, τ, balance and initialization).
+ *
+ * Layout of this file: the shared job (split, per-worker caps), mask
+ * encoding, the worker (one PS iteration per block), the scheduler
+ * (initialization, parts collection, the rest of the pipeline), and the
+ * run on a threads or MPI transport.
+ */
+#include "part_parallel.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_partu.h"
+#include "part_progress.h"
+#include "ps_transport_mpi.h"
+
+#define TBL_MASK 0  /* feature -> k-bit mask, OR */
+#define TBL_SSIZE 1 /* partition i -> |S_i| as a double, ADD */
+#define NUM_TABLES 2
+#define TASK_MAGIC 0x5041524bu /* "PARK": the workers' task payload */
+#define REC_MAGIC 0x50415254u  /* "PART": a block's parts */
+#define PUSH_CHUNK 65536       /* features per initial push */
+
+/* A worker's record of one block: this header, then n parts (uint32). */
+struct rec_head {
+	uint32_t magic;
+	uint32_t block;
+	uint32_t n;
+	uint32_t worker;
+	uint64_t new_bits;
+	uint64_t decrements;
+};
+
+/* One run, shared by every node of this process.  Read-only while the
+ * workers run, except the scheduler-only fields (root process). */
+struct job {
+	const struct part_dataset *ds;
+	const struct part_run_opts *o;
+	const struct part_par_opts *po;
+	struct ps_transport *tp;
+	uint32_t k, width, b, a;  /* mask bytes, blocks, warm-up blocks */
+	uint32_t W;               /* workers */
+	uint32_t m_sample;        /* global-init sample rows (0: none) */
+	double sample;            /* its fraction */
+	uint32_t *perm, *start;   /* the random split (as sequential) */
+	uint64_t cap;             /* global cap per partition */
+	uint64_t *caps;           /* W * k: worker w's share of partition i */
+	/* scheduler (root) only */
+	struct part_result *r;
+	uint8_t *seen;            /* b: block's parts received */
+	uint32_t blocks_seen;
+	uint64_t progress_done, progress_total;
+	int rec_rc;               /* first bad record */
+	struct parsa_err rec_err;
+	double t_init, t_workers;
+	uint64_t init_rows;
+};
+
+/* ------------------------------------------------------------- options */
+
+void part_par_opts_default(struct part_par_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	po->workers = 1;
+	po->tau = PART_PAR_DEFAULT_TAU;
+	po->init_sample = -1.0;
+}
+
+double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
+			    uint32_t init_blocks)
+{
+	if (po->init_sample >= 0)
+		return po->init_sample;
+	return workers <= 1 || init_blocks > 0 ? 0.0 : PART_PAR_AUTO_SAMPLE;
+}
+
+int part_par_tau_parse(const char *s, int *tau)
+{
+	char *end;
+	long v;
+
+	if (strcmp(s, "inf") == 0 || strcmp(s, "-1") == 0) {
+		*tau = PART_PAR_TAU_INF;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end != '\0' || v < 0 || v > 1000000)
+		return -1;
+	*tau = (int)v;
+	return 0;
+}
+
+/* ---------------------------------------------------------- shared job */
+
+/*
+ * Per-worker caps (part_parallel.h "Balance"): base floor(C n_w / n) on
+ * every partition (Σ_w <= C), then the k * (C - Σ_w base) spare slots laid
+ * out unit-major over the partitions, each worker taking the next
+ * n_w - k base_w of them (fewer than k, so on distinct partitions).
+ */
+static void plan_caps(struct job *jb, const uint64_t *nw)
+{
+	uint64_t n = jb->ds->g.n_rows, C = jb->cap, used = 0, slot = 0;
+	uint32_t k = jb->k;
+
+	for (uint32_t w = 0; w < jb->W; w++) {
+		uint64_t base = n ? C * nw[w] / n : 0; /* C, nw < 2^32 */
+
+		used += base;
+		for (uint32_t i = 0; i < k; i++)
+			jb->caps[(uint64_t)w * k + i] = base;
+	}
+	for (uint32_t w = 0; w < jb->W; w++) {
+		uint64_t base = jb->caps[(uint64_t)w * k];
+		uint64_t need = nw[w] > k * base ? nw[w] - k * base : 0;
+
+		for (; need > 0; need--, slot++)
+			jb->caps[(uint64_t)w * k + slot % k]++;
+	}
+	(void)used; /* slot <= k * (C - used) since k C >= n */
+}
+
+static int job_caps(struct job *jb, struct parsa_err *err)
+{
+	uint64_t *nw = calloc(jb->W, sizeof(uint64_t));
+
+	jb->caps = calloc((size_t)jb->W * jb->k, sizeof(uint64_t));
+	if (!nw || !jb->caps) {
+		free(nw);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %u workers' caps", jb->W);
+	}
+	for (uint32_t j = 0; j < jb->b; j++)
+		nw[j % jb->W] += jb->start[j + 1] - jb->start[j];
+	jb->cap = parsa_balance_cap(jb->ds->g.n_rows, jb->k,
+				    jb->o->pu.imbalance);
+	plan_caps(jb, nw);
+	free(nw);
+	return 0;
+}
+
+static int check_opts(const struct part_dataset *ds,
+		      const struct part_run_opts *o,
+		      const struct part_par_opts *po, struct parsa_err *err)
+{
+	if (o->method != PART_METHOD_PARSA)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "parallel runs need --method parsa");
+	if (o->pu.k < 1)
+		return parsa_fail(err, PARSA_EINVAL, "k must be at least 1");
+	if (o->pu.blocks && o->pu.init_blocks > o->pu.blocks)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "need init_blocks <= blocks (b=%u, a=%u)",
+				  o->pu.blocks, o->pu.init_blocks);
+	if (!(o->pu.imbalance >= 1.0) || !isfinite(o->pu.imbalance))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "imbalance must be a finite number >= 1");
+	if (po->tau < PART_PAR_TAU_INF)
+		return parsa_fail(err, PARSA_EINVAL, "bad tau %d", po->tau);
+	if (po->init_sample > 1.0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "init sample must be in [0, 1] (got %g)",
+				  po->init_sample);
+	if (o->init_S && (o->init_S->n_feat != ds->g.n_cols ||
+			  o->init_S->k != o->pu.k))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "initial neighbor sets do not match the dataset");
+	if (ds->g.n_rows == 0)
+		return parsa_fail(err, PARSA_EINVAL, "empty dataset");
+	return 0;
+}
+
+/* Split and sizes that do not depend on the number of workers. */
+static int job_init(struct job *jb, const struct part_dataset *ds,
+		    const struct part_run_opts *o,
+		    const struct part_par_opts *po, struct parsa_err *err)
+{
+	uint32_t n = ds->g.n_rows;
+
+	memset(jb, 0, sizeof(*jb));
+	jb->ds = ds;
+	jb->o = o;
+	jb->po = po;
+	jb->k = o->pu.k;
+	jb->width = (o->pu.k + 7) / 8;
+	jb->b = parsa_partu_blocks(&o->pu, n);
+	jb->a = o->pu.init_blocks < jb->b ? o->pu.init_blocks : jb->b;
+	jb->perm = malloc((size_t)n * sizeof(uint32_t));
+	jb->start = malloc(((size_t)jb->b + 1) * sizeof(uint32_t));
+	if (!jb->perm || !jb->start)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %u examples", n);
+	return parsa_blocks_split(n, jb->b, o->pu.seed, jb->perm, jb->start,
+				  err);
+}
+
+/* The parts that depend on the layout (known once the transport runs). */
+static int job_layout(struct job *jb, const struct ps_layout *l,
+		      struct parsa_err *err)
+{
+	double f;
+
+	jb->W = l->num_workers;
+	f = part_par_auto_sample(jb->po, jb->W, jb->a);
+	jb->sample = jb->a > 0 ? 0.0 : f;
+	jb->m_sample = (uint32_t)llround(jb->sample * jb->ds->g.n_rows);
+	if (jb->sample > 0 && jb->m_sample == 0)
+		jb->m_sample = 1;
+	return job_caps(jb, err);
+}
+
+static void job_release(struct job *jb)
+{
+	free(jb->perm);
+	free(jb->start);
+	free(jb->caps);
+	free(jb->seen);
+}
+
+/* Key range starts: [0, n_cols) split evenly over S servers. */
+static uint64_t *range_starts(uint32_t S, uint32_t n_cols,
+			      struct parsa_err *err)
+{
+	uint64_t *st = malloc((size_t)S * sizeof(uint64_t));
+
+	if (!st) {
+		parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < S; i++)
+		st[i] = (uint64_t)i * n_cols / S;
+	return st;
+}
+
+/* ------------------------------------------------------- mask encoding */
+
+/* Mask words (nbrset layout) from width bytes; bits >= k dropped. */
+static void mask_decode(uint64_t *w, uint32_t words, uint32_t k,
+			const unsigned char *v, uint32_t width)
+{
+	memset(w, 0, (size_t)words * sizeof(uint64_t));
+	for (uint32_t j = 0; j < width; j++)
+		w[j / 8] |= (uint64_t)v[j] << (8 * (j % 8));
+	if (k % 64)
+		w[words - 1] &= (1ULL << (k % 64)) - 1;
+}
+
+static void mask_encode(unsigned char *v, uint32_t width, const uint64_t *w)
+{
+	for (uint32_t j = 0; j < width; j++)
+		v[j] = (unsigned char)(w[j / 8] >> (8 * (j % 8)));
+}
+
+/* Grow *p to hold n elements of size sz (kept on failure). */
+static int grow(void **p, size_t *cap, size_t n, size_t sz,
+		struct parsa_err *err)
+{
+	void *q;
+
+	if (n <= *cap && *p)
+		return 0;
+	q = realloc(*p, (n ? n : 1) * sz);
+	if (!q)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %zu block entries", n);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* -------------------------------------------------------------- worker */
+
+/* A worker's state for its blocks.  Buffers grow with the blocks. */
+struct wstate {
+	struct job *jb;
+	uint32_t index;            /* worker index w */
+	struct parsa_partu_ctx *ctx;
+	struct parsa_balance bal;
+	struct parsa_block blk;
+	struct parsa_nbrset slice; /* the block's masks */
+	uint32_t *map;             /* n_cols scratch, all UINT32_MAX */
+	uint64_t *keys;            /* block keys / push keys */
+	size_t keys_cap;
+	unsigned char *vals;       /* pulled / pushed mask bytes */
+	size_t vals_cap;
+	uint64_t *before;          /* slice bits before the block */
+	size_t before_cap;
+	uint32_t *rec;             /* progress record (head + parts) */
+	size_t rec_cap;
+	uint64_t *ckeys;           /* 0..k-1 */
+	double *cnt;               /* k: pulled |S_i|, then deltas */
+	uint64_t *s0;              /* k: s_size before the block */
+	uint64_t *diff;            /* one mask: new bits of a feature */
+	uint32_t done;             /* blocks finished */
+};
+
+static void ws_release(struct wstate *ws)
+{
+	parsa_partu_ctx_destroy(ws->ctx);
+	parsa_balance_release(&ws->bal);
+	parsa_block_release(&ws->blk);
+	parsa_nbrset_release(&ws->slice);
+	free(ws->map);
+	free(ws->keys);
+	free(ws->vals);
+	free(ws->before);
+	free(ws->rec);
+	free(ws->ckeys);
+	free(ws->cnt);
+	free(ws->s0);
+	free(ws->diff);
+}
+
+/* The balance of worker w: global cap, count[i] = C - c_w,i. */
+static int ws_balance(struct wstate *ws, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	const struct parsa_partu_opts *pu = &jb->o->pu;
+	int rc = parsa_balance_init(&ws->bal, jb->k, jb->ds->g.n_rows,
+				    pu->rule, pu->imbalance, err);
+
+	if (rc)
+		return rc;
+	if (pu->block_imbalance > 0)
+		ws->bal.block_imbalance = pu->block_imbalance;
+	for (uint32_t i = 0; i < jb->k; i++)
+		ws->bal.count[i] = ws->bal.cap -
+				   jb->caps[(uint64_t)ws->index * jb->k + i];
+	return 0;
+}
+
+static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
+		   struct parsa_err *err)
+{
+	uint32_t n = jb->ds->g.n_rows, nc = jb->ds->g.n_cols, k = jb->k;
+	uint32_t max_rows = n / jb->b + (n % jb->b != 0);
+	int rc;
+
+	memset(ws, 0, sizeof(*ws));
+	ws->jb = jb;
+	ws->index = index;
+	parsa_block_init(&ws->blk);
+	ws->map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+	ws->ckeys = malloc(k * sizeof(uint64_t));
+	ws->cnt = malloc(k * sizeof(double));
+	ws->s0 = malloc(k * sizeof(uint64_t));
+	ws->diff = malloc((k / 64 + 1) * sizeof(uint64_t));
+	if (!ws->map || !ws->ckeys || !ws->cnt || !ws->s0 || !ws->diff)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	memset(ws->map, 0xff, (size_t)nc * sizeof(uint32_t));
+	for (uint32_t i = 0; i < k; i++)
+		ws->ckeys[i] = i;
+	rc = parsa_partu_ctx_create(&ws->ctx, k, max_rows, err);
+	return rc ? rc : ws_balance(ws, err);
+}
+
+/* Block j's rows and local features into ws->blk, its keys into ws->keys. */
+static int ws_extract(struct wstate *ws, uint32_t j, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t n = jb->start[j + 1] - jb->start[j];
+	int rc = parsa_block_extract(&ws->blk, &jb->ds->g,
+				     jb->perm + jb->start[j], n, ws->map, err);
+
+	if (!rc)
+		rc = grow((void **)&ws->keys, &ws->keys_cap, ws->blk.g.n_cols,
+			  sizeof(uint64_t), err);
+	for (uint32_t l = 0; !rc && l < ws->blk.g.n_cols; l++)
+		ws->keys[l] = ws->blk.feat[l];
+	return rc;
+}
+
+/* Pull the block's masks and the |S_i| counters; fill the slice and
+ * bal.s_size (the MIN_S key). */
+static int ws_pull(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t nf = ws->blk.g.n_cols, words;
+	uint64_t t1 = 0, t2;
+	int rc;
+
+	parsa_nbrset_release(&ws->slice);
+	rc = parsa_nbrset_init(&ws->slice, nf, jb->k, err);
+	if (!rc)
+		rc = grow((void **)&ws->vals, &ws->vals_cap,
+			  (size_t)nf * jb->width, 1, err);
+	if (!rc && nf)
+		rc = ps_pull(w, TBL_MASK, ws->keys, nf, ws->vals, &t1, err);
+	if (!rc)
+		rc = ps_pull(w, TBL_SSIZE, ws->ckeys, jb->k, ws->cnt, &t2, err);
+	if (!rc && nf)
+		rc = ps_wait(w, t1, err);
+	if (!rc)
+		rc = ps_wait(w, t2, err);
+	if (rc)
+		return rc;
+	words = ws->slice.words;
+	for (uint32_t l = 0; l < nf; l++)
+		mask_decode(ws->slice.bits + (uint64_t)l * words, words, jb->k,
+			    ws->vals + (size_t)l * jb->width, jb->width);
+	parsa_nbrset_recount(&ws->slice);
+	for (uint32_t i = 0; i < jb->k; i++)
+		ws->bal.s_size[i] = ws->cnt[i] > 0 ? (uint64_t)ws->cnt[i] : 0;
+	return 0;
+}
+
+/* Keep a copy of the slice's bits and sizes before the block. */
+static int ws_snapshot(struct wstate *ws, struct parsa_err *err)
+{
+	size_t nw = (size_t)ws->slice.n_feat * ws->slice.words;
+	int rc = grow((void **)&ws->before, &ws->before_cap, nw,
+		      sizeof(uint64_t), err);
+
+	if (rc)
+		return rc;
+	memcpy(ws->before, ws->slice.bits, nw * sizeof(uint64_t));
+	memcpy(ws->s0, ws->bal.s_size, ws->jb->k * sizeof(uint64_t));
+	return 0;
+}
+
+/* Push the bits the block added (after & ~before, OR) and the number of
+ * new bits per partition (ADD).  No wait: τ bounds the delay. */
+static int ws_push(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t words = ws->slice.words, m = 0;
+	uint64_t *diff = ws->diff, ts;
+	int rc = 0, any = 0;
+
+	for (uint32_t l = 0; l < ws->slice.n_feat; l++) {
+		const uint64_t *a = ws->slice.bits + (uint64_t)l * words;
+		const uint64_t *b = ws->before + (uint64_t)l * words;
+		uint64_t or = 0;
+
+		for (uint32_t q = 0; q < words; q++)
+			or |= diff[q] = a[q] & ~b[q];
+		if (!or)
+			continue;
+		ws->keys[m] = ws->blk.feat[l]; /* m <= l: keys reused */
+		mask_encode(ws->vals + (size_t)m * jb->width, jb->width, diff);
+		m++;
+	}
+	if (m)
+		rc = ps_push(w, TBL_MASK, ws->keys, m, ws->vals, &ts, err);
+	for (uint32_t i = 0; i < jb->k; i++) {
+		ws->cnt[i] = (double)(ws->bal.s_size[i] - ws->s0[i]);
+		any |= ws->cnt[i] != 0;
+	}
+	if (!rc && any)
+		rc = ps_push(w, TBL_SSIZE, ws->ckeys, jb->k, ws->cnt, &ts, err);
+	return rc;
+}
+
+/* Send block j's parts (block row order) to the scheduler. */
+static int ws_send_parts(struct ps_node *w, struct wstate *ws, uint32_t j,
+			 const struct parsa_partu_stats *st,
+			 struct parsa_err *err)
+{
+	uint32_t n = ws->blk.g.n_rows;
+	size_t hw = sizeof(struct rec_head) / sizeof(uint32_t);
+	struct rec_head h = {REC_MAGIC, j, n, ws->index, st->new_bits,
+			     st->decrements};
+	int rc = grow((void **)&ws->rec, &ws->rec_cap, hw + n,
+		      sizeof(uint32_t), err);
+
+	if (rc)
+		return rc;
+	memcpy(ws->rec, &h, sizeof(h));
+	return ps_report_progress(w, ws->rec, (hw + n) * sizeof(uint32_t),
+				  err);
+}
+
+/* One block = one PS iteration. */
+static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
+		    struct parsa_err *err)
+{
+	size_t hw = sizeof(struct rec_head) / sizeof(uint32_t);
+	struct parsa_partu_stats st = {0};
+	int rc = ps_iter_begin(w, NULL, err);
+
+	if (!rc)
+		rc = ws_extract(ws, j, err);
+	if (!rc)
+		rc = ws_pull(w, ws, err);
+	if (!rc)
+		rc = ws_snapshot(ws, err);
+	if (!rc)
+		rc = grow((void **)&ws->rec, &ws->rec_cap,
+			  hw + ws->blk.g.n_rows, sizeof(uint32_t), err);
+	if (!rc)
+		rc = parsa_partu_block(ws->ctx, &ws->blk, &ws->slice, &ws->bal,
+				       ws->rec + hw, &st, err);
+	if (!rc)
+		rc = ws_push(w, ws, err);
+	if (!rc)
+		rc = ws_send_parts(w, ws, j, &st, err);
+	return rc;
+}
+
+static int worker_task(struct ps_node *w, uint64_t task_id,
+		       const void *payload, size_t len, void *arg,
+		       struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct wstate ws;
+	uint32_t magic = 0, me = ps_node_index(w);
+	int rc;
+
+	(void)task_id;
+	if (len == sizeof(magic))
+		memcpy(&magic, payload, sizeof(magic));
+	if (magic != TASK_MAGIC)
+		return parsa_fail(err, PARSA_EPARSE, "unexpected task payload "
+				  "(%zu bytes)", len);
+	ps_set_tau(w, jb->po->tau);
+	rc = ws_init(&ws, jb, me, err);
+	for (uint32_t j = me; !rc && j < jb->b; j += jb->W) {
+		rc = ws_block(w, &ws, j, err);
+		ws.done++;
+		if (!rc && jb->po->test_hook)
+			rc = jb->po->test_hook(jb->po->test_arg, jb->tp,
+					       jb->tp->rank, me, ws.done, err);
+	}
+	if (!rc)
+		rc = ps_wait_all(w, err);
+	ws_release(&ws);
+	return rc;
+}
+
+/* ----------------------------------------------------------- scheduler */
+
+static void sched_progress(struct job *jb)
+{
+	jb->progress_done++;
+	if (jb->o->pu.progress)
+		jb->o->pu.progress(jb->o->pu.progress_arg, jb->progress_done,
+				   jb->progress_total);
+}
+
+/* One initialization block: rows[0..n) against T (left unchanged),
+ * with its own balance, as the sequential warm-up; parts to lpart. */
+static int init_block(struct job *jb, struct parsa_partu_ctx *ctx,
+		      struct parsa_block *blk, const uint32_t *rows, uint32_t n,
+		      const struct parsa_nbrset *T, uint32_t *map,
+		      uint32_t *lpart, struct parsa_err *err)
+{
+	const struct parsa_partu_opts *pu = &jb->o->pu;
+	struct parsa_nbrset slice = {0};
+	struct parsa_balance bal;
+	int rc;
+
+	rc = parsa_balance_init(&bal, jb->k, n, pu->rule, pu->imbalance, err);
+	if (rc)
+		return rc;
+	if (pu->block_imbalance > 0)
+		bal.block_imbalance = pu->block_imbalance;
+	rc = parsa_block_extract(blk, &jb->ds->g, rows, n, map, err);
+	if (!rc)
+		rc = parsa_nbrset_init(&slice, blk->g.n_cols, jb->k, err);
+	if (!rc) {
+		parsa_nbrset_gather(&slice, T, blk->feat);
+		memcpy(bal.s_size, T->size, (size_t)jb->k * sizeof(uint64_t));
+		rc = parsa_partu_block(ctx, blk, &slice, &bal, lpart, NULL,
+				       err);
+	}
+	parsa_nbrset_release(&slice);
+	parsa_balance_release(&bal);
+	return rc;
+}
+
+/* T := S0 on blk's features (S0 NULL: empty). */
+static void restore_features(struct parsa_nbrset *T,
+			     const struct parsa_nbrset *S0,
+			     const struct parsa_block *blk)
+{
+	for (uint32_t l = 0; l < blk->g.n_cols; l++) {
+		uint64_t *m = T->bits + (uint64_t)blk->feat[l] * T->words;
+
+		if (S0) {
+			parsa_nbrset_set_mask(T, blk->feat[l],
+					      parsa_nbrset_mask(S0, blk->feat[l]));
+			continue;
+		}
+		for (uint32_t q = 0; q < T->words; q++) /* clear, sizes too */
+			for (; m[q]; m[q] &= m[q] - 1)
+				T->size[q * 64 + (uint32_t)__builtin_ctzll(m[q])]--;
+	}
+}
+
+/* T |= N(U_i) of blk's rows under lpart. */
+static void add_block_sets(struct parsa_nbrset *T,
+			   const struct parsa_block *blk, const uint32_t *lpart)
+{
+	const struct parsa_graph *g = &blk->g;
+
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			parsa_nbrset_add(T, blk->feat[g->col[e]], lpart[r]);
+}
+
+/* The initialization units: warm-up block u < a, or the sample. */
+static void init_unit(const struct job *jb, uint32_t u, const uint32_t **rows,
+		      uint32_t *n)
+{
+	if (jb->a > 0) {
+		*rows = jb->perm + jb->start[u];
+		*n = jb->start[u + 1] - jb->start[u];
+	} else {
+		*rows = jb->perm;
+		*n = jb->m_sample;
+	}
+}
+
+/*
+ * T (entering as S0, or empty) leaves as S0 ∪ N(partition of the last
+ * unit): the sequential warm-up's chain (each unit from the previous
+ * unit's sets only), or the sample's partition.
+ */
+static int init_sets(struct job *jb, struct parsa_nbrset *T,
+		     struct parsa_err *err)
+{
+	uint32_t units = jb->a > 0 ? jb->a : (jb->m_sample > 0);
+	uint32_t nc = jb->ds->g.n_cols, max_rows = 0, *map, *lpart;
+	struct parsa_block blk[2];
+	struct parsa_partu_ctx *ctx = NULL;
+	int rc = 0;
+
+	for (uint32_t u = 0; u < units; u++) {
+		const uint32_t *rows;
+		uint32_t n;
+
+		init_unit(jb, u, &rows, &n);
+		max_rows = n > max_rows ? n : max_rows;
+	}
+	map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+	lpart = malloc((max_rows ? max_rows : 1) * sizeof(uint32_t));
+	if (!map || !lpart)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
+	else
+		memset(map, 0xff, (size_t)nc * sizeof(uint32_t));
+	parsa_block_init(&blk[0]);
+	parsa_block_init(&blk[1]);
+	if (!rc && units)
+		rc = parsa_partu_ctx_create(&ctx, jb->k, max_rows, err);
+	for (uint32_t u = 0; !rc && u < units; u++) {
+		struct parsa_block *cur = &blk[u & 1], *prev = &blk[!(u & 1)];
+		const uint32_t *rows;
+		uint32_t n;
+
+		init_unit(jb, u, &rows, &n);
+		rc = init_block(jb, ctx, cur, rows, n, T, map, lpart, err);
+		if (rc)
+			break;
+		if (u > 0)
+			restore_features(T, jb->o->init_S, prev);
+		add_block_sets(T, cur, lpart);
+		jb->init_rows += n;
+		sched_progress(jb);
+	}
+	parsa_partu_ctx_destroy(ctx);
+	parsa_block_release(&blk[0]);
+	parsa_block_release(&blk[1]);
+	free(map);
+	free(lpart);
+	return rc;
+}
+
+/* Push T's non-empty masks (OVERWRITE, in chunks) and sizes; wait. */
+static int push_sets(struct ps_node *s, const struct job *jb,
+		     const struct parsa_nbrset *T, struct parsa_err *err)
+{
+	uint64_t *keys = malloc(PUSH_CHUNK * sizeof(uint64_t)), ts;
+	unsigned char *vals = malloc((size_t)PUSH_CHUNK * jb->width);
+	double *sz = malloc(jb->k * sizeof(double));
+	uint64_t *ckeys = malloc(jb->k * sizeof(uint64_t));
+	uint32_t m = 0;
+	int rc = 0;
+
+	if (!keys || !vals || !sz || !ckeys)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
+	for (uint32_t v = 0; !rc && v < T->n_feat; v++) {
+		if (parsa_nbrset_count(T, v) == 0)
+			continue;
+		keys[m] = v;
+		mask_encode(vals + (size_t)m * jb->width, jb->width,
+			    parsa_nbrset_mask(T, v));
+		if (++m == PUSH_CHUNK) {
+			rc = ps_push_op(s, TBL_MASK, PS_OP_OVERWRITE, keys, m,
+					vals, &ts, err);
+			m = 0;
+		}
+	}
+	if (!rc && m)
+		rc = ps_push_op(s, TBL_MASK, PS_OP_OVERWRITE, keys, m, vals,
+				&ts, err);
+	for (uint32_t i = 0; !rc && i < jb->k; i++) {
+		ckeys[i] = i;
+		sz[i] = (double)T->size[i];
+	}
+	if (!rc)
+		rc = ps_push_op(s, TBL_SSIZE, PS_OP_OVERWRITE, ckeys, jb->k, sz,
+				&ts, err);
+	if (!rc)
+		rc = ps_wait_all(s, err);
+	free(keys);
+	free(vals);
+	free(sz);
+	free(ckeys);
+	return rc;
+}
+
+/* Global initialization on the scheduler (part_parallel.h). */
+static int sched_init(struct ps_node *s, struct job *jb,
+		      struct parsa_err *err)
+{
+	struct parsa_nbrset T;
+	double t0 = part_now();
+	int rc = parsa_nbrset_init(&T, jb->ds->g.n_cols, jb->k, err);
+
+	if (rc)
+		return rc;
+	if (jb->o->init_S)
+		parsa_nbrset_copy(&T, jb->o->init_S);
+	rc = init_sets(jb, &T, err);
+	if (!rc)
+		rc = push_sets(s, jb, &T, err);
+	parsa_nbrset_release(&T);
+	jb->t_init = part_now() - t0;
+	return rc;
+}
+
+static int bad_record(struct job *jb, uint32_t worker, const char *why,
+		      uint64_t x)
+{
+	if (!jb->rec_rc)
+		jb->rec_rc = parsa_fail(&jb->rec_err, PARSA_EPARSE,
+					"bad parts record from worker %u: %s "
+					"(%llu)", worker, why,
+					(unsigned long long)x);
+	return jb->rec_rc;
+}
+
+/* A worker's parts of one block: checked, then placed in r->part. */
+static void on_record(void *arg, uint32_t worker, const void *rec,
+		      size_t len)
+{
+	struct job *jb = arg;
+	struct rec_head h;
+	const unsigned char *p = rec;
+	uint32_t *part = jb->r->part, v;
+
+	if (len < sizeof(h)) {
+		bad_record(jb, worker, "short", len);
+		return;
+	}
+	memcpy(&h, rec, sizeof(h));
+	if (h.magic != REC_MAGIC || h.block >= jb->b || h.worker != worker ||
+	    h.block % jb->W != worker || jb->seen[h.block]) {
+		bad_record(jb, worker, "block", h.block);
+		return;
+	}
+	if (h.n != jb->start[h.block + 1] - jb->start[h.block] ||
+	    len != sizeof(h) + (size_t)h.n * sizeof(uint32_t)) {
+		bad_record(jb, worker, "length", len);
+		return;
+	}
+	for (uint32_t q = 0; q < h.n; q++) {
+		memcpy(&v, p + sizeof(h) + (size_t)q * sizeof(v), sizeof(v));
+		if (v >= jb->k) {
+			bad_record(jb, worker, "part", v);
+			return;
+		}
+		part[jb->perm[jb->start[h.block] + q]] = v;
+	}
+	jb->seen[h.block] = 1;
+	jb->blocks_seen++;
+	jb->r->pu_stats.assigned += h.n;
+	jb->r->pu_stats.new_bits += h.new_bits;
+	jb->r->pu_stats.decrements += h.decrements;
+	sched_progress(jb);
+}
+
+/* Start the workers and collect every block's parts. */
+static int sched_collect(struct ps_node *s, struct job *jb,
+			 struct parsa_err *err)
+{
+	uint32_t magic = TASK_MAGIC;
+	double t0 = part_now();
+	int rc;
+
+	rc = ps_sched_start_task(s, PS_ALL, &magic, sizeof(magic), NULL, err);
+	if (!rc)
+		rc = ps_sched_wait_tasks(s, on_record, jb, err);
+	jb->t_workers = part_now() - t0;
+	if (!rc && jb->rec_rc)
+		rc = parsa_fail(err, jb->rec_rc, "%s", jb->rec_err.msg);
+	if (!rc && jb->blocks_seen != jb->b)
+		rc = parsa_fail(err, PARSA_ESTATE,
+				"parts of %u of %u blocks received",
+				jb->blocks_seen, jb->b);
+	return rc;
+}
+
+/* The scheduler: initialization, workers, then V and the metrics here, so
+ * that a failure still stops every rank. */
+static int sched_main(struct ps_node *s, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	int rc;
+
+	jb->seen = calloc(jb->b, 1);
+	if (!jb->seen)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	jb->progress_total = (uint64_t)(jb->a > 0 ? jb->a : jb->m_sample > 0) +
+			     jb->b;
+	rc = sched_init(s, jb, err);
+	if (!rc)
+		rc = sched_collect(s, jb, err);
+	jb->r->t_partition_u = jb->t_init + jb->t_workers;
+	if (!rc)
+		rc = part_run_finish(jb->ds, jb->o, jb->r, err);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- run */
+
+static void fill_info(const struct job *jb, const struct ps_transport *tp,
+		      const struct ps_result *res, struct part_par_info *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->transport = tp->ops->name;
+	in->workers = tp->layout.num_workers;
+	in->servers = tp->layout.num_servers;
+	in->ranks = tp->nranks;
+	in->tau = jb->po->tau;
+	in->init = jb->a > 0 ? "warm-up" : jb->m_sample > 0 ? "sample"
+							    : "none";
+	in->init_blocks = jb->a;
+	in->init_sample = jb->a > 0 ? 0.0 : jb->sample;
+	in->init_rows = jb->init_rows;
+	in->t_init = jb->t_init;
+	in->t_workers = jb->t_workers;
+	ps_result_total(res, &in->traffic);
+	for (uint32_t i = 0; i < res->num_nodes; i++) {
+		const struct ps_node_stats *st = &res->nodes[i];
+
+		if (!st->valid || st->role != PS_ROLE_WORKER)
+			continue;
+		for (int b = 0; b < PS_STALE_BUCKETS; b++)
+			in->stale_hist[b] += st->stale_hist[b];
+		in->stale_max = st->stale_max > in->stale_max ? st->stale_max
+							      : in->stale_max;
+		in->iters += st->iters;
+		in->tau_wait_s += (double)st->tau_wait_ns * 1e-9;
+		in->wait_s += (double)st->wait_ns * 1e-9;
+	}
+}
+
+static struct ps_transport *make_transport(const struct part_par_opts *po,
+					   struct parsa_err *err)
+{
+	struct ps_layout l;
+
+	if (po->mpi) {
+		l = (struct ps_layout){po->servers, po->workers, 0};
+		return ps_transport_mpi_create(&l, po->timeout_s, err);
+	}
+	l.num_workers = po->workers ? po->workers : 1;
+	l.num_servers = po->servers ? po->servers : l.num_workers;
+	l.num_machines = l.num_servers > l.num_workers ? l.num_servers
+							: l.num_workers;
+	return ps_transport_threads_create(&l, err);
+}
+
+/* Everything once the transport exists: config, result, ps_run. */
+static int run_on(struct job *jb, struct ps_transport *tp,
+		  struct part_result *r, struct part_par_info *info,
+		  struct parsa_err *err)
+{
+	const struct ps_layout *l = &tp->layout;
+	struct ps_config cfg = {0};
+	struct ps_app app = {0};
+	struct ps_result res = {0};
+	uint64_t *starts;
+	int rc;
+
+	rc = job_layout(jb, l, err);
+	starts = rc ? NULL : range_starts(l->num_servers, jb->ds->g.n_cols,
+					  err);
+	if (!starts) {
+		ps_transport_fail(tp, err->code, "%s", err->msg);
+		return err->code;
+	}
+	if (tp->rank == 0)
+		rc = part_result_alloc(r, jb->ds, jb->k, err);
+	cfg.num_servers = l->num_servers;
+	cfg.num_workers = l->num_workers;
+	cfg.num_machines = l->num_machines;
+	cfg.num_tables = NUM_TABLES;
+	cfg.tables[TBL_MASK] = (struct ps_table_spec){jb->width, PS_OP_OR};
+	cfg.tables[TBL_SSIZE] = (struct ps_table_spec){8, PS_OP_ADD_F64};
+	cfg.range_starts = starts;
+	cfg.tau = jb->po->tau;
+	cfg.timeout_s = jb->po->timeout_s;
+	app.task = worker_task;
+	app.sched_main = sched_main;
+	app.arg = jb;
+	jb->r = r;
+	if (rc)
+		ps_transport_fail(tp, rc, "%s", err->msg);
+	else
+		rc = ps_run(tp, &cfg, &app, &res, err);
+	if (!rc && tp->rank == 0 && info)
+		fill_info(jb, tp, &res, info);
+	ps_result_release(&res);
+	free(starts);
+	return rc;
+}
+
+int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
+		 const struct part_par_opts *po, struct part_result *r,
+		 struct part_par_info *info, int *is_root, int *rank,
+		 struct parsa_err *err)
+{
+	struct parsa_err local = {0};
+	struct ps_transport *tp = NULL;
+	struct job jb;
+	int rc;
+
+	err = err ? err : &local;
+	memset(&jb, 0, sizeof(jb));
+	*is_root = 0;
+	if (rank)
+		*rank = 0;
+	rc = check_opts(ds, o, po, err);
+	if (!rc)
+		rc = job_init(&jb, ds, o, po, err);
+	if (!rc) {
+		tp = make_transport(po, err);
+		rc = tp ? 0 : (err->code ? err->code : PARSA_EMPI);
+	}
+	if (!rc) {
+		jb.tp = tp;
+		if (rank)
+			*rank = (int)tp->rank;
+		rc = run_on(&jb, tp, r, info, err);
+		*is_root = tp->rank == 0 && rc == 0;
+	}
+	if (rc)
+		part_result_release(r);
+	ps_transport_destroy(tp);
+	job_release(&jb);
+	return rc;
+}

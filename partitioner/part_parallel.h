@@ -1,0 +1,150 @@
+/*
+ * part_parallel: parallel Parsa (thesis 9.4.3, Algorithm 12) on the
+ * parameter server (server/ps.h), on threads or over OpenMPI.
+ *
+ * Roles.  One scheduler, S servers, W workers (ps_transport.h places them:
+ * server i and worker i on machine i % M; under MPI machine = rank and
+ * rank 0 also runs the scheduler).
+ *   servers    hold the neighbor sets: table 0 maps a compact feature id v
+ *              to the k-bit mask S(v) (ceil(k/8) bytes, byte j = bits
+ *              8j..8j+7, merged with OR); table 1 maps key i < k to |S_i|
+ *              (a double, merged with ADD).  The feature ids [0, n_cols)
+ *              are split evenly over the S servers.
+ *   scheduler  global initialization (below), pushes the initial sets
+ *              (OVERWRITE), starts one task per worker, collects each
+ *              block's parts from the workers' progress records, then
+ *              (still on the scheduler, so a failure stops every rank) runs
+ *              the rest of the pipeline of part_run: the M_max refinement,
+ *              Algorithm 11 and the metrics (part_run_finish).
+ *   workers    worker w partitions blocks j ≡ w (mod W) of the same random
+ *              split as the sequential driver (parsa_blocks_split, same
+ *              seed, parsa_partu_blocks), in increasing j, one PS iteration
+ *              per block: ps_iter_begin (the τ window), extract the block,
+ *              pull the masks of its features and the |S_i| counters,
+ *              parsa_partu_block, push only the new bits (after & ~before,
+ *              OR) and the counts of new bits per partition (ADD), and send
+ *              the block's parts to the scheduler.
+ *
+ * Bounded delay τ: iteration t starts when the worker's requests of
+ * iterations <= t - τ - 1 are complete (τ = 0: every pull sees all the
+ * worker's earlier pushes; PART_PAR_TAU_INF: never wait).
+ *
+ * |S_i| (the MIN_S rule's key): the pulled counters, i.e. the initial sizes
+ * plus every new bit pushed so far.  Exact for one worker with τ = 0; with
+ * several workers a bit two workers add at the same time is counted twice
+ * and pushes still in flight are missed (an estimate, as in the thesis).
+ *
+ * Balance: the global cap C = parsa_balance_cap(|U|, k, imbalance) is split
+ * into per-worker caps c_w,i with Σ_w c_w,i <= C and Σ_i c_w,i >= n_w (the
+ * worker's examples): c_w,i = floor(C n_w / |U|) plus, where needed, one
+ * more on distinct partitions.  Worker w's balance keeps the global cap C
+ * and starts count[i] at C - c_w,i, so no worker can push a partition over
+ * C whatever the others do.  One worker: c = C and count = 0, exactly the
+ * sequential balance.
+ *
+ * Initialization (thesis 9.4.4), done by the scheduler before any worker
+ * starts; the result is pushed as the start S of every worker:
+ *   --init-blocks A > 0   the sequential driver's warm-up, mirrored
+ *                         exactly (blocks 0..A-1, each from the sets of
+ *                         the previous warm-up block's partition only);
+ *   init_sample F > 0     global initialization: a random sample of
+ *                         round(F |U|) examples (the first ones of the
+ *                         split's permutation) partitioned as one block;
+ *                         S = its N(U_i);
+ *   o->init_S             (incremental) is the base of either.
+ * All examples, those of the warm-up blocks and the sample included, are
+ * then partitioned by the workers.
+ *
+ * With one worker, τ = 0 and no sample the run equals parsa_partition_u
+ * with the same options bit for bit (tests/cli/test_parallel.py).
+ *
+ * Thread-safety: part_par_run is called once per process (under MPI, once
+ * by every rank with the same dataset and options).
+ */
+#ifndef PART_PARALLEL_H
+#define PART_PARALLEL_H
+
+#include <stdint.h>
+
+#include "ps.h"
+#include "part_reader.h"
+#include "part_run.h"
+
+#define PART_PAR_TAU_INF (-1)
+
+/*
+ * Testing hook, called on a worker's thread after each of its blocks
+ * (blocks_done = 1, 2, ...).  tp is the process's transport, rank its
+ * rank.  Non-zero fails the worker (and so the run).  Used by the CLI to
+ * make a rank die or send a malformed message (tests only).
+ */
+typedef int (*part_par_test_fn)(void *arg, struct ps_transport *tp,
+				uint32_t rank, uint32_t worker,
+				uint32_t blocks_done, struct parsa_err *err);
+
+struct part_par_opts {
+	uint32_t workers;   /* W; 0 = one per rank (MPI) or 1 (threads) */
+	uint32_t servers;   /* S; 0 = one per rank (MPI) or W (threads) */
+	int tau;            /* >= 0, or PART_PAR_TAU_INF */
+	int mpi;            /* 1: OpenMPI transport; every rank calls */
+	double init_sample; /* global-init sample fraction in [0, 1];
+			       < 0 = auto (part_par_auto_sample) */
+	double timeout_s;   /* reply / liveness timeout; 0 = 60 s */
+	part_par_test_fn test_hook; /* NULL normally */
+	void *test_arg;
+};
+
+/* W = 1, S = 0, τ = PART_PAR_DEFAULT_TAU, threads, auto sample. */
+void part_par_opts_default(struct part_par_opts *po);
+
+/* Default bounded delay (measured, see README "Parallel and MPI"). */
+#define PART_PAR_DEFAULT_TAU 0
+
+/*
+ * The sample fraction used when init_sample < 0: 0 with one worker (the
+ * run then equals the sequential one) or with warm-up blocks (a > 0),
+ * else PART_PAR_AUTO_SAMPLE.
+ */
+#define PART_PAR_AUTO_SAMPLE 0.10
+double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
+			    uint32_t init_blocks);
+
+/* What a run did (filled on the root process after success). */
+struct part_par_info {
+	const char *transport;   /* "threads" or "mpi" (static) */
+	uint32_t workers, servers, ranks;
+	int tau;                 /* PART_PAR_TAU_INF = infinite */
+	const char *init;        /* "none", "warm-up" or "sample" (static) */
+	uint32_t init_blocks;    /* warm-up blocks used */
+	double init_sample;      /* sample fraction used */
+	uint64_t init_rows;      /* examples partitioned for initialization */
+	double t_init;           /* seconds of initialization */
+	double t_workers;        /* seconds from task start to last block */
+	struct ps_counters traffic;  /* summed over every node */
+	uint64_t stale_hist[PS_STALE_BUCKETS]; /* summed over workers */
+	uint64_t stale_max;
+	uint64_t iters;          /* worker iterations (= blocks) */
+	double tau_wait_s;       /* summed over workers: blocked by τ */
+	double wait_s;           /* summed over workers: in ps_wait */
+};
+
+/*
+ * Run Parsa on ds in parallel (o->method must be parsa): partition U on
+ * the parameter server, then refine, Algorithm 11 and the metrics on the
+ * scheduler's process.  r must be initialised; on the root (threads: the
+ * caller; MPI: rank 0) it is filled as by part_run and *is_root = 1;
+ * elsewhere r stays empty and *is_root = 0.  info (may be NULL) is filled
+ * on the root.  *rank (may be NULL) = this process's rank (threads: 0).
+ * o->pu.progress, if set, is called on the root's calling thread.
+ * Errors (any rank's, named) are returned on every rank: 0, PARSA_EINVAL,
+ * PARSA_ENOMEM, PARSA_EMPI, PARSA_EPARSE (malformed message), ...
+ */
+int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
+		 const struct part_par_opts *po, struct part_result *r,
+		 struct part_par_info *info, int *is_root, int *rank,
+		 struct parsa_err *err);
+
+/* "inf", "-1" -> PART_PAR_TAU_INF; "0".."1000000" -> τ.  0 or -1. */
+int part_par_tau_parse(const char *s, int *tau);
+
+#endif /* PART_PARALLEL_H */
