@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "part_parallel.h"
+
 /* A JSON number, or null when x is not finite (an improvement over a
  * placement with zero traffic is infinite). */
 static json_t *num(double x)
@@ -81,6 +83,56 @@ static json_t *seconds_json(const struct part_report_info *in)
 			 "ns_per_nnz", nnz ? part * 1e9 / (double)nnz : 0.0);
 }
 
+/* Traffic of a parallel run: what every node sent (each message once). */
+static json_t *traffic_json(const struct ps_counters *c)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}", "bytes_local",
+			 (json_int_t)c->bytes_sent[PS_LOCAL], "bytes_remote",
+			 (json_int_t)c->bytes_sent[PS_REMOTE],
+			 "messages_local", (json_int_t)c->msgs_sent[PS_LOCAL],
+			 "messages_remote",
+			 (json_int_t)c->msgs_sent[PS_REMOTE]);
+}
+
+/* The staleness histogram up to its last non-empty bucket. */
+static json_t *stale_json(const struct part_par_info *p)
+{
+	json_t *a = json_array();
+	int last = -1;
+
+	for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		if (p->stale_hist[b])
+			last = b;
+	for (int b = 0; a && b <= last; b++)
+		json_array_append_new(a, json_integer((json_int_t)p->stale_hist[b]));
+	return a;
+}
+
+static json_t *parallel_json(const struct part_par_info *p)
+{
+	json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:s, s:I, s:f, s:I, "
+			      "s:I, s:i, s:f, s:f, s:f, s:f}",
+			      "transport", p->transport, "workers",
+			      (int)p->workers, "servers", (int)p->servers,
+			      "ranks", (int)p->ranks, "init", p->init,
+			      "init_blocks", (json_int_t)p->init_blocks,
+			      "init_sample", p->init_sample, "init_rows",
+			      (json_int_t)p->init_rows, "iterations",
+			      (json_int_t)p->iters, "stale_max",
+			      (int)p->stale_max, "tau_wait_seconds",
+			      p->tau_wait_s, "wait_seconds", p->wait_s,
+			      "init_seconds", p->t_init, "workers_seconds",
+			      p->t_workers);
+
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "tau", p->tau < 0 ? json_string("inf")
+						 : json_integer(p->tau));
+	json_object_set_new(j, "traffic", traffic_json(&p->traffic));
+	json_object_set_new(j, "staleness", stale_json(p));
+	return j;
+}
+
 json_t *part_report_json(const struct part_report_info *in)
 {
 	const struct part_dataset *ds = in->ds;
@@ -110,6 +162,8 @@ json_t *part_report_json(const struct part_report_info *in)
 			  num(parsa_improvement(r->rnd.T_sum, r->m.T_sum))));
 	json_object_set_new(j, "seconds", seconds_json(in));
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
+	if (in->par)
+		json_object_set_new(j, "parallel", parallel_json(in->par));
 	return j;
 }
 
@@ -141,6 +195,26 @@ static void print_row(FILE *f, const char *name, double ours, double rnd,
 	fputc('\n', f);
 }
 
+static void print_parallel(FILE *f, const struct part_par_info *p)
+{
+	const struct ps_counters *c = &p->traffic;
+	char tau[16];
+
+	if (p->tau < 0)
+		snprintf(tau, sizeof(tau), "inf");
+	else
+		snprintf(tau, sizeof(tau), "%d", p->tau);
+	fprintf(f, "parallel: %s, %u workers, %u servers, %u rank%s, tau %s, "
+		   "init %s (%llu examples, %.3fs); workers %.3fs, tau wait "
+		   "%.3fs; traffic local %.1f MiB, remote %.1f MiB\n",
+		p->transport, p->workers, p->servers, p->ranks,
+		p->ranks == 1 ? "" : "s", tau, p->init,
+		(unsigned long long)p->init_rows, p->t_init, p->t_workers,
+		p->tau_wait_s,
+		(double)c->bytes_sent[PS_LOCAL] / 1048576.0,
+		(double)c->bytes_sent[PS_REMOTE] / 1048576.0);
+}
+
 void part_report_print(FILE *f, const struct part_report_info *in)
 {
 	const struct part_dataset *ds = in->ds;
@@ -168,4 +242,6 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 		r->t_partition_v,
 		nnz ? part * 1e9 / (double)nnz : 0.0, in->t_total,
 		(double)in->peak_rss_kb / 1024.0);
+	if (in->par)
+		print_parallel(f, in->par);
 }

@@ -11,6 +11,8 @@
 #include "part_reader.h"
 #include "part_run.h"
 
+struct part_par_info;
+
 struct part_report_info {
 	const char *data_path;            /* borrowed */
 	const struct part_dataset *ds;    /* borrowed */
@@ -20,6 +22,9 @@ struct part_report_info {
 	double t_load;                    /* seconds reading the data */
 	double t_total;                   /* seconds for the whole command */
 	long peak_rss_kb;
+	/* parallel runs (part_parallel.h): adds the "parallel" object and a
+	 * summary line; NULL for sequential runs and eval */
+	const struct part_par_info *par;
 };
 
 /* New reference: the report object.  NULL on out of memory. */
