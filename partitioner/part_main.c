@@ -3,18 +3,30 @@
  *
  * Exit status: 0 success, 1 runtime error (bad input, I/O, memory),
  * 2 usage error.  Errors are one line on stderr: "parsa: <message>".
+ *
+ * Parallel runs (--workers, --tau, --mpi; part_parallel.h): under MPI
+ * every rank reads the dataset and runs its nodes; only rank 0 writes the
+ * outputs and prints the summary, the others exit 0 quietly.  An error on
+ * any rank stops every rank with "parsa: rank R: <message>" and exit 1
+ * (after a transport failure MPI is not finalised, so _exit); a rank
+ * stopped by mpirun (SIGTERM, because another rank failed) says so and
+ * exits 1.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parsa_err.h"
 #include "part_gen.h"
+#include "part_parallel.h"
 #include "part_placement.h"
 #include "part_progress.h"
 #include "part_reader.h"
@@ -69,6 +81,22 @@ static const char usage_partition[] =
 	"  --init-from PREFIX --init-data OLD\n"
 	"                    incremental: start from the neighbor sets of an\n"
 	"                    earlier placement PREFIX of dataset OLD\n"
+	"parallel (Parsa on the parameter server; see README):\n"
+	"  --workers W       W worker threads (plus servers) partition the\n"
+	"                    blocks in parallel; without --workers, --tau or\n"
+	"                    --mpi the run is sequential (with --mpi: default\n"
+	"                    one worker per rank)\n"
+	"  --servers S       servers holding the neighbor sets (default: W, or\n"
+	"                    one per rank)\n"
+	"  --tau T|inf       bounded delay: a worker runs at most T blocks ahead\n"
+	"                    of its unacknowledged pushes (default %d; 0 with\n"
+	"                    one worker equals the sequential run exactly)\n"
+	"  --init-sample F   global initialization: partition a random F of\n"
+	"                    the examples first, its neighbor sets start every\n"
+	"                    worker (default %.2f with W > 1, 0 with one\n"
+	"                    worker or --init-blocks)\n"
+	"  --mpi             run over MPI: mpirun -np N parsa partition ... --mpi\n"
+	"                    (every rank reads DATA; rank 0 writes the outputs)\n"
 	"output:\n"
 	"  --out PREFIX      output prefix (default: DATA's name + .k<K>)\n"
 	"  --shards DIR      also write DIR/part-<i>.libsvm and\n"
@@ -220,7 +248,8 @@ enum {
 	OPT_RULE, OPT_IMBALANCE, OPT_SWEEPS, OPT_SEED, OPT_OUT, OPT_SHARDS,
 	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
 	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
-	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE,
+	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
+	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE,
 };
 
 static const struct option partition_longopts[] = {
@@ -244,6 +273,11 @@ static const struct option partition_longopts[] = {
 	{"init-data", required_argument, NULL, OPT_INIT_DATA},
 	{"placement", required_argument, NULL, OPT_PLACEMENT},
 	{"report", required_argument, NULL, OPT_REPORT},
+	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"servers", required_argument, NULL, OPT_SERVERS},
+	{"tau", required_argument, NULL, OPT_TAU},
+	{"mpi", no_argument, NULL, OPT_MPI},
+	{"init-sample", required_argument, NULL, OPT_INIT_SAMPLE},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -256,6 +290,9 @@ struct cmd_opts {
 	int have_k;
 	const char *out, *shards, *init_from, *init_data;
 	const char *placement, *report;
+	struct part_par_opts par;
+	int parallel;    /* --workers, --servers, --tau, --init-sample or --mpi */
+	int have_workers;
 };
 
 static void print_partition_help(void)
@@ -268,7 +305,8 @@ static void print_partition_help(void)
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
 	       d.refine_rounds, d.sweeps,
-	       d.pu.seed, d.random_trials);
+	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_AUTO_SAMPLE,
+	       d.random_trials);
 }
 
 static int parse_one(struct cmd_opts *c, int opt, const char *arg)
@@ -338,6 +376,29 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 			return die_usage("--random-trials must be in 1..1000, got '%s'", arg);
 		c->run.random_trials = (uint32_t)v;
 		return 0;
+	case OPT_WORKERS:
+	case OPT_SERVERS:
+		if (parse_u64(arg, 1, 4096, &v))
+			return die_usage("--workers/--servers must be an integer in 1..4096, got '%s'", arg);
+		*(opt == OPT_WORKERS ? &c->par.workers : &c->par.servers) =
+			(uint32_t)v;
+		c->have_workers |= opt == OPT_WORKERS;
+		c->parallel = 1;
+		return 0;
+	case OPT_TAU:
+		if (part_par_tau_parse(arg, &c->par.tau))
+			return die_usage("--tau must be an integer >= 0 or 'inf', got '%s'", arg);
+		c->parallel = 1;
+		return 0;
+	case OPT_INIT_SAMPLE:
+		if (parse_dbl(arg, 0.0, 1.0, &c->par.init_sample))
+			return die_usage("--init-sample must be a fraction in [0,1], got '%s'", arg);
+		c->parallel = 1;
+		return 0;
+	case OPT_MPI:
+		c->par.mpi = 1;
+		c->parallel = 1;
+		return 0;
 	case OPT_OUT: c->out = arg; return 0;
 	case OPT_SHARDS: c->shards = arg; return 0;
 	case OPT_JSON: c->in.json = 1; return 0;
@@ -358,6 +419,7 @@ static int parse_cmd(int argc, char **argv, struct cmd_opts *c,
 
 	memset(c, 0, sizeof(*c));
 	part_run_opts_default(&c->run);
+	part_par_opts_default(&c->par);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":k:qh", partition_longopts,
@@ -396,6 +458,12 @@ static int check_partition_opts(struct cmd_opts *c)
 		return die_usage("%s", "--init-from needs --method parsa");
 	if (c->placement || c->report)
 		return die_usage("%s", "--placement/--report belong to 'parsa eval'");
+	if (c->parallel && c->run.method != PART_METHOD_PARSA)
+		return die_usage("%s", "--workers/--servers/--tau/--mpi need --method parsa");
+	if (c->par.init_sample >= 0 && c->run.pu.init_blocks > 0)
+		return die_usage("%s", "--init-sample and --init-blocks are alternatives");
+	if (c->par.mpi && !c->have_workers)
+		c->par.workers = 0; /* one per rank */
 	return -1;
 }
 
@@ -429,6 +497,16 @@ static int load_init(struct cmd_opts *c, const struct part_dataset *ds,
 	return rc;
 }
 
+/* The output prefix (--out or DATA's name + .k<K>). */
+static void out_prefix(const struct cmd_opts *c, uint32_t k, char *buf,
+		       size_t len)
+{
+	if (c->out)
+		snprintf(buf, len, "%s", c->out);
+	else
+		default_prefix(c->in.data, k, buf, len);
+}
+
 static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 			     const struct part_result *r,
 			     struct part_report_info *info,
@@ -437,10 +515,7 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 	char prefix[PATH_MAX], json_path[PATH_MAX + 8];
 	int rc;
 
-	if (c->out)
-		snprintf(prefix, sizeof(prefix), "%s", c->out);
-	else
-		default_prefix(c->in.data, r->k, prefix, sizeof(prefix));
+	out_prefix(c, r->k, prefix, sizeof(prefix));
 	rc = part_placement_write(prefix, r->part, ds->g.n_rows, r->owner,
 				  ds->feat_id, ds->g.n_cols, err);
 	if (rc == 0 && c->shards)
@@ -453,6 +528,149 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 	return emit_report(info, c->in.json, c->in.quiet, json_path, err);
 }
 
+/* ---- parallel runs ---- */
+
+/* mpirun stops the other ranks with SIGTERM when one fails: say so. */
+static char term_msg[128];
+static volatile sig_atomic_t term_len;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	if (term_len > 0 && write(2, term_msg, (size_t)term_len) < 0)
+		term_len = 0;
+	_exit(1);
+}
+
+static void install_term_handler(void)
+{
+	const char *r = getenv("OMPI_COMM_WORLD_RANK");
+	struct sigaction sa;
+	int n = snprintf(term_msg, sizeof(term_msg), "parsa: terminated "
+			 "(another rank failed), rank %s\n", r ? r : "?");
+
+	term_len = n > 0 && (size_t)n < sizeof(term_msg) ? n : 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a dead peer's socket: EPIPE, not death */
+}
+
+/* Environment variable name as an integer >= 0, or -1 (unset, bad). */
+static long env_long(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return errno || *end ? -1 : v;
+}
+
+/* This process's MPI rank from mpirun's environment (-1 if none), known
+ * before MPI starts: only rank 0 draws a progress bar. */
+static int env_rank(void)
+{
+	long r = env_long("OMPI_COMM_WORLD_RANK");
+
+	return r >= 0 && r <= INT_MAX ? (int)r : -1;
+}
+
+/*
+ * Tests only: PARSA_TEST_DIE_RANK=R makes rank R _exit(3) after its first
+ * block; PARSA_TEST_GARBAGE_RANK=R makes it send a malformed message to
+ * the scheduler instead.
+ */
+static int test_hook(void *arg, struct ps_transport *tp, uint32_t rank,
+		     uint32_t worker, uint32_t blocks_done,
+		     struct parsa_err *err)
+{
+	static const char junk[64] = "this is not a parameter-server message";
+	long die = env_long("PARSA_TEST_DIE_RANK");
+	long garbage = env_long("PARSA_TEST_GARBAGE_RANK");
+	void *buf;
+
+	(void)arg;
+	(void)worker;
+	if (blocks_done != 1)
+		return 0;
+	if (die == (long)rank) {
+		fprintf(stderr, "parsa: rank %u: dying on purpose "
+			"(PARSA_TEST_DIE_RANK)\n", rank);
+		_exit(3);
+	}
+	if (garbage != (long)rank)
+		return 0;
+	buf = malloc(sizeof(junk));
+	if (!buf)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	memcpy(buf, junk, sizeof(junk));
+	return ps_transport_send(tp, 0, buf, sizeof(junk), err);
+}
+
+static void setup_parallel(struct cmd_opts *c)
+{
+	if (c->par.mpi) {
+		install_term_handler();
+		if (env_rank() > 0)
+			c->in.quiet = 1;
+	}
+	if (getenv("PARSA_TEST_DIE_RANK") || getenv("PARSA_TEST_GARBAGE_RANK"))
+		c->par.test_hook = test_hook;
+}
+
+/* Before a long parallel run: can the outputs be written at all? */
+static int check_out_dir(const struct cmd_opts *c, struct parsa_err *err)
+{
+	char prefix[PATH_MAX], dir[PATH_MAX];
+
+	out_prefix(c, c->run.pu.k, prefix, sizeof(prefix));
+	snprintf(dir, sizeof(dir), "%s", prefix);
+	if (access(dirname(dir), W_OK) != 0)
+		return parsa_fail(err, PARSA_EIO, "%s: cannot write outputs "
+				  "there: %s", prefix, strerror(errno));
+	return 0;
+}
+
+/* Partition U..metrics, sequential or parallel; *is_root: this process
+ * writes the outputs. */
+static int run_job(struct cmd_opts *c, const struct part_dataset *ds,
+		   struct part_result *r, struct part_par_info *pi,
+		   int *is_root, int *rank, struct parsa_err *err)
+{
+	int rc;
+
+	*is_root = 1;
+	*rank = -1;
+	if (!c->parallel)
+		return part_run(ds, &c->run, r, err);
+	rc = env_rank() <= 0 ? check_out_dir(c, err) : 0;
+	if (rc == 0)
+		rc = part_par_run(ds, &c->run, &c->par, r, pi, is_root, rank,
+				  err);
+	if (!c->par.mpi)
+		*rank = -1;
+	return rc;
+}
+
+/* Error exit; under MPI with the rank, and without finalising MPI. */
+static int partition_failed(const struct cmd_opts *c, int rank,
+			    const struct parsa_err *err, int rc)
+{
+	if (!c->par.mpi)
+		return report_err(err, rc);
+	if (rank < 0)
+		rank = env_rank();
+	fprintf(stderr, "parsa: rank %d: %s\n", rank,
+		err->msg[0] ? err->msg : parsa_strerror(rc));
+	fflush(stderr);
+	fflush(stdout);
+	_exit(1);
+}
+
 static int cmd_partition(int argc, char **argv)
 {
 	struct cmd_opts c;
@@ -462,8 +680,9 @@ static int cmd_partition(int argc, char **argv)
 	struct parsa_nbrset S = {0};
 	struct parsa_err err;
 	struct part_report_info info = {0};
+	struct part_par_info pinfo;
 	double t0 = part_now(), t_load = 0;
-	int rc;
+	int rc, is_root = 1, rank = -1;
 
 	rc = parse_cmd(argc, argv, &c, print_partition_help);
 	if (rc >= 0)
@@ -471,6 +690,8 @@ static int cmd_partition(int argc, char **argv)
 	rc = check_partition_opts(&c);
 	if (rc >= 0)
 		return rc;
+	if (c.parallel)
+		setup_parallel(&c);
 	parsa_err_clear(&err);
 	part_dataset_init(&ds);
 	part_result_init(&r);
@@ -484,21 +705,22 @@ static int cmd_partition(int argc, char **argv)
 		part_progress_begin(&pg, "partitioning");
 		c.run.pu.progress = progress_trampoline;
 		c.run.pu.progress_arg = &pg;
-		rc = part_run(&ds, &c.run, &r, &err);
+		rc = run_job(&c, &ds, &r, &pinfo, &is_root, &rank, &err);
 		part_progress_end(&pg);
 	}
-	if (rc == 0) {
+	if (rc == 0 && is_root) {
 		info = (struct part_report_info){
 			.data_path = c.in.data, .ds = &ds, .opts = &c.run,
 			.res = &r, .method = part_method_name(c.run.method),
 			.t_load = t_load, .t_total = part_now() - t0,
+			.par = c.parallel ? &pinfo : NULL,
 		};
 		rc = partition_outputs(&c, &ds, &r, &info, &err);
 	}
 	parsa_nbrset_release(&S);
 	part_result_release(&r);
 	part_dataset_release(&ds);
-	return rc ? report_err(&err, rc) : 0;
+	return rc ? partition_failed(&c, rank, &err, rc) : 0;
 }
 
 static void print_eval_help(void)
