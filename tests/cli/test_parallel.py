@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""Integration tests of parallel Parsa (`parsa partition --workers/--tau/--mpi`).
+
+Run from the repository root with PARSA_BIN pointing at the binary (the
+test runner sets it).  The MPI tests launch the real `mpirun` (loopback TCP,
+--oversubscribe, wrapped in `timeout`) and skip with a message when mpirun
+is missing or the binary was built without the MPI transport.  Ends with
+the line "N passed, N failed[, N skipped]".
+"""
+import gzip
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("PARSA_BIN", "build/parsa")
+TMP = tempfile.mkdtemp(prefix="parsa-par-")
+results = {"passed": 0, "failed": 0, "skipped": 0}
+SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
+           ("facebook-sample.txt.gz", ["--graph", "edges"]),
+           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
+           ("movielens-sample.csv.gz", [])]
+MPI_TIMEOUT = 120
+
+
+class Skip(Exception):
+    pass
+
+
+def run(*args, ok=True, env=None):
+    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True,
+                       timeout=600, env=env)
+    if ok and p.returncode != 0:
+        raise AssertionError("parsa %s failed (%d): %s" %
+                             (" ".join(map(str, args)), p.returncode, p.stderr))
+    return p
+
+
+def test(fn):
+    name = fn.__name__
+    try:
+        fn()
+    except Skip as e:
+        results["skipped"] += 1
+        print("skip: %s: %s" % (name, e))
+    except Exception as e:  # noqa: BLE001 - report any failure
+        results["failed"] += 1
+        print("FAIL %s: %s" % (name, e))
+    else:
+        results["passed"] += 1
+        print("ok   %s" % name)
+    sys.stdout.flush()
+    return fn
+
+
+def tmp(name):
+    return os.path.join(TMP, name)
+
+
+def read_lines(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        return f.read().splitlines()
+
+
+def same_files(a, b):
+    for ext in (".examples", ".features"):
+        with open(a + ext, "rb") as fa, open(b + ext, "rb") as fb:
+            if fa.read() != fb.read():
+                return False
+    return True
+
+
+def check_placement(prefix, k, imbalance=1.03):
+    """Complete (every example and feature once, ids < k) and balanced."""
+    rep = json.load(open(prefix + ".json"))
+    parts = [int(x) for x in read_lines(prefix + ".examples")]
+    feats = [l.split() for l in read_lines(prefix + ".features")]
+    n = rep["dataset"]["examples"]
+    assert len(parts) == n, "examples file has %d lines, report %d" % (len(parts), n)
+    assert len(feats) == rep["dataset"]["features"]
+    assert all(0 <= p < k for p in parts), "part id out of range"
+    assert all(0 <= int(f[1]) < k for f in feats)
+    assert len(set(f[0] for f in feats)) == len(feats), "duplicate feature"
+    counts = [0] * k
+    for p in parts:
+        counts[p] += 1
+    base = math.ceil(n / k)
+    assert max(counts) <= math.ceil(imbalance * n / k), "cap exceeded: %s" % counts
+    assert max(counts) / base <= imbalance + 1e-9, "imbalance %f" % (max(counts) / base)
+    assert abs(rep["metrics"]["imbalance"] - max(counts) / base) < 1e-6
+    return rep
+
+
+def eval_agrees(data, prefix, rep, extra=()):
+    p = run("eval", data, "--placement", prefix, "--json", *extra)
+    ev = json.loads(p.stdout)
+    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
+        a, b = ev["metrics"][key], rep["metrics"][key]
+        assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
+
+
+def check_parallel_report(rep, transport, workers, ranks):
+    par = rep["parallel"]
+    assert par["transport"] == transport, par
+    assert par["workers"] == workers and par["ranks"] == ranks, par
+    for key in ("servers", "tau", "init", "traffic", "staleness",
+                "tau_wait_seconds", "iterations"):
+        assert key in par, key
+    for key in ("bytes_local", "bytes_remote", "messages_local", "messages_remote"):
+        assert par["traffic"][key] >= 0
+    assert par["iterations"] == rep["params"]["blocks"], par
+    assert sum(par["staleness"]) == par["iterations"], par
+
+
+# ------------------------------------------------------------------ threads
+
+@test
+def test_one_worker_tau0_equals_sequential():
+    """--workers 1 --tau 0 writes the same placement, byte for byte."""
+    cases = [["-k", 4], ["-k", 8, "--seed", 7], ["-k", 16, "--blocks", 3],
+             ["-k", 5, "--blocks", 7, "--seed", 3, "--rule", "round-robin"],
+             ["-k", 3, "--blocks", 6, "--init-blocks", 2],
+             ["-k", 70, "--blocks", 12, "--init-blocks", 12, "--seed", 11],
+             ["-k", 6, "--block-imbalance", "off", "--imbalance", 1.2]]
+    n = 0
+    for f, extra in SAMPLES:
+        for args in cases:
+            data = "data/" + f
+            seq, par = tmp("eq-seq"), tmp("eq-par")
+            run("partition", data, *args, *extra, "--out", seq, "-q")
+            run("partition", data, *args, *extra, "--workers", 1, "--tau", 0,
+                "--out", par, "-q")
+            assert same_files(seq, par), "%s %s: placements differ" % (f, args)
+            rep = json.load(open(par + ".json"))
+            assert rep["parallel"]["workers"] == 1, rep["parallel"]
+            assert rep["parallel"]["init"] in ("none", "warm-up"), rep["parallel"]
+            n += 1
+    assert n == len(SAMPLES) * len(cases)
+
+
+@test
+def test_one_worker_incremental_equals_sequential():
+    lines = read_lines("data/a9a-sample.svm.gz")
+    old, new = tmp("old.svm"), tmp("new.svm")
+    open(old, "w").write("\n".join(lines[:4000]) + "\n")
+    open(new, "w").write("\n".join(lines[4000:]) + "\n")
+    run("partition", old, "-k", 4, "--out", tmp("old"), "-q")
+    for name, extra in (("inc-seq", []), ("inc-par", ["--workers", 1, "--tau", 0])):
+        run("partition", new, "-k", 4, "--out", tmp(name), "--init-from",
+            tmp("old"), "--init-data", old, "-q", *extra)
+    assert same_files(tmp("inc-seq"), tmp("inc-par"))
+
+
+def quality(rep):
+    return [rep["metrics"][key] for key in ("M_max", "T_max", "T_sum")]
+
+
+@test
+def test_two_workers_complete_balanced_close_to_sequential():
+    data = "data/a9a-sample.svm.gz"
+    run("partition", data, "-k", 8, "--out", tmp("q-seq"), "-q")
+    seq = quality(json.load(open(tmp("q-seq") + ".json")))
+    for tau in ("0", "inf"):
+        prefix = tmp("q-par-" + tau)
+        p = run("partition", data, "-k", 8, "--workers", 2, "--tau", tau,
+                "--out", prefix)
+        assert "parallel: threads, 2 workers" in p.stdout, p.stdout
+        rep = check_placement(prefix, 8)
+        check_parallel_report(rep, "threads", 2, 1)
+        assert rep["parallel"]["tau"] == (0 if tau == "0" else "inf")
+        assert rep["parallel"]["init"] == "sample", rep["parallel"]
+        for name, a, b in zip(("M_max", "T_max", "T_sum"), quality(rep), seq):
+            assert a <= 1.10 * b, "tau %s: %s %s vs sequential %s" % (tau, name, a, b)
+        eval_agrees(data, prefix, rep)
+
+
+@test
+def test_many_workers_and_options():
+    data = "data/reuters-sample.svm.gz"
+    for args in (["-k", 1, "--workers", 2], ["-k", 9, "--workers", 4, "--blocks", 3],
+                 ["-k", 13, "--workers", 3, "--servers", 5, "--imbalance", 1,
+                  "--blocks", 10, "--tau", 2],
+                 ["-k", 65, "--workers", 2, "--blocks", 4, "--init-blocks", 2],
+                 ["-k", 8, "--workers", 3, "--init-sample", 1],
+                 ["-k", 300, "--workers", 2, "--rule", "round-robin"]):
+        prefix = tmp("many")
+        run("partition", data, *args, "--out", prefix, "-q")
+        k = int(args[1])
+        imb = 1.0 if "--imbalance" in args else 1.03
+        rep = check_placement(prefix, k, imb)
+        eval_agrees(data, prefix, rep)
+
+
+@test
+def test_parallel_usage_errors():
+    data = "data/a9a-sample.svm.gz"
+    cases = [
+        (["--workers", "0"], "--workers"),
+        (["--workers", "x"], "--workers"),
+        (["--tau", "-3"], "--tau"),
+        (["--tau", "soon"], "--tau"),
+        (["--init-sample", "2"], "--init-sample"),
+        (["--workers", "2", "--method", "greedy"], "need --method parsa"),
+        (["--workers", "2", "--init-blocks", "1", "--init-sample", "0.1"],
+         "alternatives"),
+    ]
+    for extra, msg in cases:
+        p = run("partition", data, "-k", 2, *extra, ok=False)
+        assert p.returncode == 2, "%s: exit %d" % (extra, p.returncode)
+        assert msg in p.stderr, "%s: stderr %r" % (extra, p.stderr)
+    help_text = run("partition", "--help").stdout
+    for word in ("--workers", "--tau", "--mpi", "--init-sample", "--servers"):
+        assert word in help_text, word
+
+
+@test
+def test_threads_malformed_message_fails_cleanly():
+    env = dict(os.environ, PARSA_TEST_GARBAGE_RANK="0")
+    p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--workers", 2,
+            "--out", tmp("garbage"), "-q", ok=False, env=env)
+    assert p.returncode == 1, p.returncode
+    assert "malformed message" in p.stderr, p.stderr
+    assert not os.path.exists(tmp("garbage") + ".examples")
+
+
+@test
+def test_unwritable_output_fails_before_the_run():
+    p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--workers", 2,
+            "--out", tmp("no/such/dir/x"), "-q", ok=False)
+    assert p.returncode == 1 and "cannot write outputs" in p.stderr, p.stderr
+
+
+# ---------------------------------------------------------------------- MPI
+
+def find_mpirun():
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        f = os.path.join(d, "mpirun")
+        if os.access(f, os.X_OK):
+            return f
+    return None
+
+
+MPIRUN = find_mpirun()
+
+
+def mpi_env(extra=None):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # OpenMPI's own allocations look like leaks to LeakSanitizer
+    asan = env.get("ASAN_OPTIONS", "")
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
+    env.update(extra or {})
+    return env
+
+
+def mpirun(np, *args, env=None):
+    if not MPIRUN:
+        raise Skip("mpirun not found")
+    cmd = ["timeout", "-k", "5", str(MPI_TIMEOUT), MPIRUN, "--oversubscribe",
+           "-np", str(np), "--mca", "btl", "self,tcp", "--mca",
+           "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
+           BIN, *map(str, args)]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=MPI_TIMEOUT + 30, env=mpi_env(env))
+    p.seconds = time.time() - t0
+    out = p.stdout + p.stderr
+    if "no MPI transport" in out:
+        raise Skip("this build has no MPI transport")
+    return p
+
+
+def check_mpi_run(np):
+    data = "data/a9a-sample.svm.gz"
+    prefix = tmp("mpi%d" % np)
+    p = mpirun(np, "partition", data, "-k", 8, "--mpi", "--out", prefix)
+    assert p.returncode == 0, "exit %d: %s%s" % (p.returncode, p.stdout, p.stderr)
+    assert p.stdout.count("method parsa, k=8") == 1, p.stdout  # rank 0 only
+    assert "parallel: mpi, %d workers" % np in p.stdout, p.stdout
+    rep = check_placement(prefix, 8)
+    check_parallel_report(rep, "mpi", np, np)
+    assert rep["parallel"]["traffic"]["bytes_remote"] > 0, rep["parallel"]
+    eval_agrees(data, prefix, rep)
+    run("partition", data, "-k", 8, "--out", tmp("mpi-seq"), "-q")
+    seq = quality(json.load(open(tmp("mpi-seq") + ".json")))
+    for name, a, b in zip(("M_max", "T_max", "T_sum"), quality(rep), seq):
+        assert a <= 1.10 * b, "%s %s vs sequential %s" % (name, a, b)
+
+
+@test
+def test_mpi_2_ranks():
+    check_mpi_run(2)
+
+
+@test
+def test_mpi_3_ranks_oversubscribed():
+    check_mpi_run(3)
+
+
+@test
+def test_mpi_one_worker_tau0_equals_sequential():
+    data = "data/movielens-sample.csv.gz"
+    run("partition", data, "-k", 5, "--blocks", 4, "--out", tmp("m1-seq"), "-q")
+    p = mpirun(2, "partition", data, "-k", 5, "--blocks", 4, "--mpi",
+               "--workers", 1, "--tau", 0, "--out", tmp("m1-par"), "-q")
+    assert p.returncode == 0, p.stderr
+    assert same_files(tmp("m1-seq"), tmp("m1-par"))
+
+
+def check_failed_everywhere(p, np, dead, needles):
+    """Non-zero, in time, and every rank but `dead` said why it stopped."""
+    out = p.stdout + p.stderr
+    assert p.returncode not in (0, 124, 137), "exit %d: %s" % (p.returncode, out)
+    assert p.seconds < MPI_TIMEOUT - 10, "took %.1f s" % p.seconds
+    for r in range(np):
+        if r == dead:
+            continue
+        said = ["parsa: rank %d: " % r,
+                "parsa: terminated (another rank failed), rank %d" % r]
+        assert any(s in out for s in said), "rank %d said nothing: %s" % (r, out)
+    for n in needles:
+        assert n in out, "%r not in %s" % (n, out)
+    assert "method parsa" not in p.stdout, "a summary was printed"
+
+
+@test
+def test_mpi_rank_dies():
+    prefix = tmp("mpi-die")
+    p = mpirun(3, "partition", "data/a9a-sample.svm.gz", "-k", 8, "--mpi",
+               "--out", prefix, "-q", env={"PARSA_TEST_DIE_RANK": "1"})
+    check_failed_everywhere(p, 3, 1, ["rank 1: dying on purpose"])
+    assert not os.path.exists(prefix + ".examples")
+
+
+@test
+def test_mpi_malformed_message():
+    prefix = tmp("mpi-garbage")
+    p = mpirun(2, "partition", "data/a9a-sample.svm.gz", "-k", 8, "--mpi",
+               "--out", prefix, "-q", env={"PARSA_TEST_GARBAGE_RANK": "1"})
+    check_failed_everywhere(p, 2, -1, ["malformed message"])
+    assert not os.path.exists(prefix + ".examples")
+
+
+shutil.rmtree(TMP, ignore_errors=True)
+line = "%d passed, %d failed" % (results["passed"], results["failed"])
+if results["skipped"]:
+    line += ", %d skipped" % results["skipped"]
+print(line)
