@@ -605,63 +605,42 @@ static void add_block_sets(struct parsa_nbrset *T,
 			parsa_nbrset_add(T, blk->feat[g->col[e]], lpart[r]);
 }
 
-/* The initialization units: warm-up block u < a, or the sample. */
-static void init_unit(const struct job *jb, uint32_t u, const uint32_t **rows,
-		      uint32_t *n)
-{
-	if (jb->a > 0) {
-		*rows = jb->perm + jb->start[u];
-		*n = jb->start[u + 1] - jb->start[u];
-	} else {
-		*rows = jb->perm;
-		*n = jb->m_sample;
-	}
-}
-
 /*
- * T (entering as S0, or empty) leaves as S0 ∪ N(partition of the last
- * unit): the sequential warm-up's chain (each unit from the previous
- * unit's sets only), or the sample's partition.
+ * The sequential warm-up, mirrored: T (entering as S0, or empty) leaves as
+ * S0 ∪ N(partition of warm-up block a-1), each warm-up block partitioned
+ * from the previous one's sets only, with its own balance.
  */
-static int init_sets(struct job *jb, struct parsa_nbrset *T,
-		     struct parsa_err *err)
+static int warm_up_sets(struct job *jb, struct parsa_nbrset *T,
+			struct parsa_err *err)
 {
-	uint32_t units = jb->a > 0 ? jb->a : (jb->m_sample > 0);
-	uint32_t nc = jb->ds->g.n_cols, max_rows = 0, *map, *lpart;
+	uint32_t n = jb->ds->g.n_rows, nc = jb->ds->g.n_cols;
+	uint32_t max_rows = n / jb->b + (n % jb->b != 0), *map, *lpart;
 	struct parsa_block blk[2];
 	struct parsa_partu_ctx *ctx = NULL;
 	int rc = 0;
 
-	for (uint32_t u = 0; u < units; u++) {
-		const uint32_t *rows;
-		uint32_t n;
-
-		init_unit(jb, u, &rows, &n);
-		max_rows = n > max_rows ? n : max_rows;
-	}
 	map = malloc((nc ? nc : 1) * sizeof(uint32_t));
-	lpart = malloc((max_rows ? max_rows : 1) * sizeof(uint32_t));
+	lpart = malloc(max_rows * sizeof(uint32_t));
 	if (!map || !lpart)
 		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
 	else
 		memset(map, 0xff, (size_t)nc * sizeof(uint32_t));
 	parsa_block_init(&blk[0]);
 	parsa_block_init(&blk[1]);
-	if (!rc && units)
+	if (!rc)
 		rc = parsa_partu_ctx_create(&ctx, jb->k, max_rows, err);
-	for (uint32_t u = 0; !rc && u < units; u++) {
+	for (uint32_t u = 0; !rc && u < jb->a; u++) {
 		struct parsa_block *cur = &blk[u & 1], *prev = &blk[!(u & 1)];
-		const uint32_t *rows;
-		uint32_t n;
+		uint32_t m = jb->start[u + 1] - jb->start[u];
 
-		init_unit(jb, u, &rows, &n);
-		rc = init_block(jb, ctx, cur, rows, n, T, map, lpart, err);
+		rc = init_block(jb, ctx, cur, jb->perm + jb->start[u], m, T,
+				map, lpart, err);
 		if (rc)
 			break;
 		if (u > 0)
 			restore_features(T, jb->o->init_S, prev);
 		add_block_sets(T, cur, lpart);
-		jb->init_rows += n;
+		jb->init_rows += m;
 		sched_progress(jb);
 	}
 	parsa_partu_ctx_destroy(ctx);
@@ -669,6 +648,63 @@ static int init_sets(struct job *jb, struct parsa_nbrset *T,
 	parsa_block_release(&blk[1]);
 	free(map);
 	free(lpart);
+	return rc;
+}
+
+/* Sequential Parsa on the sample subgraph blk from T's slice, with the
+ * main pass's block size; T |= the result (T's bits ∪ N(U_i)). */
+static int partition_sample(struct job *jb, const struct parsa_block *blk,
+			    struct parsa_nbrset *T, struct parsa_err *err)
+{
+	struct parsa_partu_opts so = jb->o->pu;
+	struct parsa_nbrset S = {0};
+	uint32_t n = jb->ds->g.n_rows, m = blk->g.n_rows;
+	uint32_t rows = n / jb->b + (n % jb->b != 0);
+	uint32_t *part = malloc((size_t)m * sizeof(uint32_t));
+	int rc = part ? parsa_nbrset_init(&S, blk->g.n_cols, jb->k, err)
+		      : parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
+
+	so.blocks = m / rows + (m % rows != 0);
+	so.init_blocks = 0;
+	so.progress = NULL;
+	if (!rc) {
+		parsa_nbrset_gather(&S, T, blk->feat);
+		rc = parsa_partition_u(&blk->g, &so, &S, part, NULL, err);
+	}
+	if (!rc)
+		parsa_nbrset_scatter_or(T, &S, blk->feat);
+	parsa_nbrset_release(&S);
+	free(part);
+	return rc;
+}
+
+/*
+ * Global initialization: T (S0 or empty) |= N(U_i) of a sequential
+ * partition of the sample (the first m_sample examples of the split's
+ * permutation, a uniform random sample).
+ */
+static int sample_sets(struct job *jb, struct parsa_nbrset *T,
+		       struct parsa_err *err)
+{
+	uint32_t nc = jb->ds->g.n_cols;
+	uint32_t *map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+	struct parsa_block blk;
+	int rc;
+
+	if (!map)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
+	memset(map, 0xff, (size_t)nc * sizeof(uint32_t));
+	parsa_block_init(&blk);
+	rc = parsa_block_extract(&blk, &jb->ds->g, jb->perm, jb->m_sample,
+				 map, err);
+	free(map);
+	if (!rc)
+		rc = partition_sample(jb, &blk, T, err);
+	parsa_block_release(&blk);
+	if (!rc) {
+		jb->init_rows = jb->m_sample;
+		sched_progress(jb);
+	}
 	return rc;
 }
 
@@ -728,7 +764,10 @@ static int sched_init(struct ps_node *s, struct job *jb,
 		return rc;
 	if (jb->o->init_S)
 		parsa_nbrset_copy(&T, jb->o->init_S);
-	rc = init_sets(jb, &T, err);
+	if (jb->a > 0)
+		rc = warm_up_sets(jb, &T, err);
+	else if (jb->m_sample > 0)
+		rc = sample_sets(jb, &T, err);
 	if (!rc)
 		rc = push_sets(s, jb, &T, err);
 	parsa_nbrset_release(&T);

@@ -49,8 +49,9 @@
  *                         the previous warm-up block's partition only);
  *   init_sample F > 0     global initialization: a random sample of
  *                         round(F |U|) examples (the first ones of the
- *                         split's permutation) partitioned as one block;
- *                         S = its N(U_i);
+ *                         split's permutation) partitioned sequentially
+ *                         (parsa_partition_u on the sample, in blocks of
+ *                         the main pass's size); S = its N(U_i);
  *   o->init_S             (incremental) is the base of either.
  * All examples, those of the warm-up blocks and the sample included, are
  * then partitioned by the workers.
