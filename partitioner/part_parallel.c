@@ -9,6 +9,7 @@
  */
 #include "part_parallel.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -124,7 +125,8 @@ static void plan_caps(struct job *jb, const uint64_t *nw)
 		for (; need > 0; need--, slot++)
 			jb->caps[(uint64_t)w * k + slot % k]++;
 	}
-	(void)used; /* slot <= k * (C - used) since k C >= n */
+	assert(used <= C && slot <= (uint64_t)k * (C - used)); /* k C >= n */
+	(void)used;
 }
 
 static int job_caps(struct job *jb, struct parsa_err *err)
