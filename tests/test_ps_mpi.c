@@ -482,6 +482,26 @@ static void check_every_rank_said(const struct launch *l, int np, int dead,
 	}
 }
 
+/* At least one rank but `dead` printed a line saying why it stopped. */
+static void check_some_rank_said(const struct launch *l, int np, int dead,
+				 const char *why1, const char *why2)
+{
+	char a[96], b[96];
+	int said = 0;
+
+	for (int r = 0; r < np; r++) {
+		if (r == dead)
+			continue;
+		snprintf(a, sizeof(a), "rank %d: %s", r, why1);
+		snprintf(b, sizeof(b), "rank %d: %s", r, why2);
+		said += strstr(l->out, a) || strstr(l->out, b);
+	}
+	if (said == 0) {
+		fprintf(stderr, "no surviving rank said why it stopped\n");
+		harness_cur_failed = 1;
+	}
+}
+
 static void check_failure(int np, const char *mode, const char *extra,
 			  struct launch *l)
 {
@@ -502,7 +522,9 @@ static void check_rank_dies(int np)
 	check_failure(np, "die", "", &l);
 	CHECK_INT(l.status, ==, 3);
 	CHECK_CONTAINS(l.out, "exited with non-zero status");
-	check_every_rank_said(&l, np, 1, "terminated by SIGTERM", "error: ");
+	/* mpirun kills the survivors (SIGTERM, then SIGKILL soon after), so
+	 * not every survivor gets to print; at least one must say why */
+	check_some_rank_said(&l, np, 1, "terminated by SIGTERM", "error: ");
 	dump_on_failure(&l);
 }
 

