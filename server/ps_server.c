@@ -14,6 +14,10 @@
 
 #include "ps_internal.h"
 
+/* Keys from the start of a server's range indexed directly (4 bytes each,
+ * allocated up to the largest key stored). */
+#define PS_STORE_WINDOW (1ULL << 26)
+
 struct ps_reply {
 	unsigned char *buf;
 	size_t len, cap;
@@ -59,6 +63,13 @@ struct ps_server *ps_server_create(const struct ps_cluster *cl,
 			ps_server_destroy(s);
 			return NULL;
 		}
+		/* the start of the own range is indexed directly (it grows
+		 * only as far as the keys actually stored) */
+		if (!s->empty)
+			ps_store_set_window(s->store[t], s->lo,
+					    s->hi - s->lo < PS_STORE_WINDOW
+						    ? s->hi - s->lo + 1
+						    : PS_STORE_WINDOW);
 	}
 	return s;
 }

@@ -14,7 +14,47 @@ struct ps_store {
 	unsigned char *values;  /* cap * width bytes */
 	size_t nslots;          /* power of two, > 2 * size */
 	uint32_t *slot;         /* 0 = empty, else entry index + 1 */
+	uint64_t wlo;           /* direct window: keys wlo .. wlo + wmax - 1 */
+	uint64_t wmax;          /* window size (0 = none) */
+	uint64_t wn;            /* dslot entries allocated (<= wmax) */
+	uint32_t *dslot;        /* key - wlo -> entry index + 1, 0 = absent */
 };
+
+/* Keys inside the window never enter the hash index; dslot covers every
+ * window key ever inserted (wn grows to the largest one). */
+static int in_window(const struct ps_store *s, uint64_t key)
+{
+	return key - s->wlo < s->wmax;
+}
+
+int ps_store_set_window(struct ps_store *s, uint64_t lo, uint64_t n)
+{
+	if (s->size != 0)
+		return PARSA_ESTATE;
+	s->wlo = lo;
+	s->wmax = n;
+	return 0;
+}
+
+static int grow_window(struct ps_store *s, uint64_t need,
+		       struct parsa_err *err)
+{
+	uint64_t n = s->wn ? s->wn : 1024;
+	uint32_t *d;
+
+	while (n < need)
+		n *= 2;
+	if (n > s->wmax)
+		n = s->wmax;
+	d = realloc(s->dslot, (size_t)n * sizeof(*d));
+	if (!d)
+		return parsa_fail(err, PARSA_ENOMEM, "store window %llu",
+				  (unsigned long long)n);
+	memset(d + s->wn, 0, (size_t)(n - s->wn) * sizeof(*d));
+	s->dslot = d;
+	s->wn = n;
+	return 0;
+}
 
 static size_t hash64(uint64_t x)
 {
@@ -55,6 +95,7 @@ void ps_store_destroy(struct ps_store *s)
 	free(s->keys);
 	free(s->values);
 	free(s->slot);
+	free(s->dslot);
 	free(s);
 }
 
@@ -70,7 +111,16 @@ static size_t probe(const struct ps_store *s, uint64_t key)
 
 unsigned char *ps_store_find(const struct ps_store *s, uint64_t key)
 {
-	size_t i = probe(s, key);
+	size_t i;
+
+	if (in_window(s, key)) {
+		uint64_t d = key - s->wlo;
+
+		if (d >= s->wn || !s->dslot[d])
+			return NULL;
+		return s->values + (size_t)(s->dslot[d] - 1) * s->width;
+	}
+	i = probe(s, key);
 
 	if (!s->slot[i])
 		return NULL;
@@ -88,7 +138,8 @@ static int grow_index(struct ps_store *s, struct parsa_err *err)
 	s->slot = slot;
 	s->nslots = n;
 	for (e = 0; e < s->size; e++)
-		s->slot[probe(s, s->keys[e])] = (uint32_t)(e + 1);
+		if (!in_window(s, s->keys[e]))
+			s->slot[probe(s, s->keys[e])] = (uint32_t)(e + 1);
 	return 0;
 }
 
@@ -112,12 +163,49 @@ static int grow_entries(struct ps_store *s, struct parsa_err *err)
 	return 0;
 }
 
+/* Append a zeroed entry for key; *val points at it. */
+static int append(struct ps_store *s, uint64_t key, unsigned char **val,
+		  struct parsa_err *err)
+{
+	int rc;
+
+	if (s->size == s->cap && (rc = grow_entries(s, err)))
+		return rc;
+	s->keys[s->size] = key;
+	*val = s->values + s->size * s->width;
+	memset(*val, 0, s->width);
+	s->size++;
+	return 0;
+}
+
+static int get_window(struct ps_store *s, uint64_t key, unsigned char **val,
+		      struct parsa_err *err)
+{
+	uint64_t d = key - s->wlo;
+	int rc;
+
+	if (d >= s->wn && (rc = grow_window(s, d + 1, err)))
+		return rc;
+	if (s->dslot[d]) {
+		*val = s->values + (size_t)(s->dslot[d] - 1) * s->width;
+		return 0;
+	}
+	if ((rc = append(s, key, val, err)))
+		return rc;
+	s->dslot[d] = (uint32_t)s->size;
+	return 0;
+}
+
 int ps_store_get(struct ps_store *s, uint64_t key, unsigned char **val,
 		 struct parsa_err *err)
 {
-	size_t i = probe(s, key);
+	size_t i;
 	int rc;
 	unsigned char *v;
+
+	if (in_window(s, key))
+		return get_window(s, key, val, err);
+	i = probe(s, key);
 
 	if (s->slot[i]) {
 		*val = s->values + (size_t)(s->slot[i] - 1) * s->width;

@@ -35,6 +35,14 @@ struct ps_store;
 struct ps_store *ps_store_create(uint32_t width, struct parsa_err *err);
 void ps_store_destroy(struct ps_store *s); /* NULL is a no-op */
 
+/*
+ * Index the keys lo .. lo + n - 1 directly (an array of 4 bytes per key up
+ * to the largest key stored, instead of the hash): for servers whose keys
+ * are dense, as a range of renumbered feature ids is.  Only on an empty
+ * store (PARSA_ESTATE otherwise).  Iteration order is unchanged.
+ */
+int ps_store_set_window(struct ps_store *s, uint64_t lo, uint64_t n);
+
 /* The value of key, or NULL if never written. */
 unsigned char *ps_store_find(const struct ps_store *s, uint64_t key);
 
