@@ -5,4 +5,5 @@ build=${1:-build}
 mkdir -p bench/results
 out="bench/results/bench-$(date +%Y%m%d-%H%M%S).md"
 python3 bench/bench.py "$build" ${BENCH_ARGS:---study} | tee "$out"
+python3 bench/parallel.py "$build" | tee -a "$out"
 echo "results saved to $out"

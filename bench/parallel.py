@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""make bench (part 2): parallel Parsa on the parameter server.
+
+1 worker (sequential) vs 2 worker threads vs `mpirun -np 2 --mpi`, on the
+largest shared dataset and a synthetic set of ~20M nonzeros, k=16: median
+wall time of partition U over --reps runs, and quality.  Then tau in
+0, 1, 4, inf (time, quality, staleness histogram) and the bytes moved
+between workers and servers for W in 1, 2, 4 and k in 16, 64.
+
+usage: parallel.py BUILD_DIR [--reps N]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
+MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,tcp",
+          "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def run(bin_, data, k, extra, mpi=0):
+    out = os.path.join(TMP, "p")
+    cmd = [bin_, "partition", data, "-k", str(k), "--out", out, "--json", "-q",
+           "--random-trials", "1", *map(str, extra)]
+    if mpi:
+        cmd = ["timeout", "600", *MPIRUN, "-np", str(mpi), *cmd, "--mpi"]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    if p.returncode != 0:
+        sys.exit("parallel bench: %s failed: %s" % (" ".join(cmd), p.stderr[-2000:]))
+    return json.loads(p.stdout)
+
+
+def median_run(bin_, data, k, extra, reps, mpi=0):
+    runs = [run(bin_, data, k, extra, mpi) for _ in range(reps)]
+    runs.sort(key=lambda r: r["seconds"]["partition_u"])
+    r = runs[len(runs) // 2]
+    return r
+
+
+def row(name, r, base=None):
+    m = r["metrics"]
+    u = r["seconds"]["partition_u"]
+    sp = "%.2fx" % (base["seconds"]["partition_u"] / u) if base else "1.00x"
+    q = ""
+    if base:
+        q = " / ".join("%+.1f%%" % ((m[key] / base["metrics"][key] - 1) * 100)
+                       for key in ("M_max", "T_max", "T_sum"))
+    return "| %s | %.3f | %s | %.0f | %.0f | %.0f | %s |" % (
+        name, u, sp, m["M_max"], m["T_max"], m["T_sum"], q)
+
+
+def speedup(bin_, data, name, reps):
+    print("\n### %s, k=16: partition U, median of %d runs\n" % (name, reps))
+    print("| run | U seconds | speedup | M_max | T_max | T_sum | quality vs 1 worker (M/T/Tsum) |")
+    print("|---|---|---|---|---|---|---|")
+    base = median_run(bin_, data, 16, [], reps)
+    print(row("1 worker (sequential)", base))
+    w2 = median_run(bin_, data, 16, ["--workers", 2, "--tau", "inf"], reps)
+    print(row("2 worker threads, tau=inf", w2, base))
+    if shutil.which("mpirun"):
+        m2 = median_run(bin_, data, 16, ["--workers", 2, "--tau", "inf"], reps, mpi=2)
+        print(row("mpirun -np 2, tau=inf", m2, base))
+    sys.stdout.flush()
+
+
+def taus(bin_, data, reps):
+    print("\n### Bounded delay, 2 worker threads, k=16 (%s)\n" % os.path.basename(data))
+    print("| tau | U seconds | M_max | T_max | T_sum | staleness histogram | tau wait s |")
+    print("|---|---|---|---|---|---|---|")
+    for tau in ("0", "1", "4", "inf"):
+        r = median_run(bin_, data, 16, ["--workers", 2, "--tau", tau], reps)
+        p, m = r["parallel"], r["metrics"]
+        print("| %s | %.3f | %.0f | %.0f | %.0f | %s | %.3f |" % (
+            tau, r["seconds"]["partition_u"], m["M_max"], m["T_max"], m["T_sum"],
+            p["staleness"], p["tau_wait_seconds"]))
+        sys.stdout.flush()
+
+
+def traffic(bin_, data):
+    print("\n### Bytes between workers and servers (%s, threads)\n" % os.path.basename(data))
+    print("| W | k | MiB local | MiB remote | messages |")
+    print("|---|---|---|---|---|")
+    for k in (16, 64):
+        for w in (1, 2, 4):
+            r = run(bin_, data, k, ["--workers", w, "--servers", w, "--tau", "inf"])
+            t = r["parallel"]["traffic"]
+            print("| %d | %d | %.1f | %.1f | %d |" % (
+                w, k, t["bytes_local"] / 2**20, t["bytes_remote"] / 2**20,
+                t["messages_local"] + t["messages_remote"]))
+            sys.stdout.flush()
+
+
+def main():
+    global TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    bin_ = os.path.join(args.build, "parsa")
+    TMP = tempfile.mkdtemp(prefix="parsa-par-")
+    synth = os.path.join(TMP, "synth20m.svm")
+    subprocess.run([bin_, "gen", "--examples", "1200000", "--features", "600000",
+                    "--avg-nnz", "17", "--topics", "64", "--seed", "2", "--out", synth,
+                    "-q"], check=True)
+    gowalla = os.path.join(SHARED, "bipartite/gowalla_lightgcn.tsv.gz")
+    print("## Parallel Parsa (threads and OpenMPI), 2-core machine\n")
+    if os.path.exists(gowalla):
+        speedup(bin_, gowalla, "gowalla (largest shared set, 1.03M nnz)", args.reps)
+    speedup(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
+    taus(bin_, synth, 3)
+    traffic(bin_, gowalla if os.path.exists(gowalla) else synth)
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
