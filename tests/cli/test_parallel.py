@@ -11,60 +11,17 @@ import gzip
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-BIN = os.environ.get("PARSA_BIN", "build/parsa")
-TMP = tempfile.mkdtemp(prefix="parsa-par-")
-results = {"passed": 0, "failed": 0, "skipped": 0}
+from clitest import BIN, Skip, finish, read_lines, run, test, tmp  # noqa: F401
+
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
            ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
            ("movielens-sample.csv.gz", [])]
 MPI_TIMEOUT = 120
-
-
-class Skip(Exception):
-    pass
-
-
-def run(*args, ok=True, env=None):
-    p = subprocess.run([BIN, *map(str, args)], capture_output=True, text=True,
-                       timeout=600, env=env)
-    if ok and p.returncode != 0:
-        raise AssertionError("parsa %s failed (%d): %s" %
-                             (" ".join(map(str, args)), p.returncode, p.stderr))
-    return p
-
-
-def test(fn):
-    name = fn.__name__
-    try:
-        fn()
-    except Skip as e:
-        results["skipped"] += 1
-        print("skip: %s: %s" % (name, e))
-    except Exception as e:  # noqa: BLE001 - report any failure
-        results["failed"] += 1
-        print("FAIL %s: %s" % (name, e))
-    else:
-        results["passed"] += 1
-        print("ok   %s" % name)
-    sys.stdout.flush()
-    return fn
-
-
-def tmp(name):
-    return os.path.join(TMP, name)
-
-
-def read_lines(path):
-    op = gzip.open if path.endswith(".gz") else open
-    with op(path, "rt") as f:
-        return f.read().splitlines()
 
 
 def same_files(a, b):
@@ -350,8 +307,4 @@ def test_mpi_malformed_message():
     assert not os.path.exists(prefix + ".examples")
 
 
-shutil.rmtree(TMP, ignore_errors=True)
-line = "%d passed, %d failed" % (results["passed"], results["failed"])
-if results["skipped"]:
-    line += ", %d skipped" % results["skipped"]
-print(line)
+finish()
