@@ -93,8 +93,9 @@ static const char usage_partition[] =
 	"                    one worker equals the sequential run exactly)\n"
 	"  --init-sample F   global initialization: partition a random F of\n"
 	"                    the examples first, its neighbor sets start every\n"
-	"                    worker (default %.2f with W > 1, 0 with one\n"
-	"                    worker or --init-blocks)\n"
+	"                    worker (default with W > 1: %d examples, within\n"
+	"                    %.2f..%.2f of them; 0 with one worker or\n"
+	"                    --init-blocks)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa partition ... --mpi\n"
 	"                    (every rank reads DATA; rank 0 writes the outputs)\n"
 	"output:\n"
@@ -305,7 +306,7 @@ static void print_partition_help(void)
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
 	       d.refine_rounds, d.sweeps,
-	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_AUTO_SAMPLE,
+	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
 	       d.random_trials);
 }
 

@@ -72,11 +72,20 @@ void part_par_opts_default(struct part_par_opts *po)
 }
 
 double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
-			    uint32_t init_blocks)
+			    uint32_t init_blocks, uint64_t n)
 {
+	double f;
+
 	if (po->init_sample >= 0)
 		return po->init_sample;
-	return workers <= 1 || init_blocks > 0 ? 0.0 : PART_PAR_AUTO_SAMPLE;
+	if (workers <= 1 || init_blocks > 0 || n == 0)
+		return 0.0;
+	/* PART_PAR_SAMPLE_ROWS examples suffice on large data; the sample is
+	 * partitioned on one thread, so it should not be a fixed fraction */
+	f = (double)PART_PAR_SAMPLE_ROWS / (double)n;
+	if (f < PART_PAR_MIN_SAMPLE)
+		f = PART_PAR_MIN_SAMPLE;
+	return f < PART_PAR_AUTO_SAMPLE ? f : PART_PAR_AUTO_SAMPLE;
 }
 
 int part_par_tau_parse(const char *s, int *tau)
@@ -210,7 +219,7 @@ static int job_layout(struct job *jb, const struct ps_layout *l,
 	double f;
 
 	jb->W = l->num_workers;
-	f = part_par_auto_sample(jb->po, jb->W, jb->a);
+	f = part_par_auto_sample(jb->po, jb->W, jb->a, jb->ds->g.n_rows);
 	jb->sample = jb->a > 0 ? 0.0 : f;
 	jb->m_sample = (uint32_t)llround(jb->sample * jb->ds->g.n_rows);
 	if (jb->sample > 0 && jb->m_sample == 0)
