@@ -282,8 +282,8 @@ static int find_line(struct part_lines *l, char **line, size_t *len,
 int part_lines_next(struct part_lines *l, const char **line, size_t *len,
 		    int *eof, struct parsa_err *err)
 {
-	char *p, *nul;
-	size_t n;
+	char *p = NULL, *nul;
+	size_t n = 0;
 	int rc;
 
 	*line = NULL;
