@@ -6,6 +6,8 @@ decorator, then calls finish(), which prints the closing line
 PARSA_BIN (set by scripts/run-tests.sh) names the binary under test.
 """
 import gzip
+import json
+import math
 import os
 import shutil
 import subprocess
@@ -55,6 +57,42 @@ def read_lines(path):
     op = gzip.open if path.endswith(".gz") else open
     with op(path, "rt") as f:
         return f.read().splitlines()
+
+
+def check_placement(prefix, k, n_examples=None, n_features=None,
+                    imbalance=1.03):
+    """Complete (every example and feature once, ids < k) and balanced;
+    returns the report."""
+    rep = json.load(open(prefix + ".json"))
+    parts = [int(x) for x in read_lines(prefix + ".examples")]
+    feats = [l.split() for l in read_lines(prefix + ".features")]
+    n = rep["dataset"]["examples"]
+    assert len(parts) == n, "examples file has %d lines, report %d" % (len(parts), n)
+    if n_examples is not None:
+        assert n == n_examples, "expected %d examples, got %d" % (n_examples, n)
+    assert len(feats) == rep["dataset"]["features"]
+    if n_features is not None:
+        assert len(feats) == n_features
+    assert all(0 <= p < k for p in parts), "part id out of range"
+    assert all(0 <= int(f[1]) < k for f in feats)
+    assert len(set(f[0] for f in feats)) == len(feats), "duplicate feature"
+    counts = [0] * k
+    for p in parts:
+        counts[p] += 1
+    base = math.ceil(n / k)
+    assert max(counts) <= math.ceil(imbalance * n / k), "cap exceeded: %s" % counts
+    assert max(counts) / base <= imbalance + 1e-9, "imbalance %f" % (max(counts) / base)
+    assert abs(rep["metrics"]["imbalance"] - max(counts) / base) < 1e-6
+    return rep
+
+
+def eval_agrees(data, prefix, rep, extra=()):
+    """`parsa eval` of the placement gives the report's metrics."""
+    p = run("eval", data, "--placement", prefix, "--json", *extra)
+    ev = json.loads(p.stdout)
+    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
+        a, b = ev["metrics"][key], rep["metrics"][key]
+        assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
 
 
 def finish():

@@ -6,48 +6,12 @@ test runner sets it).  Datasets from ../shared/data are used when present;
 those tests are skipped with a message otherwise.  Ends with the line
 "N passed, N failed[, N skipped]".
 """
-import gzip
-import json
-import math
 import os
-import subprocess
-import sys
 
-from clitest import BIN, Skip, finish, read_lines, run, test, tmp  # noqa: F401
+from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
+                     read_lines, run, test, tmp)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
-
-
-def check_placement(prefix, k, n_examples=None, n_features=None,
-                    imbalance=1.03):
-    rep = json.load(open(prefix + ".json"))
-    parts = [int(x) for x in read_lines(prefix + ".examples")]
-    feats = [l.split() for l in read_lines(prefix + ".features")]
-    n = rep["dataset"]["examples"]
-    assert len(parts) == n, "examples file has %d lines, report %d" % (len(parts), n)
-    if n_examples is not None:
-        assert n == n_examples, "expected %d examples, got %d" % (n_examples, n)
-    assert len(feats) == rep["dataset"]["features"]
-    if n_features is not None:
-        assert len(feats) == n_features
-    assert all(0 <= p < k for p in parts), "part id out of range"
-    assert all(0 <= int(f[1]) < k for f in feats)
-    assert len(set(f[0] for f in feats)) == len(feats), "duplicate feature"
-    counts = [0] * k
-    for p in parts:
-        counts[p] += 1
-    base = math.ceil(n / k)
-    assert max(counts) / base <= imbalance + 1e-9, "imbalance %f" % (max(counts) / base)
-    assert abs(rep["metrics"]["imbalance"] - max(counts) / base) < 1e-6
-    return rep
-
-
-def eval_agrees(data, prefix, rep, extra=()):
-    p = run("eval", data, "--placement", prefix, "--json", *extra)
-    ev = json.loads(p.stdout)
-    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
-        a, b = ev["metrics"][key], rep["metrics"][key]
-        assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
 
 
 @test

@@ -7,15 +7,13 @@ test runner sets it).  The MPI tests launch the real `mpirun` (loopback TCP,
 is missing or the binary was built without the MPI transport.  Ends with
 the line "N passed, N failed[, N skipped]".
 """
-import gzip
 import json
-import math
 import os
 import subprocess
-import sys
 import time
 
-from clitest import BIN, Skip, finish, read_lines, run, test, tmp  # noqa: F401
+from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
+                     read_lines, run, test, tmp)
 
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
@@ -30,35 +28,6 @@ def same_files(a, b):
             if fa.read() != fb.read():
                 return False
     return True
-
-
-def check_placement(prefix, k, imbalance=1.03):
-    """Complete (every example and feature once, ids < k) and balanced."""
-    rep = json.load(open(prefix + ".json"))
-    parts = [int(x) for x in read_lines(prefix + ".examples")]
-    feats = [l.split() for l in read_lines(prefix + ".features")]
-    n = rep["dataset"]["examples"]
-    assert len(parts) == n, "examples file has %d lines, report %d" % (len(parts), n)
-    assert len(feats) == rep["dataset"]["features"]
-    assert all(0 <= p < k for p in parts), "part id out of range"
-    assert all(0 <= int(f[1]) < k for f in feats)
-    assert len(set(f[0] for f in feats)) == len(feats), "duplicate feature"
-    counts = [0] * k
-    for p in parts:
-        counts[p] += 1
-    base = math.ceil(n / k)
-    assert max(counts) <= math.ceil(imbalance * n / k), "cap exceeded: %s" % counts
-    assert max(counts) / base <= imbalance + 1e-9, "imbalance %f" % (max(counts) / base)
-    assert abs(rep["metrics"]["imbalance"] - max(counts) / base) < 1e-6
-    return rep
-
-
-def eval_agrees(data, prefix, rep, extra=()):
-    p = run("eval", data, "--placement", prefix, "--json", *extra)
-    ev = json.loads(p.stdout)
-    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
-        a, b = ev["metrics"][key], rep["metrics"][key]
-        assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
 
 
 def check_parallel_report(rep, transport, workers, ranks):
@@ -149,7 +118,7 @@ def test_many_workers_and_options():
         run("partition", data, *args, "--out", prefix, "-q")
         k = int(args[1])
         imb = 1.0 if "--imbalance" in args else 1.03
-        rep = check_placement(prefix, k, imb)
+        rep = check_placement(prefix, k, imbalance=imb)
         eval_agrees(data, prefix, rep)
 
 
