@@ -15,7 +15,7 @@ OPT     ?= -O2
 SANITIZE ?=
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wmissing-prototypes \
 	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread \
-	-Iparsa -Iserver -Ipartitioner
+	-Iparsa -Iserver -Ipartitioner -Ihttp -Itrainer
 ifneq ($(SANITIZE),)
 CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDSAN = -fsanitize=$(SANITIZE)
@@ -24,9 +24,9 @@ else
 # check, make tsan) keep them.
 CFLAGS_BASE += -DNDEBUG
 endif
-PKGS    = jansson zlib
+PKGS    = jansson zlib libevent libevent_pthreads
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LIBS_PKG   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lz)
+LIBS_PKG   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lz -levent -levent_pthreads)
 # MPI is optional at build time: without mpi.h the MPI transport compiles to
 # stubs that fail with a clear error, and the MPI tests skip.
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
@@ -36,7 +36,8 @@ LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
 
 PARSA_SRC = $(wildcard parsa/*.c)
 SERVER_SRC = $(wildcard server/*.c)
-PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c))
+PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c)) \
+	$(wildcard http/*.c) $(wildcard trainer/*.c)
 TEST_SRC  = $(wildcard tests/test_*.c)
 FUZZ_SRC  = $(filter-out tests/fuzz_main.c,$(wildcard tests/fuzz_*.c))
 
@@ -109,12 +110,12 @@ fuzz: deps
 	@bash scripts/fuzz.sh
 
 lint:
-	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' parsa/*.c server/*.c partitioner/*.c || \
+	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' parsa/*.c server/*.c partitioner/*.c http/*.c trainer/*.c || \
 		(echo "lint: banned function"; false)
 	@! grep -nE '\b(exit|abort)\(' parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
 
 headers-check:
-	@for h in parsa/*.h server/*.h partitioner/*.h; do \
+	@for h in parsa/*.h server/*.h partitioner/*.h http/*.h trainer/*.h; do \
 		[ -f "$$h" ] || continue; \
 		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -x c -fsyntax-only - || exit 1; \
 	done; echo "headers-check: ok"

@@ -38,7 +38,7 @@ for t in "$build"/tests/fuzz_*; do
 	name=$(basename "$t"); corpus="tests/corpus/${name#fuzz_}"
 	run_one "$name" "$t" "$corpus"
 done
-for t in tests/cli/test_*.py; do
+for t in tests/*/test_*.py; do
 	[ -f "$t" ] || continue
 	run_one "$(basename "$t")" python3 "$t"
 done
