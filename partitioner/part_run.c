@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "parsa_baseline.h"
+#include "parsa_fm.h"
 #include "parsa_refine.h"
 #include "parsa_rng.h"
 #include "part_metis.h"
@@ -17,14 +18,56 @@
 #define PART_DEFAULT_TRIALS 5
 #define PART_DEFAULT_REFINE 16
 
+/* What each --quality preset sets (measured in BENCHMARKS.md). */
+static const struct quality_preset {
+	const char *name;
+	uint32_t refine_rounds, refine_passes, refine_ppasses, restream;
+	uint32_t sweeps, blocks;
+} presets[] = {
+	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 8, 0, 0,
+				   PART_DEFAULT_SWEEPS, 0 },
+	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0,
+				PART_DEFAULT_SWEEPS, 0 },
+	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 32, 4, 2, 16, 0 },
+};
+
+void part_quality_apply(struct part_run_opts *o, enum part_quality q)
+{
+	const struct quality_preset *p = &presets[q];
+
+	o->quality = q;
+	o->refine_rounds = p->refine_rounds;
+	o->refine_passes = p->refine_passes;
+	o->refine_ppasses = p->refine_ppasses;
+	o->restream = p->restream;
+	o->sweeps = p->sweeps;
+	o->pu.blocks = p->blocks;
+}
+
+int part_quality_parse(const char *s, enum part_quality *q)
+{
+	for (size_t i = 0; i < sizeof(presets) / sizeof(*presets); i++)
+		if (strcmp(s, presets[i].name) == 0) {
+			*q = (enum part_quality)i;
+			return 0;
+		}
+	return PARSA_EINVAL;
+}
+
+const char *part_quality_name(enum part_quality q)
+{
+	if ((unsigned)q >= sizeof(presets) / sizeof(*presets))
+		return "?";
+	return presets[q].name;
+}
+
 void part_run_opts_default(struct part_run_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->method = PART_METHOD_PARSA;
 	parsa_partu_opts_default(&o->pu);
-	o->sweeps = PART_DEFAULT_SWEEPS;
 	o->random_trials = PART_DEFAULT_TRIALS;
-	o->refine_rounds = PART_DEFAULT_REFINE;
+	part_quality_apply(o, PART_QUALITY_DEFAULT);
 }
 
 void part_result_init(struct part_result *r)
@@ -75,13 +118,141 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 	return rc;
 }
 
-/* N(U_i) of the example partition, the M_max refinement (Parsa only),
+/* Algorithm 11 on used into owner; *tmax, *mmax (may be NULL) receive the
+ * resulting T_max and M_max. */
+static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *used,
+		   uint32_t *owner, struct parsa_partv_stats *pv,
+		   uint64_t *tmax, uint64_t *mmax, struct parsa_err *err)
+{
+	uint64_t *T = calloc(used->k, sizeof(uint64_t));
+	int rc;
+
+	if (!T)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (k=%u)", used->k);
+	rc = parsa_partition_v_ex(used, o->sweeps, owner, T, pv, err);
+	if (tmax)
+		*tmax = 0;
+	if (mmax)
+		*mmax = 0;
+	for (uint32_t i = 0; rc == 0 && i < used->k; i++) {
+		if (tmax && T[i] > *tmax)
+			*tmax = T[i];
+		if (mmax && used->size[i] > *mmax)
+			*mmax = used->size[i];
+	}
+	free(T);
+	return rc;
+}
+
+static uint64_t max_size(const struct parsa_nbrset *s)
+{
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < s->k; i++)
+		m = s->size[i] > m ? s->size[i] : m;
+	return m;
+}
+
+/*
+ * Restreaming: Algorithm 13 again, S starting from N(U_i) of part; each
+ * pass (seed + pass) that lowers the connectivity with M_max <= m_limit
+ * replaces part/used; stops at the first that does not.
+ */
+static int restream(const struct part_dataset *ds, const struct part_run_opts *o,
+		    uint64_t cap, uint64_t m_limit, uint32_t *part,
+		    struct parsa_nbrset *used, uint32_t *kept, struct parsa_err *err)
+{
+	const struct parsa_graph *g = &ds->g;
+	struct parsa_nbrset S;
+	struct parsa_partu_opts pu = o->pu;
+	uint32_t *np = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	int rc = np ? parsa_nbrset_init(&S, g->n_cols, used->k, err)
+		    : parsa_fail(err, PARSA_ENOMEM, "out of memory (restream)");
+
+	pu.progress = NULL;
+	pu.init_blocks = 0;
+	for (uint32_t t = 0; rc == 0 && t < o->restream; t++) {
+		uint64_t before = parsa_connectivity(used);
+
+		parsa_nbrset_copy(&S, used);
+		pu.seed = o->pu.seed + 1 + t;
+		rc = parsa_partition_u(g, &pu, &S, np, NULL, err);
+		if (rc == 0)
+			rc = parsa_used_sets(g, np, &S, err);
+		if (rc == 0 && o->refine_rounds)
+			rc = parsa_refine_mmax(g, np, &S, cap, o->refine_rounds,
+					       NULL, err);
+		if (rc || parsa_connectivity(&S) >= before ||
+		    max_size(&S) > m_limit)
+			break;
+		memcpy(part, np, (size_t)g->n_rows * sizeof(uint32_t));
+		parsa_nbrset_copy(used, &S);
+		++*kept;
+	}
+	if (np)
+		parsa_nbrset_release(&S);
+	free(np);
+	return rc;
+}
+
+/*
+ * Phases 2-3 of part_run.h and the guard, on part/used (the step-1
+ * result, whose Algorithm 11 placement is already in r->owner with
+ * T_max t0 and M_max m0).
+ */
+static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
+		   struct part_result *r, struct parsa_nbrset *used,
+		   uint64_t t0, uint64_t m0, struct parsa_err *err)
+{
+	const struct parsa_graph *g = &ds->g;
+	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
+	struct parsa_fm_opts fo = { o->refine_passes, cap, m0, 1e-3,
+				    o->pu.seed, 1, o->refine_ppasses };
+	struct parsa_nbrset best;
+	uint32_t *part0 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	uint32_t *owner0 = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	uint64_t t1 = 0, m1 = 0;
+	int rc;
+
+	if (!part0 || !owner0) {
+		free(part0);
+		free(owner0);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	}
+	memcpy(part0, r->part, (size_t)g->n_rows * sizeof(uint32_t));
+	memcpy(owner0, r->owner, (size_t)g->n_cols * sizeof(uint32_t));
+	rc = parsa_nbrset_init(&best, g->n_cols, r->k, err);
+	if (rc == 0)
+		parsa_nbrset_copy(&best, used);
+	if (rc == 0 && o->restream)
+		rc = restream(ds, o, cap, m0, r->part, used, &r->restream_kept, err);
+	if (rc == 0)
+		rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats, err);
+
+	if (rc == 0)
+		rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1, err);
+	if (rc == 0 && (t1 > t0 || m1 > m0)) {
+		/* the guard: keep the step-1 result */
+		memcpy(r->part, part0, (size_t)g->n_rows * sizeof(uint32_t));
+		memcpy(r->owner, owner0, (size_t)g->n_cols * sizeof(uint32_t));
+		parsa_nbrset_copy(used, &best);
+		r->guard_reverted = 1;
+	}
+	parsa_nbrset_release(&best);
+	free(part0);
+	free(owner0);
+	return rc;
+}
+
+/* N(U_i) of the example partition, Parsa's refinement phases (part_run.h),
  * then Algorithm 11.  Random keeps the owners drawn with its U. */
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct part_result *r, struct parsa_err *err)
 {
 	struct parsa_nbrset used;
-	double t0;
+	int parsa = o->method == PART_METHOD_PARSA;
+	uint64_t t0 = 0, m0 = 0;
+	double ts, tv;
 	int rc;
 
 	if (o->method == PART_METHOD_RANDOM)
@@ -90,19 +261,22 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc)
 		return rc;
 	rc = parsa_used_sets(&ds->g, r->part, &used, err);
-	if (rc == 0 && o->method == PART_METHOD_PARSA && o->refine_rounds) {
-		t0 = part_now();
+	ts = part_now();
+	if (rc == 0 && parsa && o->refine_rounds)
 		rc = parsa_refine_mmax(&ds->g, r->part, &used,
 				       parsa_balance_cap(ds->g.n_rows, r->k,
 							 o->pu.imbalance),
 				       o->refine_rounds, &r->refine_stats, err);
-		r->t_refine = part_now() - t0;
-	}
-	t0 = part_now();
+	tv = part_now();
+	r->t_refine = tv - ts;
 	if (rc == 0)
-		rc = parsa_partition_v(&used, o->sweeps, r->owner,
-				       &r->pv_stats, err);
-	r->t_partition_v = part_now() - t0;
+		rc = place_v(o, &used, r->owner, &r->pv_stats, &t0, &m0, err);
+	r->t_partition_v = part_now() - tv;
+	if (rc == 0 && parsa && (o->restream || o->refine_passes) && r->k > 1) {
+		ts = part_now();
+		rc = improve(ds, o, r, &used, t0, m0, err);
+		r->t_refine += part_now() - ts;
+	}
 	parsa_nbrset_release(&used);
 	return rc;
 }
@@ -141,8 +315,13 @@ int part_run_finish(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err)
 {
-	int rc = run_v(ds, o, r, err);
+	int rc = 0;
 
+	if (o->pu.cancel && *o->pu.cancel)
+		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
+	rc = run_v(ds, o, r, err);
+	if (rc == 0 && o->pu.cancel && *o->pu.cancel)
+		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	if (rc == 0)
 		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
 	return rc;

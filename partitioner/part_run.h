@@ -2,14 +2,31 @@
  * part_run: one partition job on a loaded dataset, whatever the method:
  * partition U (Parsa, random, METIS or streaming greedy), partition V
  * (Algorithm 11 for every method but random, so differences between methods
- * come from U; for Parsa after the M_max refinement of parsa_refine.h), then the metrics of the result and of the random baseline.
+ * come from U), then the metrics of the result and of the random baseline.
  * Used by the CLI and by the HTTP service.
+ *
+ * Parsa's post-U phases (part_run_finish, so the parallel driver gets them
+ * too), in order:
+ *   1. the M_max refinement (parsa_refine.h, refine_rounds);
+ *   2. restreaming (restream passes): Algorithm 13 again over all blocks,
+ *      its neighbor sets starting from N(U_i) of the current result; a pass
+ *      is kept only when it lowers the connectivity (T_sum) without raising
+ *      M_max above the step-1 result, and the passes stop at the first that
+ *      does not;
+ *   3. the connectivity refinement (parsa_fm.h, refine_passes sweeps),
+ *      capped at the step-1 M_max and the balance bound;
+ *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
+ *      per server, param_imbalance).
+ * Guard: when 2 or 3 ran, the result is compared with the step-1 result
+ * (both through Algorithm 11): if its T_max or M_max is larger, the step-1
+ * result is kept, so the extra phases never worsen T_max or M_max.
  */
 #ifndef PART_RUN_H
 #define PART_RUN_H
 
 #include <stdint.h>
 
+#include "parsa_fm.h"
 #include "parsa_metrics.h"
 #include "parsa_partu.h"
 #include "parsa_partv.h"
@@ -23,6 +40,13 @@ enum part_method {
 	PART_METHOD_GREEDY,
 };
 
+/* --quality presets (part_quality_apply). */
+enum part_quality {
+	PART_QUALITY_DEFAULT = 0,
+	PART_QUALITY_FAST,
+	PART_QUALITY_BEST,
+};
+
 struct part_run_opts {
 	enum part_method method;
 	struct parsa_partu_opts pu; /* k, blocks, init_blocks, rule, imbalance, seed */
@@ -30,10 +54,26 @@ struct part_run_opts {
 	uint32_t random_trials;     /* seeds averaged for the random baseline */
 	uint32_t refine_rounds;     /* Parsa: rounds of the M_max refinement (0 = off) */
 	const struct parsa_nbrset *init_S; /* borrowed, may be NULL: incremental start */
+	uint32_t refine_passes;     /* Parsa: connectivity refinement sweeps (0 = off) */
+	uint32_t refine_ppasses;    /* Parsa: p-fanout sweeps before them (parsa_fm.h) */
+	uint32_t restream;          /* Parsa: restreaming passes (0 = off) */
+	double param_imbalance;     /* Algorithm 11: max features per server /
+				     * ceil(|V_used| / k); 0 = no cap */
+	enum part_quality quality;  /* the preset the options came from */
 };
 
-/* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5 trials. */
+/* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5
+ * trials, and the post-U phases of PART_QUALITY_DEFAULT. */
 void part_run_opts_default(struct part_run_opts *o);
+
+/*
+ * Set the options a --quality preset decides (refine_rounds, refine_passes,
+ * restream, sweeps, blocks) and o->quality; the table is in part_run.c and
+ * README.md.  Options given explicitly should be applied after this.
+ */
+void part_quality_apply(struct part_run_opts *o, enum part_quality q);
+int part_quality_parse(const char *s, enum part_quality *q);
+const char *part_quality_name(enum part_quality q);
 
 struct part_result {
 	uint32_t k;
@@ -42,10 +82,14 @@ struct part_result {
 	struct parsa_metrics m;   /* of this placement */
 	struct parsa_metrics rnd; /* random baseline (mean of trials) */
 	double t_partition_u;  /* Algorithm 13 (or the baseline's U) */
-	double t_refine;       /* M_max refinement (Parsa) */
+	double t_refine;       /* every Parsa refinement phase: M_max,
+				* restreaming, connectivity, and the guard */
 	double t_partition_v;  /* Algorithm 11 with its sweeps, incl. N(U_i) */
 	double t_metrics;
 	struct parsa_refine_stats refine_stats;
+	struct parsa_fm_stats fm_stats;
+	uint32_t restream_kept;  /* restreaming passes kept */
+	int guard_reverted;      /* 1: the step-1 result was kept (see top) */
 	struct parsa_partu_stats pu_stats;
 	struct parsa_partv_stats pv_stats;
 };

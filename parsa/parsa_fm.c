@@ -1,0 +1,443 @@
+/*
+ * parsa_fm: connectivity (T_sum) refinement by label-propagation sweeps of
+ * single-example moves under the balance and M_max caps; see parsa_fm.h
+ * for the objective, the move rule and why it terminates.
+ *
+ * Phases: init (counts from the placement), per sweep: a seeded shuffle,
+ * then for every example gain evaluation (eval_move) and, if accepted, the
+ * move (apply_move), which keeps counts, masks and M exact (up to the
+ * saturated counts).
+ */
+#include "parsa_fm.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_metrics.h"
+#include "parsa_rng.h"
+
+#define CNT_SAT UINT16_MAX
+
+/* Working state of one call (arrays owned, except g, part and used). */
+struct fm {
+	const struct parsa_graph *g;
+	uint32_t *part;
+	struct parsa_nbrset *used; /* kept: bit (v, j) set iff cnt[v][j] > 0 */
+	uint32_t k;
+	uint64_t cap, m_limit;
+	uint16_t *cnt;     /* n_cols * k, feature-major, saturating */
+	uint64_t *size;    /* k: |U_j| */
+	uint32_t *hits;    /* k: |N(u) ∩ N(U_j)| scratch, zero between uses */
+	uint32_t *touched; /* k: parts with hits > 0 */
+	uint32_t *order;   /* n_rows: visiting order */
+	int saturated;     /* some count reached CNT_SAT */
+	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
+	int64_t *acc;      /* k: p-mode cost scratch, zero between uses */
+	uint32_t *entry;   /* n_rows: the entry placement (p-mode only) */
+	struct fm_cand *cand; /* n_rows: swap wishes of a sweep (NULL: no swaps) */
+};
+
+/* A wish of the swap phase: u (in part from) would move to the full part
+ * to with the given gain. */
+struct fm_cand {
+	uint32_t from, to;
+	int64_t gain;
+	uint32_t u;
+};
+
+/* The chosen move of one example. */
+struct fm_move {
+	uint32_t to;  /* target part, or UINT32_MAX: stay */
+	int64_t gain; /* priv_a − add_to */
+	uint32_t add; /* add_to */
+};
+
+static void fm_free(struct fm *f)
+{
+	free(f->cnt);
+	free(f->size);
+	free(f->hits);
+	free(f->touched);
+	free(f->order);
+	free(f->cand);
+	free(f->acc);
+	free(f->entry);
+}
+
+static uint16_t *cnt_at(const struct fm *f, uint32_t v, uint32_t j)
+{
+	return &f->cnt[(uint64_t)v * f->k + j];
+}
+
+static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
+		   struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		   struct parsa_err *err)
+{
+	memset(f, 0, sizeof(*f));
+	f->g = g;
+	f->part = part;
+	f->used = used;
+	f->k = used->k;
+	f->cap = o->cap;
+	f->m_limit = o->m_limit;
+	f->cnt = calloc((size_t)g->n_cols * f->k + 1, sizeof(uint16_t));
+	f->size = calloc(f->k, sizeof(uint64_t));
+	f->hits = calloc(f->k, sizeof(uint32_t));
+	f->acc = calloc(f->k, sizeof(int64_t));
+	f->touched = malloc(f->k * sizeof(uint32_t));
+	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (o->swaps)
+		f->cand = malloc(((size_t)g->n_rows + 1) * sizeof(*f->cand));
+	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->touched || !f->order ||
+	    (o->swaps && !f->cand)) {
+		fm_free(f);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory (refine: %u features x %u parts)",
+				  g->n_cols, f->k);
+	}
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		f->order[u] = u;
+		f->size[part[u]]++;
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+			uint16_t *c = cnt_at(f, g->col[e], part[u]);
+
+			if (*c < CNT_SAT)
+				++*c;
+			f->saturated |= *c == CNT_SAT;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The p-fanout surrogate (Kabiljo et al., Social Hash Partitioner, 2017):
+ * Σ_v Σ_j (1 − q^cnt[v][j]) with q = 1 − p, p = 1/2, whose move gains are
+ * smooth in the counts (a part holding many of a feature's examples
+ * attracts more than one holding a single one), which lets the sweeps
+ * leave the plateaus of the exact objective.  Fixed point: p q^c scaled
+ * by 2^20; counts >= 40 weigh 0.
+ */
+#define FM_P_ONE ((int64_t)1 << 19) /* p q^0 = 1/2 */
+
+static int64_t pw_of(uint32_t c)
+{
+	return c >= 40 ? 0 : FM_P_ONE >> c;
+}
+
+/* Is (gain, m) a better choice than the current best (ties: smaller M of
+ * the target after the move, then lower index)? */
+static int better(const struct fm_move *best, uint64_t best_m, uint32_t j,
+		  int64_t gain, uint64_t m)
+{
+	return best->to == UINT32_MAX || gain > best->gain ||
+	       (gain == best->gain &&
+		(m < best_m || (m == best_m && j < best->to)));
+}
+
+/*
+ * Best move of u (see parsa_fm.h for the rule); .to == UINT32_MAX: stay.
+ * *full receives the best target among the parts at the cap (for the swap
+ * phase), by the same order, whatever its gain.
+ */
+static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), nt = 0;
+	uint32_t priv = 0;
+	int64_t rm = 0; /* p-mode: Σ_v p q^(cnt[v][a] - 1) */
+	struct fm_move best = { UINT32_MAX, 0, 0 };
+	uint64_t best_m = UINT64_MAX, full_m = UINT64_MAX;
+
+	*full = (struct fm_move){ UINT32_MAX, 0, 0 };
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+		priv += *cnt_at(f, g->col[e], a) == 1;
+	/* no private feature: no move can lower Σ M (gain <= 0) */
+	if (priv == 0 && !f->pmode)
+		return best;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (f->pmode)
+			rm += pw_of(*cnt_at(f, v, a) - 1);
+		for (uint32_t w = 0; w < s->words; w++)
+			for (uint64_t x = m[w]; x; x &= x - 1) {
+				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
+
+				if (f->hits[j]++ == 0)
+					f->touched[nt++] = j;
+				if (f->pmode)
+					f->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
+			}
+	}
+	for (uint32_t t = 0; t < nt; t++) {
+		uint32_t j = f->touched[t], add = deg - f->hits[j];
+		int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
+					: (int64_t)priv - add;
+		uint64_t mj = s->size[j] + add;
+
+		f->hits[j] = 0;
+		f->acc[j] = 0;
+		if (j == a || mj > f->m_limit)
+			continue;
+		if (f->size[j] < f->cap) {
+			if (better(&best, best_m, j, gain, mj)) {
+				best = (struct fm_move){ j, gain, add };
+				best_m = mj;
+			}
+		} else if (better(full, full_m, j, gain, mj)) {
+			*full = (struct fm_move){ j, gain, add };
+			full_m = mj;
+		}
+	}
+	if (best.to != UINT32_MAX && f->pmode && best.gain <= 0)
+		best.to = UINT32_MAX;
+	if (best.to != UINT32_MAX && !f->pmode &&
+	    !(best.gain > 0 ||
+	      (best.gain == 0 && priv > 0 && best_m < s->size[a])))
+		best.to = UINT32_MAX;
+	return best;
+}
+
+/* Move u from its part a to b, keeping cnt, the masks and sizes; returns
+ * the change of Σ_j M_j. */
+static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
+{
+	const struct parsa_graph *g = f->g;
+	struct parsa_nbrset *s = f->used;
+	uint32_t a = f->part[u];
+	int64_t delta = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint16_t *ca = cnt_at(f, v, a), *cb = cnt_at(f, v, b);
+
+		/* a saturated count is sticky: v stays in part a */
+		if (*ca != CNT_SAT && --*ca == 0) {
+			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
+				~(1ULL << (a & 63));
+			s->size[a]--;
+			delta--;
+		}
+		if (*cb == 0)
+			delta += parsa_nbrset_add(s, v, b);
+		if (*cb < CNT_SAT)
+			++*cb;
+		f->saturated |= *cb == CNT_SAT;
+	}
+	f->part[u] = b;
+	f->size[a]--;
+	f->size[b]++;
+	return delta;
+}
+
+static uint64_t sum_m(const struct parsa_nbrset *s)
+{
+	uint64_t t = 0;
+
+	for (uint32_t j = 0; j < s->k; j++)
+		t += s->size[j];
+	return t;
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct fm_cand *p = x, *q = y;
+
+	if (p->from != q->from)
+		return p->from < q->from ? -1 : 1;
+	if (p->to != q->to)
+		return p->to < q->to ? -1 : 1;
+	if (p->gain != q->gain)
+		return p->gain > q->gain ? -1 : 1;
+	return p->u < q->u ? -1 : p->u > q->u;
+}
+
+/* First candidate of the sorted list with (from, to) >= (a, b). */
+static uint32_t lower_bound(const struct fm_cand *c, uint32_t n, uint32_t a,
+			    uint32_t b)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].from < a || (c[mid].from == a && c[mid].to < b))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Exchange u (in a) with w (in b), both parts at the cap, when the pair
+ * lowers Σ M exactly and keeps M_a, M_b within m_limit; otherwise undo.
+ * Returns the drop of Σ M (0 if undone).
+ */
+static uint64_t try_pair(struct fm *f, uint32_t u, uint32_t w)
+{
+	uint32_t a = f->part[u], b = f->part[w];
+	int64_t d = apply_move(f, u, b);
+
+	d += apply_move(f, w, a);
+	if (d < 0 && f->used->size[a] <= f->m_limit &&
+	    f->used->size[b] <= f->m_limit)
+		return (uint64_t)-d;
+	apply_move(f, w, b);
+	apply_move(f, u, a);
+	return 0;
+}
+
+/*
+ * The swap phase: for every pair of parts {a, b}, the examples of a that
+ * want b (sorted by gain) are exchanged with those of b that want a while
+ * the two recorded gains sum to > 0 (then checked exactly by try_pair).
+ */
+static uint64_t swap_phase(struct fm *f, uint32_t n, uint64_t *moves)
+{
+	struct fm_cand *c = f->cand;
+	uint64_t drop = 0;
+
+	qsort(c, n, sizeof(*c), cmp_cand);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t a = c[i].from, b = c[i].to, ie = i, j, je;
+
+		while (ie < n && c[ie].from == a && c[ie].to == b)
+			ie++;
+		if (a < b) {
+			j = lower_bound(c, n, b, a);
+			for (je = j; je < n && c[je].from == b && c[je].to == a;)
+				je++;
+			for (uint32_t x = i; x < ie && j < je &&
+					     c[x].gain + c[j].gain > 0; x++, j++) {
+				uint64_t dd;
+
+				if (f->part[c[x].u] != a || f->part[c[j].u] != b)
+					continue;
+				dd = try_pair(f, c[x].u, c[j].u);
+				drop += dd;
+				*moves += dd ? 2 : 0;
+			}
+		}
+		i = ie;
+	}
+	return drop;
+}
+
+/* One sweep in a fresh random order, then the swap phase; returns the
+ * drop of Σ M. */
+static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
+{
+	uint64_t before = sum_m(f->used);
+	uint32_t nc = 0;
+
+	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
+	for (uint32_t i = 0; i < f->g->n_rows; i++) {
+		uint32_t u = f->order[i];
+		struct fm_move full, mv = eval_move(f, u, &full);
+
+		if (mv.to != UINT32_MAX) {
+			apply_move(f, u, mv.to);
+			++*moves;
+		} else if (full.to != UINT32_MAX && f->cand && !f->pmode) {
+			f->cand[nc++] = (struct fm_cand){ f->part[u], full.to,
+							  full.gain, u };
+		}
+	}
+	if (nc)
+		swap_phase(f, nc, moves);
+	assert(f->pmode || sum_m(f->used) <= before);
+	return (int64_t)before - (int64_t)sum_m(f->used);
+}
+
+uint64_t parsa_connectivity(const struct parsa_nbrset *s)
+{
+	uint64_t used = 0;
+
+	for (uint32_t v = 0; v < s->n_feat; v++) {
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+		uint64_t any = 0;
+
+		for (uint32_t w = 0; w < s->words; w++)
+			any |= m[w];
+		used += any != 0;
+	}
+	return sum_m(s) - used;
+}
+
+static int check_args(const struct parsa_graph *g, const uint32_t *part,
+		      const struct parsa_nbrset *used,
+		      const struct parsa_fm_opts *o, struct parsa_err *err)
+{
+	if (!g || !part || !used || !o)
+		return parsa_fail(err, PARSA_EINVAL, "refine: NULL argument");
+	if (used->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "refine: sets over %u features, graph has %u",
+				  used->n_feat, g->n_cols);
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		if (part[u] >= used->k)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "example %u in part %u, k is %u", u,
+					  part[u], used->k);
+	return 0;
+}
+
+int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
+		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		    struct parsa_fm_stats *st, struct parsa_err *err)
+{
+	struct parsa_fm_stats s = { 0 };
+	struct parsa_rng rng;
+	struct fm f;
+	int rc = check_args(g, part, used, o, err);
+
+	if (rc)
+		return rc;
+	s.conn_before = s.conn_after = parsa_connectivity(used);
+	if (o->max_passes == 0 || used->k < 2 || g->n_rows == 0) {
+		if (st)
+			*st = s;
+		return 0;
+	}
+	rc = fm_init(&f, g, part, used, o, err);
+	if (rc)
+		return rc;
+	parsa_rng_seed(&rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
+	if (o->p_passes) {
+		f.entry = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+		if (!f.entry) {
+			fm_free(&f);
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+		}
+		memcpy(f.entry, part, (size_t)g->n_rows * sizeof(uint32_t));
+	}
+	/* p-fanout sweeps first (they may raise Σ M), then exact sweeps */
+	for (f.pmode = 1; s.passes < o->p_passes; s.passes++)
+		sweep(&f, &rng, &s.moves);
+	f.pmode = 0;
+	for (uint64_t conn = parsa_connectivity(used), n = 0; n < o->max_passes; n++) {
+		int64_t gain = sweep(&f, &rng, &s.moves);
+
+		s.passes++;
+		if (gain <= 0 || (double)gain < o->min_gain * (double)conn)
+			break;
+		conn -= (uint64_t)gain;
+	}
+	if (f.entry && parsa_connectivity(used) > s.conn_before) {
+		/* the surrogate did not pay: back to the entry placement */
+		memcpy(part, f.entry, (size_t)g->n_rows * sizeof(uint32_t));
+		f.saturated = 1;
+	}
+	if (f.saturated)
+		rc = parsa_used_sets(g, part, used, err);
+	fm_free(&f);
+	s.conn_after = parsa_connectivity(used);
+	assert(s.conn_after <= s.conn_before);
+	if (st)
+		*st = s;
+	return rc;
+}

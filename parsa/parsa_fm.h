@@ -1,0 +1,91 @@
+/*
+ * parsa_fm: connectivity refinement of the example partition (after
+ * Algorithm 13 and the M_max refinement), by label-propagation sweeps of
+ * single-example moves.
+ *
+ * Objective.  With λ_v the number of parts using feature v, every feature
+ * placed (by Algorithm 11) on one of the parts that use it gives
+ *   T_sum = Σ_i T_i = 2 Σ_v (λ_v − 1) = 2 (Σ_i M_i − |V_used|),
+ * so T_sum is fixed by the example partition alone: it is twice the
+ * hypergraph connectivity ("λ − 1") of U with the features as nets.  Moving
+ * example u from part a to part b changes Σ_i M_i by
+ *   add_b(u) − priv_a(u),  priv_a(u) = #{v ∈ N(u) : cnt[v][a] == 1},
+ *                          add_b(u)  = #{v ∈ N(u) : cnt[v][b] == 0},
+ * where cnt[v][j] is the number of examples of part j using v.  The move's
+ * gain is priv_a(u) − add_b(u).
+ *
+ * A sweep visits the examples in a seeded random order and moves each to
+ * the part b with the largest gain among the parts that share a feature
+ * with it (ties: smallest M_b + add_b, then lowest index), when
+ *   - |U_b| < cap (the balance bound is never broken), and
+ *   - M_b + add_b ≤ m_limit (so M_max never rises above m_limit; pass the
+ *     entry M_max to make the refinement never worsen M_max), and
+ *   - the gain is > 0, or it is 0, priv_a(u) > 0 and M_b + add_b < M_a
+ *     (a move that keeps T_sum and strictly lowers max(M_a, M_b)).
+ * Every accepted move strictly lowers (Σ_i M_i, Σ_i M_i²) in lexicographic
+ * order, so the sweeps terminate; they also stop after max_passes, or after
+ * a sweep that lowers Σ_i M_i by less than min_gain · (Σ_i M_i − |V_used|).
+ *
+ * Swap phase (swaps = 1): parts at the cap take no single move, so after
+ * each sweep the examples whose best target was a full part are grouped by
+ * (from, to), sorted by gain, and exchanged pairwise between a → b and
+ * b → a (the Social Hash Partitioner's pairing) while the two gains sum to
+ * more than 0; each exchange is applied and kept only if it lowers Σ M
+ * exactly and keeps M_a, M_b ≤ m_limit (otherwise undone).  Sizes do not
+ * change.
+ *
+ * p-fanout sweeps (p_passes > 0, run first): the same moves scored by the
+ * smooth surrogate Σ_v Σ_j (1 − 2^−cnt[v][j]) (see parsa_fm.c), which can
+ * leave plateaus of the exact objective; if the result after the exact
+ * sweeps is worse than the entry placement, the entry placement is
+ * restored, so the connectivity never rises.
+ *
+ * Counts: dense uint16 per (feature, part), feature-major, saturating at
+ * UINT16_MAX: a saturated count is never decremented (its feature stays in
+ * the part until the end), so the tracked M_j are upper bounds of the true
+ * ones and the guarantees above still hold; `used` is recomputed exactly at
+ * the end when a count saturated.  Memory: 2 k |V| bytes.
+ *
+ * Cost per sweep: O(Σ_u Σ_{v∈N(u)} (1 + λ_v)) ≤ O(k |E|).
+ * Deterministic for a given seed.  No globals; not thread-safe per call.
+ */
+#ifndef PARSA_FM_H
+#define PARSA_FM_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+
+struct parsa_fm_opts {
+	uint32_t max_passes; /* sweeps (0: nothing to do) */
+	uint64_t cap;        /* largest |U_j| a move may create */
+	uint64_t m_limit;    /* largest M_j a move may create */
+	double min_gain;     /* stop when a sweep gains < min_gain * conn */
+	uint64_t seed;       /* visiting order */
+	int swaps;           /* 1: swap phase after every sweep (see above) */
+	uint32_t p_passes;   /* p-fanout sweeps before the exact ones */
+};
+
+struct parsa_fm_stats {
+	uint32_t passes;      /* sweeps run */
+	uint64_t moves;       /* examples moved */
+	uint64_t conn_before; /* Σ_i M_i − |V_used| on entry */
+	uint64_t conn_after;  /* the same on return */
+};
+
+/*
+ * part: g->n_rows part ids < used->k (updated in place).  used: N(U_1..U_k)
+ * for part on entry (parsa_used_sets), equal to it for the new part on
+ * return.  st may be NULL.  0, PARSA_ENOMEM or PARSA_EINVAL (sizes, part
+ * id out of range); on error part and used are unchanged or consistent.
+ */
+int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
+		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		    struct parsa_fm_stats *st, struct parsa_err *err);
+
+/* Σ_i |N(U_i)| − |V_used| of the sets (T_sum / 2 under Algorithm 11). */
+uint64_t parsa_connectivity(const struct parsa_nbrset *used);
+
+#endif /* PARSA_FM_H */
