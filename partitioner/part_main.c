@@ -33,6 +33,7 @@
 #include "part_report.h"
 #include "part_run.h"
 #include "part_shards.h"
+#include "train_main.h"
 
 #define EXIT_USAGE 2
 
@@ -46,6 +47,7 @@ static const char usage_main[] =
 	"  partition DATA -k K [options]   partition and write a placement\n"
 	"  eval DATA --placement PREFIX    metrics of an existing placement\n"
 	"  gen --examples N ... --out FILE write a synthetic LIBSVM dataset\n"
+	"  train DATA --placement P ...    train L1 logistic regression on a placement\n"
 	"  help [COMMAND]                  this text, or a command's help\n"
 	"\n"
 	"Run 'parsa COMMAND --help' for the options of a command.\n";
@@ -904,6 +906,8 @@ int main(int argc, char **argv)
 		return cmd_partition(argc - 1, argv + 1);
 	if (strcmp(cmd, "eval") == 0)
 		return cmd_eval(argc - 1, argv + 1);
+	if (strcmp(cmd, "train") == 0)
+		return train_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0)
 		return cmd_gen(argc - 1, argv + 1);
 	fprintf(stderr, "parsa: unknown command '%s'\n%s", cmd, usage_main);

@@ -1,0 +1,498 @@
+/*
+ * train_main: `parsa train` (train_main.h): options, data and placement
+ * loading, the per-pass JSON lines, the model file.
+ *
+ * Under --mpi every rank reads the data and the placement and runs its
+ * nodes; rank 0 prints and writes the outputs, the others stay quiet.  A
+ * failed MPI run is not finalised (a peer may be dead): the process ends
+ * with _exit(1) after printing "parsa: rank R: message".
+ */
+#include "train_main.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "part_placement.h"
+#include "train_data.h"
+#include "train_fetch.h"
+#include "train_run.h"
+
+#define EXIT_USAGE 2
+
+static const char usage[] =
+	"usage: parsa train DATA --placement PREFIX|URL|random [options]\n"
+	"\n"
+	"Train sparse L1-regularized logistic regression (delayed block\n"
+	"proximal gradient, thesis ch. 6) on the parameter server: worker i\n"
+	"trains on the examples the placement gives part i, server i owns\n"
+	"the features it gives part i.  Prints one JSON object per data pass\n"
+	"(the last line of stdout is the final one).\n"
+	"\n"
+	"  --placement P     PREFIX (PREFIX.examples + PREFIX.features from\n"
+	"                    'parsa partition'), http://HOST:PORT/v1/jobs/ID\n"
+	"                    (the service's placement), or random (examples\n"
+	"                    shuffled and dealt round-robin, features to\n"
+	"                    uniformly random servers; needs --workers)\n"
+	"  --passes P        data passes (default 10)\n"
+	"  --lambda L        L1 weight: minimise sum logloss + L ||w||_1\n"
+	"                    (default 1; liblinear -s 6 -c 1)\n"
+	"  --tau T           bounded delay in blocks (default 0)\n"
+	"  --blocks B        feature blocks per pass (default 8)\n"
+	"  --workers K       machines (default: the placement's k)\n"
+	"  --mpi             run over MPI: mpirun -np N parsa train ... --mpi\n"
+	"                    (rank r hosts worker and server i for i %% N == r)\n"
+	"  --test FILE       LIBSVM test set: AUC per pass\n"
+	"  --link BW,LAT     emulated link between machines, e.g. 1gbit,0.1ms:\n"
+	"                    remote messages are delayed (timings emulated)\n"
+	"  --model FILE      write the final model, 'feature_id weight' lines\n"
+	"                    (non-zero weights)\n"
+	"  --log FILE        write the per-pass objects as JSON lines\n"
+	"  --seed S          seed of the random placement (default 1)\n"
+	"  --format F        libsvm (the only format; auto = libsvm)\n"
+	"  --timeout S       parameter-server reply timeout in s (default 60)\n"
+	"  -q, --quiet       print only the final object\n"
+	"  -h, --help        this text\n";
+
+struct cli {
+	const char *data, *placement, *test, *model, *log;
+	struct train_opts o;
+	uint32_t workers;
+	uint64_t seed;
+	int quiet;
+	FILE *logf;
+	int is_root;
+};
+
+static int die_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "parsa: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run 'parsa train --help' for usage)\n");
+	return EXIT_USAGE;
+}
+
+static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_dbl(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_PLACEMENT = 256, OPT_PASSES, OPT_LAMBDA, OPT_TAU, OPT_BLOCKS,
+	OPT_WORKERS, OPT_MPI, OPT_TEST, OPT_LINK, OPT_MODEL, OPT_LOG,
+	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT,
+};
+
+static const struct option longopts[] = {
+	{"placement", required_argument, NULL, OPT_PLACEMENT},
+	{"passes", required_argument, NULL, OPT_PASSES},
+	{"lambda", required_argument, NULL, OPT_LAMBDA},
+	{"tau", required_argument, NULL, OPT_TAU},
+	{"blocks", required_argument, NULL, OPT_BLOCKS},
+	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"mpi", no_argument, NULL, OPT_MPI},
+	{"test", required_argument, NULL, OPT_TEST},
+	{"link", required_argument, NULL, OPT_LINK},
+	{"model", required_argument, NULL, OPT_MODEL},
+	{"log", required_argument, NULL, OPT_LOG},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"format", required_argument, NULL, OPT_FORMAT},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_one(struct cli *c, int opt, const char *arg)
+{
+	struct parsa_err err = {0};
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_PLACEMENT: c->placement = arg; return 0;
+	case OPT_TEST: c->test = arg; return 0;
+	case OPT_MODEL: c->model = arg; return 0;
+	case OPT_LOG: c->log = arg; return 0;
+	case OPT_MPI: c->o.mpi = 1; return 0;
+	case 'q': c->quiet = 1; return 0;
+	case OPT_PASSES:
+		if (parse_u64(arg, 1, 1000000, &v))
+			return die_usage("--passes must be an integer in 1..1000000, got '%s'", arg);
+		c->o.passes = (uint32_t)v;
+		return 0;
+	case OPT_LAMBDA:
+		if (parse_dbl(arg, 0, 1e300, &c->o.lambda))
+			return die_usage("--lambda must be a number >= 0, got '%s'", arg);
+		return 0;
+	case OPT_TAU:
+		if (parse_u64(arg, 0, 1000000, &v))
+			return die_usage("--tau must be an integer >= 0, got '%s'", arg);
+		c->o.tau = (int)v;
+		return 0;
+	case OPT_BLOCKS:
+		if (parse_u64(arg, 1, 1000000, &v))
+			return die_usage("--blocks must be an integer in 1..1000000, got '%s'", arg);
+		c->o.blocks = (uint32_t)v;
+		return 0;
+	case OPT_WORKERS:
+		if (parse_u64(arg, 1, 4096, &v))
+			return die_usage("--workers must be an integer in 1..4096, got '%s'", arg);
+		c->workers = (uint32_t)v;
+		return 0;
+	case OPT_SEED:
+		if (parse_u64(arg, 0, UINT64_MAX, &c->seed))
+			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
+		return 0;
+	case OPT_TIMEOUT:
+		if (parse_dbl(arg, 0.001, 1e6, &c->o.timeout_s))
+			return die_usage("--timeout must be a positive number, got '%s'", arg);
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "libsvm") && strcmp(arg, "auto") &&
+		    strcmp(arg, "svm"))
+			return die_usage("--format '%s': the trainer reads LIBSVM only (see README: bipartite sets are converted)", arg);
+		return 0;
+	case OPT_LINK:
+		if (ps_link_parse(arg, &c->o.link, &err))
+			return die_usage("%s", err.msg);
+		c->o.have_link = 1;
+		return 0;
+	}
+	return die_usage("%s", "unknown option");
+}
+
+/* -1 to continue, else an exit status. */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	train_opts_default(&c->o);
+	c->seed = 1;
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+		int rc;
+
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		if (opt == '?')
+			return die_usage("unknown option '%s'", argv[optind - 1]);
+		if (opt == ':')
+			return die_usage("option '%s' needs a value", argv[optind - 1]);
+		rc = parse_one(c, opt, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind >= argc)
+		return die_usage("%s", "missing DATA file");
+	if (optind + 1 < argc)
+		return die_usage("unexpected argument '%s'", argv[optind + 1]);
+	c->data = argv[optind];
+	if (!c->placement)
+		return die_usage("%s", "--placement PREFIX|URL|random is required");
+	if (strcmp(c->placement, "random") == 0 && !c->workers && !c->o.mpi)
+		return die_usage("%s", "--placement random needs --workers K");
+	return -1;
+}
+
+/* ------------------------------------------------------------ placement */
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Random placement: examples shuffled and dealt round-robin, features to
+ * uniformly random servers (design §1 "Random"). */
+static int random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
+			    uint64_t seed, uint32_t *part, uint32_t *owner,
+			    struct parsa_err *err)
+{
+	uint32_t *perm = malloc(((size_t)n_rows + 1) * sizeof(uint32_t));
+	uint64_t s = seed;
+
+	if (!perm)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	for (uint32_t r = 0; r < n_rows; r++)
+		perm[r] = r;
+	for (uint32_t r = n_rows; r > 1; r--) {
+		uint32_t j = (uint32_t)(splitmix(&s) % r), t = perm[r - 1];
+
+		perm[r - 1] = perm[j];
+		perm[j] = t;
+	}
+	for (uint32_t r = 0; r < n_rows; r++)
+		part[perm[r]] = r % k;
+	for (uint32_t j = 0; j < n_cols; j++)
+		owner[j] = (uint32_t)(splitmix(&s) % k);
+	free(perm);
+	return 0;
+}
+
+/* part/owner from files, URL or random; *k set. */
+static int load_placement(struct cli *c, const struct train_data *d,
+			  uint32_t *part, uint32_t *owner, uint32_t *k,
+			  struct parsa_err *err)
+{
+	char fetched[PATH_MAX];
+	const char *prefix = c->placement;
+	struct parsa_err perr = {0};
+	uint32_t k_seen = 0;
+	int rc;
+
+	if (strcmp(c->placement, "random") == 0) {
+		*k = c->workers;
+		return random_placement(d->n_rows, d->n_cols, *k, c->seed,
+					part, owner, err);
+	}
+	if (train_is_url(c->placement)) {
+		rc = train_fetch_placement(c->placement, fetched,
+					   sizeof(fetched), 30.0, err);
+		if (rc)
+			return rc;
+		prefix = fetched;
+	}
+	rc = part_placement_read(prefix, d->n_rows, d->feat_id, d->n_cols,
+				 c->workers, part, owner, &k_seen, &perr);
+	if (prefix == fetched)
+		train_fetch_cleanup(fetched);
+	if (rc)
+		return parsa_fail(err, rc, "placement %s does not match %s: %s",
+				  c->placement, c->data, perr.msg);
+	*k = c->workers ? c->workers : k_seen;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- output */
+
+static json_t *pass_json(const struct cli *c, const struct train_pass *p)
+{
+	const struct train_traffic *t = &p->t;
+	json_t *j = json_object();
+
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "pass", json_integer(p->pass));
+	json_object_set_new(j, "objective", json_real(p->objective));
+	json_object_set_new(j, "logloss", json_real(p->logloss));
+	json_object_set_new(j, "auc", isnan(p->auc) ? json_null()
+						     : json_real(p->auc));
+	json_object_set_new(j, "nnz_w", json_integer((json_int_t)p->nnz_w));
+	json_object_set_new(j, "seconds", json_real(p->seconds));
+	json_object_set_new(j, "total_seconds", json_real(p->total_seconds));
+	json_object_set_new(j, "wait_seconds", json_real(p->wait_seconds));
+	json_object_set_new(j, "emulated", json_boolean(c->o.have_link));
+	json_object_set_new(j, "bytes_local", json_integer((json_int_t)(
+		t->key_bytes[0] + t->val_bytes[0])));
+	json_object_set_new(j, "bytes_remote", json_integer((json_int_t)(
+		t->key_bytes[1] + t->val_bytes[1])));
+	json_object_set_new(j, "key_bytes_local",
+			    json_integer((json_int_t)t->key_bytes[0]));
+	json_object_set_new(j, "key_bytes_remote",
+			    json_integer((json_int_t)t->key_bytes[1]));
+	json_object_set_new(j, "value_bytes_local",
+			    json_integer((json_int_t)t->val_bytes[0]));
+	json_object_set_new(j, "value_bytes_remote",
+			    json_integer((json_int_t)t->val_bytes[1]));
+	json_object_set_new(j, "messages_local",
+			    json_integer((json_int_t)t->msgs[0]));
+	json_object_set_new(j, "messages_remote",
+			    json_integer((json_int_t)t->msgs[1]));
+	json_object_set_new(j, "wire_bytes_local",
+			    json_integer((json_int_t)p->wire_bytes[0]));
+	json_object_set_new(j, "wire_bytes_remote",
+			    json_integer((json_int_t)p->wire_bytes[1]));
+	json_object_set_new(j, "wire_messages_local",
+			    json_integer((json_int_t)p->wire_msgs[0]));
+	json_object_set_new(j, "wire_messages_remote",
+			    json_integer((json_int_t)p->wire_msgs[1]));
+	return j;
+}
+
+static void emit(FILE *f, json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12) |
+				JSON_PRESERVE_ORDER);
+
+	if (s) {
+		fprintf(f, "%s\n", s);
+		fflush(f);
+		free(s);
+	}
+}
+
+static void on_pass(void *arg, const struct train_pass *p)
+{
+	struct cli *c = arg;
+	json_t *j = pass_json(c, p);
+
+	if (!j)
+		return;
+	if (!c->quiet)
+		emit(stdout, j);
+	if (c->logf)
+		emit(c->logf, j);
+	json_decref(j);
+}
+
+/* The final object: the last pass plus the run's description. */
+static void emit_final(const struct cli *c, const struct train_result *res,
+		       uint32_t k, const struct train_data *d)
+{
+	json_t *j = pass_json(c, &res->last);
+
+	if (!j)
+		return;
+	json_object_set_new(j, "final", json_true());
+	json_object_set_new(j, "k", json_integer(k));
+	json_object_set_new(j, "examples", json_integer(d->n_rows));
+	json_object_set_new(j, "features", json_integer(d->n_cols));
+	json_object_set_new(j, "nonzeros", json_integer((json_int_t)d->nnz));
+	json_object_set_new(j, "placement", json_string(c->placement));
+	json_object_set_new(j, "transport", json_string(res->transport));
+	json_object_set_new(j, "ranks", json_integer(res->nranks));
+	json_object_set_new(j, "lambda", json_real(c->o.lambda));
+	json_object_set_new(j, "tau", json_integer(c->o.tau));
+	json_object_set_new(j, "blocks", json_integer(c->o.blocks));
+	if (c->o.have_link) {
+		json_object_set_new(j, "link_bits_per_s",
+				    json_real(c->o.link.bits_per_s));
+		json_object_set_new(j, "link_latency_s",
+				    json_real(c->o.link.latency_s));
+		json_object_set_new(j, "link_delayed_messages", json_integer(
+			(json_int_t)res->link.delayed_msgs));
+	}
+	emit(stdout, j);
+	json_decref(j);
+}
+
+static int write_model(const char *path, const struct train_data *d,
+		       const double *w, struct parsa_err *err)
+{
+	FILE *f = fopen(path, "w");
+	int bad = 0;
+
+	if (!f)
+		return parsa_fail(err, PARSA_EIO, "%s: %s", path,
+				  strerror(errno));
+	for (uint32_t j = 0; w && j < d->n_cols && !bad; j++)
+		if (w[j] != 0)
+			bad = fprintf(f, "%" PRIu64 " %.17g\n", d->feat_id[j],
+				      w[j]) < 0;
+	bad |= fclose(f) != 0;
+	return bad ? parsa_fail(err, PARSA_EIO, "%s: write failed", path) : 0;
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int load_all(struct cli *c, struct train_data *d, struct train_data *t,
+		    uint32_t **part, uint32_t **owner, uint32_t *k,
+		    struct parsa_err *err)
+{
+	int rc = train_data_read(c->data, NULL, d, err);
+
+	if (!rc && d->n_rows == 0)
+		rc = parsa_fail(err, PARSA_EINVAL, "%s: no examples", c->data);
+	if (!rc && c->test)
+		rc = train_data_read(c->test, d, t, err);
+	if (rc)
+		return rc;
+	*part = malloc(((size_t)d->n_rows + 1) * sizeof(uint32_t));
+	*owner = malloc(((size_t)d->n_cols + 1) * sizeof(uint32_t));
+	if (!*part || !*owner)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	return load_placement(c, d, *part, *owner, k, err);
+}
+
+static int finish(struct cli *c, const struct train_result *res, uint32_t k,
+		  const struct train_data *d, struct parsa_err *err)
+{
+	emit_final(c, res, k, d);
+	return c->model ? write_model(c->model, d, res->w, err) : 0;
+}
+
+int train_main(int argc, char **argv)
+{
+	struct cli c;
+	struct train_data d, t;
+	struct train_problem pb = {0};
+	struct train_result res = {0};
+	struct parsa_err err = {0};
+	uint32_t *part = NULL, *owner = NULL, k = 0;
+	int rc = parse_args(argc, argv, &c);
+
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	train_data_init(&d);
+	train_data_init(&t);
+	c.o.on_pass = on_pass;
+	c.o.arg = &c;
+	if (c.log && !(c.logf = fopen(c.log, "w")))
+		rc = parsa_fail(&err, PARSA_EIO, "%s: %s", c.log,
+				strerror(errno));
+	if (!rc)
+		rc = load_all(&c, &d, &t, &part, &owner, &k, &err);
+	if (!rc) {
+		pb = (struct train_problem){&d, c.test ? &t : NULL, part, owner,
+					    k};
+		rc = train_run(&pb, &c.o, &res, &err);
+	}
+	if (!rc && res.is_root)
+		rc = finish(&c, &res, k, &d, &err);
+	if (c.logf)
+		fclose(c.logf);
+	if (rc && c.o.mpi) {
+		fprintf(stderr, "parsa: rank %d: %s\n", res.rank,
+			err.msg[0] ? err.msg : parsa_strerror(rc));
+		fflush(stdout);
+		fflush(stderr);
+		_exit(1);
+	}
+	if (rc)
+		fprintf(stderr, "parsa: %s\n",
+			err.msg[0] ? err.msg : parsa_strerror(rc));
+	train_result_release(&res);
+	train_data_release(&d);
+	train_data_release(&t);
+	free(part);
+	free(owner);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,1066 @@
+/*
+ * train_run: DBPG on the parameter server (see train_run.h).
+ *
+ * Layout of this file: keys and blocks (shared job), the servers' state
+ * and hooks (PROX, STATS, MODEL), the worker (local column-major data,
+ * iterations, finishing, pass records), the scheduler (pass records ->
+ * train_pass), and the run on a threads or MPI transport.
+ */
+#include "train_run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps.h"
+#include "ps_transport_mpi.h"
+#include "train_prox.h"
+
+#define TBL_GRAD 0 /* key -> (g, u), double ADD */
+#define TBL_W 1    /* key -> w, written by the PROX hook */
+#define NUM_TABLES 2
+#define HOOK_PROX 1
+#define HOOK_STATS 2
+#define HOOK_MODEL 3
+#define TASK_MAGIC 0x5452414eu /* "TRAN" */
+#define REC_MAGIC 0x54524543u  /* "TREC" */
+
+/* Server state, one per server of this process (dense over its range). */
+struct srv {
+	uint64_t lo, n;     /* keys [lo, lo + n) */
+	double *w, *delta;  /* n each */
+	int64_t applied;    /* last iteration whose PROX ran */
+};
+
+/* Per pass, accumulated by the scheduler from the workers' records. */
+struct pass_acc {
+	uint32_t count;
+	struct train_pass p;
+	double wait_sum;
+};
+
+/* One run, shared by every node of this process.  Read-only while nodes
+ * run, except: srv[i] (server i's thread), model (worker 0), and the
+ * scheduler's fields (acc, per_worker, rec_rc). */
+struct job {
+	const struct train_problem *pb;
+	const struct train_opts *o;
+	uint32_t k, B, n_cols, tau;
+	uint64_t *key_of;    /* compact col -> key */
+	uint32_t *col_of;    /* key -> compact col */
+	uint64_t *starts;    /* k range starts */
+	uint64_t *size;      /* k: |V_i| */
+	uint32_t *blk_of;    /* key -> block */
+	struct ps_layout layout;
+	struct srv **srv;    /* k; NULL for servers not hosted here */
+	double *model;       /* n_cols by col; worker 0 (root) fills it */
+	/* scheduler */
+	struct pass_acc *acc;
+	struct train_traffic *per_worker;
+	double total_s;
+	struct train_pass last;
+	int rec_rc;
+	struct parsa_err rec_err;
+};
+
+/* A pass record from worker `worker` to the scheduler. */
+struct rec {
+	uint32_t magic, worker, pass, pad;
+	double logloss, seconds, wait;
+	struct train_traffic t;
+	uint64_t wire_bytes[2], wire_msgs[2]; /* this worker's node */
+	/* worker 0 only */
+	double l1, auc;
+	uint64_t nnz;
+	uint64_t srv_bytes[2], srv_msgs[2];   /* all servers, this pass */
+};
+
+/* Reply of HOOK_STATS. */
+struct stats_reply {
+	double l1;
+	uint64_t nnz;
+	uint64_t bytes[2], msgs[2]; /* the server's sent counters, cumulative */
+};
+
+void train_opts_default(struct train_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->passes = 10;
+	o->lambda = 1.0;
+	o->blocks = 8;
+}
+
+void train_result_release(struct train_result *r)
+{
+	if (!r)
+		return;
+	free(r->w);
+	free(r->per_worker);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ------------------------------------------------------ keys and blocks */
+
+void train_keys_build(const uint32_t *owner, uint32_t n_cols, uint32_t k,
+		      uint64_t *key_of, uint32_t *col_of_key,
+		      uint64_t *starts)
+{
+	uint64_t acc = 0;
+
+	memset(starts, 0, (size_t)k * sizeof(uint64_t));
+	for (uint32_t j = 0; j < n_cols; j++)
+		starts[owner[j]]++;
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t c = starts[i];
+
+		starts[i] = acc;
+		acc += c;
+	}
+	/* counting sort by owner, stable: compact id order within a server;
+	 * afterwards starts[i] is the end of range i */
+	for (uint32_t j = 0; j < n_cols; j++) {
+		key_of[j] = starts[owner[j]]++;
+		col_of_key[key_of[j]] = j;
+	}
+	for (uint32_t i = k; i-- > 1;)
+		starts[i] = starts[i - 1];
+	starts[0] = 0;
+}
+
+/* First key offset of block b in a range of n keys: ceil(b n / B). */
+static uint64_t blk_lo(uint64_t n, uint32_t b, uint32_t B)
+{
+	return ((uint64_t)b * n + B - 1) / B;
+}
+
+static void job_release(struct job *jb)
+{
+	free(jb->key_of);
+	free(jb->col_of);
+	free(jb->starts);
+	free(jb->size);
+	free(jb->blk_of);
+	if (jb->srv) {
+		for (uint32_t i = 0; i < jb->k; i++) {
+			if (!jb->srv[i])
+				continue;
+			free(jb->srv[i]->w);
+			free(jb->srv[i]->delta);
+			free(jb->srv[i]);
+		}
+	}
+	free(jb->srv);
+	free(jb->model);
+	free(jb->acc);
+	free(jb->per_worker);
+}
+
+static int job_init(struct job *jb, const struct train_problem *pb,
+		    const struct train_opts *o, struct parsa_err *err)
+{
+	uint32_t nc = pb->train->n_cols, k = pb->k;
+
+	memset(jb, 0, sizeof(*jb));
+	jb->pb = pb;
+	jb->o = o;
+	jb->k = k;
+	jb->n_cols = nc;
+	jb->B = o->blocks < nc ? o->blocks : (nc ? nc : 1);
+	jb->tau = (uint32_t)o->tau < jb->B ? (uint32_t)o->tau : jb->B - 1;
+	jb->key_of = malloc(((size_t)nc + 1) * sizeof(uint64_t));
+	jb->col_of = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	jb->blk_of = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	jb->starts = calloc(k, sizeof(uint64_t));
+	jb->size = calloc(k, sizeof(uint64_t));
+	jb->srv = calloc(k, sizeof(*jb->srv));
+	jb->acc = calloc(o->passes, sizeof(*jb->acc));
+	jb->per_worker = calloc(k, sizeof(*jb->per_worker));
+	if (!jb->key_of || !jb->col_of || !jb->blk_of || !jb->starts ||
+	    !jb->size || !jb->srv || !jb->acc || !jb->per_worker)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (keys)");
+	train_keys_build(pb->owner, nc, k, jb->key_of, jb->col_of,
+			 jb->starts);
+	for (uint32_t i = 0; i < k; i++)
+		jb->size[i] = (i + 1 < k ? jb->starts[i + 1] : nc) -
+			      jb->starts[i];
+	for (uint64_t key = 0; key < nc; key++) {
+		uint32_t s = pb->owner[jb->col_of[key]];
+		uint64_t off = key - jb->starts[s];
+
+		jb->blk_of[key] = (uint32_t)(off * jb->B / jb->size[s]);
+	}
+	return 0;
+}
+
+/* Server of a key (keys < n_cols). */
+static uint32_t key_server(const struct job *jb, uint64_t key)
+{
+	return jb->pb->owner[jb->col_of[key]];
+}
+
+/* ------------------------------------------------------------- servers */
+
+static int hook_prox(struct ps_server *s, const void *req, size_t len,
+		     struct ps_reply *reply, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct srv *sv = jb->srv[ps_server_index(s)];
+	uint32_t b;
+	int64_t iter;
+	uint64_t lo, hi;
+
+	(void)reply;
+	if (len != 12)
+		return parsa_fail(err, PARSA_EPARSE, "PROX: bad request");
+	memcpy(&b, req, 4);
+	memcpy(&iter, (const char *)req + 4, 8);
+	if (b >= jb->B)
+		return parsa_fail(err, PARSA_EPARSE, "PROX: bad block %u", b);
+	if (iter <= sv->applied)
+		return 0; /* another worker's call applied it already */
+	sv->applied = iter;
+	lo = blk_lo(sv->n, b, jb->B);
+	hi = blk_lo(sv->n, b + 1, jb->B);
+	for (uint64_t o = lo; o < hi; o++) {
+		unsigned char *v;
+		double gu[2], nw;
+		int rc = ps_server_value(s, TBL_GRAD, sv->lo + o, 0, &v, err);
+
+		if (rc)
+			return rc;
+		if (!v)
+			continue;
+		memcpy(gu, v, sizeof(gu));
+		memset(v, 0, sizeof(gu));
+		nw = train_prox_step(sv->w[o], gu[0], gu[1], jb->o->lambda,
+				     &sv->delta[o]);
+		if (nw == sv->w[o])
+			continue;
+		sv->w[o] = nw;
+		rc = ps_server_value(s, TBL_W, sv->lo + o, 1, &v, err);
+		if (rc)
+			return rc;
+		memcpy(v, &nw, sizeof(nw));
+	}
+	return 0;
+}
+
+static int hook_stats(struct ps_server *s, const void *req, size_t len,
+		      struct ps_reply *reply, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct srv *sv = jb->srv[ps_server_index(s)];
+	struct stats_reply r = {0};
+	struct ps_node_stats st;
+
+	(void)req;
+	(void)len;
+	for (uint64_t o = 0; o < sv->n; o++) {
+		r.l1 += fabs(sv->w[o]);
+		r.nnz += sv->w[o] != 0;
+	}
+	ps_server_stats(s, &st);
+	for (int i = 0; i < 2; i++) {
+		r.bytes[i] = st.c.bytes_sent[i];
+		r.msgs[i] = st.c.msgs_sent[i];
+	}
+	return ps_reply_append(reply, &r, sizeof(r), err);
+}
+
+/* Reply: (key uint64, weight double) for every non-zero weight. */
+static int hook_model(struct ps_server *s, const void *req, size_t len,
+		      struct ps_reply *reply, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct srv *sv = jb->srv[ps_server_index(s)];
+	int rc = 0;
+
+	(void)req;
+	(void)len;
+	for (uint64_t o = 0; !rc && o < sv->n; o++) {
+		unsigned char pair[16];
+		uint64_t key = sv->lo + o;
+
+		if (sv->w[o] == 0)
+			continue;
+		memcpy(pair, &key, 8);
+		memcpy(pair + 8, &sv->w[o], 8);
+		rc = ps_reply_append(reply, pair, sizeof(pair), err);
+	}
+	return rc;
+}
+
+static int server_init(struct ps_server *s, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	uint32_t i = ps_server_index(s);
+	struct srv *sv = calloc(1, sizeof(*sv));
+	int rc;
+
+	if (!sv)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (server)");
+	jb->srv[i] = sv;
+	sv->lo = jb->starts[i];
+	sv->n = jb->size[i];
+	sv->applied = -1;
+	sv->w = calloc(sv->n + 1, sizeof(double));
+	sv->delta = malloc((sv->n + 1) * sizeof(double));
+	if (!sv->w || !sv->delta)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (server "
+				  "%u: %llu keys)", i,
+				  (unsigned long long)sv->n);
+	for (uint64_t o = 0; o < sv->n; o++)
+		sv->delta[o] = TRAIN_DELTA0;
+	rc = ps_server_register_hook(s, HOOK_PROX, hook_prox, jb, err);
+	if (!rc)
+		rc = ps_server_register_hook(s, HOOK_STATS, hook_stats, jb, err);
+	if (!rc)
+		rc = ps_server_register_hook(s, HOOK_MODEL, hook_model, jb, err);
+	return rc;
+}
+
+/* -------------------------------------------------------------- worker */
+
+/* One iteration in flight: its block, push and pull buffers. */
+struct slot {
+	int64_t iter;
+	uint32_t block;
+	uint64_t push_ts;
+	double *gu;   /* 2 per key of the block */
+	double *wnew; /* pulled weights */
+};
+
+/*
+ * A worker's local data: rows U_i, local features N(U_i) in block order
+ * (keys sorted within a block), column-major entries.
+ * Invariants: bstart[0] == 0, bstart[B] == nl; cptr[nl] == nnz; crow[e]
+ * < nr.
+ */
+struct wk {
+	struct job *jb;
+	struct ps_node *node;
+	uint32_t index, machine;
+	uint32_t nr, nl;
+	int8_t *y;
+	double *m, *d1, *d2;  /* nr: margins, loss derivatives */
+	uint32_t *omega;      /* nr: row's nonzeros in the current block */
+	uint64_t *keys;       /* nl, block order */
+	uint32_t *bstart;     /* B + 1 */
+	uint64_t *cptr;       /* nl + 1 */
+	uint32_t *crow;
+	double *cval;
+	double *w;            /* nl: weights as last pulled */
+	struct slot *slots;   /* tau + 1 */
+	uint32_t max_block;
+	struct train_traffic t, t_total;
+	double wait;          /* this pass */
+	struct ps_node_stats prev; /* wire counters at the last pass end */
+	uint64_t srv_prev_bytes[2], srv_prev_msgs[2];
+};
+
+static void wk_release(struct wk *w)
+{
+	free(w->y);
+	free(w->m);
+	free(w->d1);
+	free(w->d2);
+	free(w->omega);
+	free(w->keys);
+	free(w->bstart);
+	free(w->cptr);
+	free(w->crow);
+	free(w->cval);
+	free(w->w);
+	if (w->slots) {
+		for (uint32_t i = 0; i <= w->jb->tau; i++) {
+			free(w->slots[i].gu);
+			free(w->slots[i].wnew);
+		}
+	}
+	free(w->slots);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, z = *(const uint64_t *)b;
+
+	return (x > z) - (x < z);
+}
+
+/* Rows of this worker, their labels, and its local features (sorted
+ * keys) into w->keys / lid (col -> local id, by the caller). */
+static int wk_rows(struct wk *w, uint32_t *rows, struct parsa_err *err)
+{
+	const struct train_data *d = w->jb->pb->train;
+	const uint32_t *part = w->jb->pb->part;
+	uint32_t *trace = w->jb->o->trace_rows;
+
+	for (uint32_t r = 0; r < d->n_rows; r++) {
+		if (part[r] != w->index)
+			continue;
+		rows[w->nr++] = r;
+		if (trace)
+			trace[r] = w->index + 1;
+	}
+	w->y = malloc(((size_t)w->nr + 1));
+	w->m = calloc((size_t)w->nr + 1, sizeof(double));
+	w->d1 = malloc(((size_t)w->nr + 1) * sizeof(double));
+	w->d2 = malloc(((size_t)w->nr + 1) * sizeof(double));
+	w->omega = calloc((size_t)w->nr + 1, sizeof(uint32_t));
+	if (!w->y || !w->m || !w->d1 || !w->d2 || !w->omega)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	for (uint32_t q = 0; q < w->nr; q++)
+		w->y[q] = d->y[rows[q]];
+	return 0;
+}
+
+/* The local features: keys sorted, then bucketed by block (stable). */
+static int wk_features(struct wk *w, const uint32_t *rows, uint32_t *lid,
+		       struct parsa_err *err)
+{
+	const struct job *jb = w->jb;
+	const struct train_data *d = jb->pb->train;
+	uint64_t *sorted;
+	uint32_t B = jb->B;
+
+	for (uint32_t q = 0; q < w->nr; q++)
+		for (uint64_t e = d->rowptr[rows[q]]; e < d->rowptr[rows[q] + 1];
+		     e++)
+			if (lid[d->col[e]] == UINT32_MAX)
+				lid[d->col[e]] = w->nl++;
+	sorted = malloc(((size_t)w->nl + 1) * sizeof(uint64_t));
+	w->keys = malloc(((size_t)w->nl + 1) * sizeof(uint64_t));
+	w->bstart = calloc((size_t)B + 1, sizeof(uint32_t));
+	if (!sorted || !w->keys || !w->bstart) {
+		free(sorted);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	}
+	for (uint32_t q = 0, n = 0; q < w->nr; q++)
+		for (uint64_t e = d->rowptr[rows[q]]; e < d->rowptr[rows[q] + 1];
+		     e++)
+			if (lid[d->col[e]] == n)
+				sorted[n++] = jb->key_of[d->col[e]];
+	qsort(sorted, w->nl, sizeof(uint64_t), cmp_u64);
+	for (uint32_t l = 0; l < w->nl; l++)
+		w->bstart[jb->blk_of[sorted[l]] + 1]++;
+	for (uint32_t b = 0; b < B; b++) {
+		uint32_t n = w->bstart[b + 1];
+
+		w->bstart[b + 1] = w->bstart[b] + n;
+		w->max_block = n > w->max_block ? n : w->max_block;
+	}
+	{
+		uint32_t *fill = malloc(((size_t)B + 1) * sizeof(uint32_t));
+
+		if (!fill) {
+			free(sorted);
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		}
+		memcpy(fill, w->bstart, (size_t)B * sizeof(uint32_t));
+		for (uint32_t l = 0; l < w->nl; l++) {
+			uint64_t key = sorted[l];
+
+			w->keys[fill[jb->blk_of[key]]++] = key;
+		}
+		free(fill);
+	}
+	free(sorted);
+	/* lid now follows the block order */
+	for (uint32_t l = 0; l < w->nl; l++)
+		lid[jb->col_of[w->keys[l]]] = l;
+	return 0;
+}
+
+/* Column-major local entries from the rows (lid: col -> local id). */
+static int wk_columns(struct wk *w, const uint32_t *rows,
+		      const uint32_t *lid, struct parsa_err *err)
+{
+	const struct train_data *d = w->jb->pb->train;
+	uint64_t nnz = 0, *fill;
+
+	w->cptr = calloc((size_t)w->nl + 1, sizeof(uint64_t));
+	if (!w->cptr)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	for (uint32_t q = 0; q < w->nr; q++)
+		for (uint64_t e = d->rowptr[rows[q]]; e < d->rowptr[rows[q] + 1];
+		     e++, nnz++)
+			w->cptr[lid[d->col[e]] + 1]++;
+	for (uint32_t l = 0; l < w->nl; l++)
+		w->cptr[l + 1] += w->cptr[l];
+	w->crow = malloc((size_t)(nnz + 1) * sizeof(uint32_t));
+	w->cval = malloc((size_t)(nnz + 1) * sizeof(double));
+	fill = malloc(((size_t)w->nl + 1) * sizeof(uint64_t));
+	w->w = calloc((size_t)w->nl + 1, sizeof(double));
+	if (!w->crow || !w->cval || !fill || !w->w) {
+		free(fill);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	}
+	memcpy(fill, w->cptr, (size_t)w->nl * sizeof(uint64_t));
+	for (uint32_t q = 0; q < w->nr; q++) {
+		for (uint64_t e = d->rowptr[rows[q]]; e < d->rowptr[rows[q] + 1];
+		     e++) {
+			uint64_t at = fill[lid[d->col[e]]]++;
+
+			w->crow[at] = q;
+			w->cval[at] = d->val[e];
+		}
+	}
+	free(fill);
+	return 0;
+}
+
+static int wk_slots(struct wk *w, struct parsa_err *err)
+{
+	uint32_t n = w->jb->tau + 1;
+
+	w->slots = calloc(n, sizeof(*w->slots));
+	if (!w->slots)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	for (uint32_t i = 0; i < n; i++) {
+		w->slots[i].gu = malloc(((size_t)w->max_block + 1) * 16);
+		w->slots[i].wnew = malloc(((size_t)w->max_block + 1) * 8);
+		w->slots[i].iter = -1;
+		if (!w->slots[i].gu || !w->slots[i].wnew)
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int wk_init(struct wk *w, struct job *jb, struct ps_node *node,
+		   struct parsa_err *err)
+{
+	uint32_t nc = jb->n_cols, n = jb->pb->train->n_rows;
+	uint32_t *rows = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	uint32_t *lid = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->jb = jb;
+	w->node = node;
+	w->index = ps_node_index(node);
+	w->machine = ps_layout_machine(&jb->layout, ps_node_id(node));
+	if (!rows || !lid) {
+		free(rows);
+		free(lid);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	}
+	memset(lid, 0xff, ((size_t)nc + 1) * sizeof(uint32_t));
+	rc = wk_rows(w, rows, err);
+	if (!rc)
+		rc = wk_features(w, rows, lid, err);
+	if (!rc)
+		rc = wk_columns(w, rows, lid, err);
+	if (!rc)
+		rc = wk_slots(w, err);
+	free(rows);
+	free(lid);
+	return rc;
+}
+
+/* Count a request for keys[0..n) (sorted): per server slice, one message
+ * each way; key and value bytes per key as given. */
+static void count(struct wk *w, const uint64_t *keys, uint32_t n,
+		  uint32_t key_b, uint32_t val_b, int reply)
+{
+	const struct job *jb = w->jb;
+	uint32_t i = 0;
+
+	while (i < n) {
+		uint32_t s = key_server(jb, keys[i]), j = i;
+		uint32_t node = ps_layout_server_node(&jb->layout, s);
+		int where = ps_layout_machine(&jb->layout, node) == w->machine
+				    ? 0 : 1;
+
+		while (j < n && key_server(jb, keys[j]) == s)
+			j++;
+		w->t.key_bytes[where] += (uint64_t)(j - i) * key_b;
+		w->t.val_bytes[where] += (uint64_t)(j - i) * val_b;
+		w->t.msgs[where] += reply ? 2 : 1;
+		i = j;
+	}
+}
+
+/* g and u of block b into slot->gu (2 per key). */
+static void wk_gradient(struct wk *w, uint32_t b, struct slot *sl)
+{
+	uint32_t l0 = w->bstart[b], l1 = w->bstart[b + 1];
+
+	for (uint32_t q = 0; q < w->nr; q++)
+		train_loss_derivs(w->m[q], w->y[q], &w->d1[q], &w->d2[q]);
+	for (uint64_t e = w->cptr[l0]; e < w->cptr[l1]; e++)
+		w->omega[w->crow[e]]++;
+	for (uint32_t l = l0; l < l1; l++) {
+		double g = 0, u = 0;
+
+		for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++) {
+			uint32_t q = w->crow[e];
+			double x = w->cval[e];
+
+			g += x * w->d1[q];
+			u += x * x * w->d2[q] * w->omega[q];
+		}
+		sl->gu[2 * (l - l0)] = g;
+		sl->gu[2 * (l - l0) + 1] = u;
+	}
+	for (uint64_t e = w->cptr[l0]; e < w->cptr[l1]; e++)
+		w->omega[w->crow[e]] = 0;
+}
+
+/* Time blocking calls into w->wait: t0 = ps_clock_now(); rc = tock(w,
+ * t0, call()). */
+static int tock(struct wk *w, double t0, int rc)
+{
+	w->wait += ps_clock_now() - t0;
+	return rc;
+}
+
+/* Iteration sl->iter: wait for its push, barrier, PROX, pull, margins. */
+static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
+{
+	uint32_t b = sl->block, l0 = w->bstart[b], n = w->bstart[b + 1] - l0;
+	unsigned char req[12];
+	uint64_t ts;
+	double t0;
+	int rc;
+
+	memcpy(req, &b, 4);
+	memcpy(req + 4, &sl->iter, 8);
+	t0 = ps_clock_now();
+	rc = tock(w, t0, ps_wait(w->node, sl->push_ts, err));
+	t0 = ps_clock_now();
+	if (!rc)
+		rc = tock(w, t0, ps_barrier(w->node, err));
+	t0 = ps_clock_now();
+	if (!rc)
+		rc = tock(w, t0, ps_call_hook(w->node, PS_ALL, HOOK_PROX, req,
+					      sizeof(req), NULL, NULL, err));
+	if (!rc)
+		rc = ps_pull(w->node, TBL_W, w->keys + l0, n, sl->wnew, &ts,
+			     err);
+	t0 = ps_clock_now();
+	if (!rc)
+		rc = tock(w, t0, ps_wait(w->node, ts, err));
+	if (rc)
+		return rc;
+	count(w, w->keys + l0, n, 8, 8, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t l = l0 + i;
+		double dw = sl->wnew[i] - w->w[l];
+
+		if (dw == 0)
+			continue;
+		w->w[l] = sl->wnew[i];
+		for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++)
+			w->m[w->crow[e]] += dw * w->cval[e];
+	}
+	sl->iter = -1;
+	return 0;
+}
+
+/* Iteration t on block b: gradient, push; finish iteration t - tau. */
+static int wk_iterate(struct wk *w, int64_t t, uint32_t b,
+		      struct parsa_err *err)
+{
+	uint32_t ns = w->jb->tau + 1, l0 = w->bstart[b];
+	uint32_t n = w->bstart[b + 1] - l0;
+	struct slot *sl = &w->slots[t % ns];
+	double t0 = ps_clock_now();
+	int rc = tock(w, t0, ps_iter_begin(w->node, NULL, err));
+
+	if (!rc && sl->iter >= 0)
+		rc = wk_finish(w, sl, err);
+	if (rc)
+		return rc;
+	wk_gradient(w, b, sl);
+	sl->iter = t;
+	sl->block = b;
+	rc = ps_push(w->node, TBL_GRAD, w->keys + l0, n, sl->gu, &sl->push_ts,
+		     err);
+	if (!rc)
+		count(w, w->keys + l0, n, 8, 16, 0);
+	return rc;
+}
+
+/* Finish every open iteration, oldest first. */
+static int wk_drain(struct wk *w, int64_t next, struct parsa_err *err)
+{
+	uint32_t ns = w->jb->tau + 1;
+	int rc = 0;
+
+	for (int64_t t = next - ns; !rc && t < next; t++) {
+		struct slot *sl;
+
+		if (t < 0)
+			continue;
+		sl = &w->slots[t % ns];
+		if (sl->iter == t)
+			rc = wk_finish(w, sl, err);
+	}
+	return rc;
+}
+
+/* Worker 0 at a pass end: l1, nnz, servers' counters; the model when
+ * needed (test AUC, or the last pass). */
+struct model_ctx {
+	struct job *jb;
+	struct stats_reply sum;
+};
+
+static int on_stats(void *arg, uint32_t server, const void *resp, size_t len,
+		    struct parsa_err *err)
+{
+	struct model_ctx *mc = arg;
+	struct stats_reply r;
+
+	if (len != sizeof(r))
+		return parsa_fail(err, PARSA_EPARSE, "STATS reply of server "
+				  "%u: %zu bytes", server, len);
+	memcpy(&r, resp, sizeof(r));
+	mc->sum.l1 += r.l1;
+	mc->sum.nnz += r.nnz;
+	for (int i = 0; i < 2; i++) {
+		mc->sum.bytes[i] += r.bytes[i];
+		mc->sum.msgs[i] += r.msgs[i];
+	}
+	return 0;
+}
+
+static int on_model(void *arg, uint32_t server, const void *resp, size_t len,
+		    struct parsa_err *err)
+{
+	struct model_ctx *mc = arg;
+	const unsigned char *p = resp;
+
+	if (len % 16)
+		return parsa_fail(err, PARSA_EPARSE, "MODEL reply of server "
+				  "%u: %zu bytes", server, len);
+	for (size_t i = 0; i < len; i += 16) {
+		uint64_t key;
+		double v;
+
+		memcpy(&key, p + i, 8);
+		memcpy(&v, p + i + 8, 8);
+		if (key >= mc->jb->n_cols)
+			return parsa_fail(err, PARSA_EPARSE, "MODEL reply: key "
+					  "%llu", (unsigned long long)key);
+		mc->jb->model[mc->jb->col_of[key]] = v;
+	}
+	return 0;
+}
+
+static double test_auc(const struct job *jb)
+{
+	const struct train_data *t = jb->pb->test;
+	double *score = malloc(((size_t)t->n_rows + 1) * sizeof(double)), a;
+
+	if (!score)
+		return NAN;
+	for (uint32_t r = 0; r < t->n_rows; r++) {
+		double s = 0;
+
+		for (uint64_t e = t->rowptr[r]; e < t->rowptr[r + 1]; e++)
+			s += jb->model[t->col[e]] * t->val[e];
+		score[r] = s;
+	}
+	a = train_auc(score, t->y, t->n_rows);
+	free(score);
+	return a;
+}
+
+static int wk_evaluate(struct wk *w, uint32_t pass, struct rec *r,
+		       struct parsa_err *err)
+{
+	struct job *jb = w->jb;
+	struct model_ctx mc = {jb, {0}};
+	int rc;
+
+	rc = ps_call_hook(w->node, PS_ALL, HOOK_STATS, NULL, 0, on_stats, &mc,
+			  err);
+	if (rc)
+		return rc;
+	r->l1 = mc.sum.l1;
+	r->nnz = mc.sum.nnz;
+	for (int i = 0; i < 2; i++) {
+		r->srv_bytes[i] = mc.sum.bytes[i] - w->srv_prev_bytes[i];
+		r->srv_msgs[i] = mc.sum.msgs[i] - w->srv_prev_msgs[i];
+		w->srv_prev_bytes[i] = mc.sum.bytes[i];
+		w->srv_prev_msgs[i] = mc.sum.msgs[i];
+	}
+	r->auc = NAN;
+	if (!jb->pb->test && pass + 1 < jb->o->passes)
+		return 0;
+	if (!jb->model)
+		jb->model = calloc((size_t)jb->n_cols + 1, sizeof(double));
+	if (!jb->model)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (model)");
+	memset(jb->model, 0, (size_t)jb->n_cols * sizeof(double));
+	rc = ps_call_hook(w->node, PS_ALL, HOOK_MODEL, NULL, 0, on_model, &mc,
+			  err);
+	if (!rc && jb->pb->test)
+		r->auc = test_auc(jb);
+	return rc;
+}
+
+/* The pass record: logloss of own rows, traffic, wire counters. */
+static int wk_report(struct wk *w, uint32_t pass, double secs,
+		     struct parsa_err *err)
+{
+	struct rec r = {0};
+	struct ps_node_stats st;
+	int rc = 0;
+
+	r.magic = REC_MAGIC;
+	r.worker = w->index;
+	r.pass = pass;
+	for (uint32_t q = 0; q < w->nr; q++)
+		r.logloss += train_logloss(w->m[q], w->y[q]);
+	r.seconds = secs;
+	r.wait = w->wait;
+	r.t = w->t;
+	ps_node_stats(w->node, &st);
+	for (int i = 0; i < 2; i++) {
+		r.wire_bytes[i] = st.c.bytes_sent[i] - w->prev.c.bytes_sent[i];
+		r.wire_msgs[i] = st.c.msgs_sent[i] - w->prev.c.msgs_sent[i];
+	}
+	w->prev = st;
+	if (w->index == 0)
+		rc = wk_evaluate(w, pass, &r, err);
+	if (!rc)
+		rc = ps_report_progress(w->node, &r, sizeof(r), err);
+	return rc;
+}
+
+static int worker_task(struct ps_node *node, uint64_t task_id,
+		       const void *payload, size_t len, void *arg,
+		       struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct wk w;
+	uint32_t magic = 0;
+	int64_t t = 0;
+	int rc;
+
+	(void)task_id;
+	if (len == sizeof(magic))
+		memcpy(&magic, payload, sizeof(magic));
+	if (magic != TASK_MAGIC)
+		return parsa_fail(err, PARSA_EPARSE, "bad trainer task");
+	rc = wk_init(&w, jb, node, err);
+	for (uint32_t p = 0; !rc && p < jb->o->passes; p++) {
+		double t0 = ps_clock_now();
+
+		memset(&w.t, 0, sizeof(w.t));
+		w.wait = 0;
+		for (uint32_t b = 0; !rc && b < jb->B; b++, t++)
+			rc = wk_iterate(&w, t, b, err);
+		if (!rc)
+			rc = wk_drain(&w, t, err);
+		if (!rc)
+			rc = wk_report(&w, p, ps_clock_now() - t0, err);
+	}
+	wk_release(&w);
+	return rc;
+}
+
+/* ----------------------------------------------------------- scheduler */
+
+static void add_traffic(struct train_traffic *a, const struct train_traffic *b)
+{
+	for (int i = 0; i < 2; i++) {
+		a->key_bytes[i] += b->key_bytes[i];
+		a->val_bytes[i] += b->val_bytes[i];
+		a->msgs[i] += b->msgs[i];
+	}
+}
+
+static void pass_done(struct job *jb, struct pass_acc *a)
+{
+	a->p.objective = a->p.logloss + jb->o->lambda * a->p.l1;
+	a->p.wait_seconds = a->wait_sum / jb->k;
+	jb->total_s += a->p.seconds;
+	a->p.total_seconds = jb->total_s;
+	jb->last = a->p;
+	if (jb->o->on_pass)
+		jb->o->on_pass(jb->o->arg, &a->p);
+}
+
+static void on_rec(void *arg, uint32_t worker, const void *rec, size_t len)
+{
+	struct job *jb = arg;
+	struct pass_acc *a;
+	struct rec r;
+
+	if (len != sizeof(r)) {
+		if (!jb->rec_rc)
+			jb->rec_rc = parsa_fail(&jb->rec_err, PARSA_EPARSE,
+						"bad record from worker %u",
+						worker);
+		return;
+	}
+	memcpy(&r, rec, sizeof(r));
+	if (r.magic != REC_MAGIC || r.worker != worker || worker >= jb->k ||
+	    r.pass >= jb->o->passes) {
+		if (!jb->rec_rc)
+			jb->rec_rc = parsa_fail(&jb->rec_err, PARSA_EPARSE,
+						"bad record from worker %u",
+						worker);
+		return;
+	}
+	a = &jb->acc[r.pass];
+	a->p.pass = r.pass + 1;
+	a->p.logloss += r.logloss;
+	a->p.seconds = r.seconds > a->p.seconds ? r.seconds : a->p.seconds;
+	a->wait_sum += r.wait;
+	add_traffic(&a->p.t, &r.t);
+	add_traffic(&jb->per_worker[worker], &r.t);
+	for (int i = 0; i < 2; i++) {
+		a->p.wire_bytes[i] += r.wire_bytes[i];
+		a->p.wire_msgs[i] += r.wire_msgs[i];
+	}
+	if (worker == 0) {
+		a->p.l1 = r.l1;
+		a->p.nnz_w = r.nnz;
+		a->p.auc = r.auc;
+		for (int i = 0; i < 2; i++) {
+			a->p.wire_bytes[i] += r.srv_bytes[i];
+			a->p.wire_msgs[i] += r.srv_msgs[i];
+		}
+	}
+	if (++a->count == jb->k)
+		pass_done(jb, a);
+}
+
+static int sched_main(struct ps_node *s, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	uint32_t magic = TASK_MAGIC;
+	int rc;
+
+	rc = ps_sched_start_task(s, PS_ALL, &magic, sizeof(magic), NULL, err);
+	if (!rc)
+		rc = ps_sched_wait_tasks(s, on_rec, jb, err);
+	if (!rc && jb->rec_rc)
+		rc = parsa_fail(err, jb->rec_rc, "%s", jb->rec_err.msg);
+	for (uint32_t p = 0; !rc && p < jb->o->passes; p++)
+		if (jb->acc[p].count != jb->k)
+			rc = parsa_fail(err, PARSA_ESTATE, "pass %u: records of "
+					"%u of %u workers", p + 1,
+					jb->acc[p].count, jb->k);
+	return rc;
+}
+
+/* ----------------------------------------------------------------- run */
+
+static int check_problem(const struct train_problem *pb,
+			 const struct train_opts *o, struct parsa_err *err)
+{
+	const struct train_data *d = pb->train;
+
+	if (pb->k < 1)
+		return parsa_fail(err, PARSA_EINVAL, "need k >= 1 machines");
+	if (d->n_rows == 0 || d->n_cols == 0)
+		return parsa_fail(err, PARSA_EINVAL, "empty training set");
+	if (o->passes < 1 || !(o->lambda >= 0) || o->tau < 0 ||
+	    o->blocks < 1)
+		return parsa_fail(err, PARSA_EINVAL, "bad options (passes "
+				  ">= 1, lambda >= 0, tau >= 0, blocks >= 1)");
+	for (uint32_t r = 0; r < d->n_rows; r++)
+		if (pb->part[r] >= pb->k)
+			return parsa_fail(err, PARSA_EINVAL, "example %u on "
+					  "worker %u of %u", r, pb->part[r],
+					  pb->k);
+	for (uint32_t j = 0; j < d->n_cols; j++)
+		if (pb->owner[j] >= pb->k)
+			return parsa_fail(err, PARSA_EINVAL, "feature %u on "
+					  "server %u of %u", j, pb->owner[j],
+					  pb->k);
+	return 0;
+}
+
+static struct ps_transport *make_transport(const struct train_opts *o,
+					   uint32_t k, struct parsa_err *err)
+{
+	struct ps_layout l = {k, k, k};
+	struct ps_transport *tp;
+
+	if (o->mpi) {
+		l.num_machines = 0;
+		tp = ps_transport_mpi_create(&l, o->timeout_s, err);
+	} else {
+		tp = ps_transport_threads_create(&l, err);
+	}
+	if (tp && o->have_link)
+		tp = ps_link_create(tp, &o->link, err);
+	return tp;
+}
+
+static void fill_result(struct job *jb, struct ps_transport *tp,
+			struct train_result *res)
+{
+	res->is_root = tp->rank == 0;
+	res->rank = (int)tp->rank;
+	res->nranks = (int)tp->nranks;
+	res->transport = jb->o->mpi ? "mpi" : "threads";
+	ps_link_get_stats(tp, &res->link);
+	if (!res->is_root)
+		return;
+	res->last = jb->last;
+	res->w = jb->model;
+	jb->model = NULL;
+	res->per_worker = jb->per_worker;
+	jb->per_worker = NULL;
+}
+
+static int run_on(struct job *jb, struct ps_transport *tp,
+		  struct train_result *res, struct parsa_err *err)
+{
+	struct ps_config cfg = {0};
+	struct ps_app app = {0};
+	int rc;
+
+	jb->layout = tp->layout;
+	cfg.num_servers = jb->k;
+	cfg.num_workers = jb->k;
+	cfg.num_machines = tp->layout.num_machines;
+	cfg.num_tables = NUM_TABLES;
+	cfg.tables[TBL_GRAD] = (struct ps_table_spec){16, PS_OP_ADD_F64};
+	cfg.tables[TBL_W] = (struct ps_table_spec){8, PS_OP_OVERWRITE};
+	cfg.range_starts = jb->starts;
+	cfg.tau = (int)jb->tau;
+	cfg.timeout_s = jb->o->timeout_s;
+	app.server_init = server_init;
+	app.task = worker_task;
+	app.sched_main = sched_main;
+	app.arg = jb;
+	rc = ps_run(tp, &cfg, &app, NULL, err);
+	if (!rc)
+		fill_result(jb, tp, res);
+	return rc;
+}
+
+int train_run(const struct train_problem *pb, const struct train_opts *o,
+	      struct train_result *res, struct parsa_err *err)
+{
+	struct parsa_err local = {0};
+	struct ps_transport *tp = NULL;
+	struct job jb;
+	int rc;
+
+	err = err ? err : &local;
+	memset(res, 0, sizeof(*res));
+	memset(&jb, 0, sizeof(jb));
+	rc = check_problem(pb, o, err);
+	if (!rc)
+		rc = job_init(&jb, pb, o, err);
+	if (!rc) {
+		tp = make_transport(o, pb->k, err);
+		rc = tp ? 0 : (err->code ? err->code : PARSA_EMPI);
+	}
+	if (!rc)
+		rc = run_on(&jb, tp, res, err);
+	if (tp)
+		res->rank = (int)tp->rank;
+	ps_transport_destroy(tp);
+	job_release(&jb);
+	return rc;
+}

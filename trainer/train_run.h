@@ -1,0 +1,132 @@
+/*
+ * train_run: delayed block proximal gradient (thesis ch. 6, Algorithm 5)
+ * for sparse L1-regularized logistic regression on the parameter server.
+ *
+ * Layout: k machines; worker i trains on its examples U_i (part[r] == i)
+ * and server i owns the weights of V_i (owner[j] == i).  Keys are remapped
+ * so that server i's parameters are one contiguous key range: features
+ * sorted by (owner, compact id) get keys 0..n_cols-1, and the range starts
+ * (ps_config.range_starts) are the prefix sums of |V_i|.  col_of_key is
+ * the inverse map used to export the model.
+ *
+ * Blocks: server i's range is cut into B equal contiguous pieces; block b
+ * is the union of every server's piece b, so every server works on every
+ * block.  Iteration t of pass p is block b = t mod B (in order).
+ *
+ * Iteration t, on worker i (keys K = N(U_i) in block b, exactly the keys
+ * its examples use):
+ *   1. ps_iter_begin (bounded delay tau: at most tau earlier iterations
+ *      unfinished);
+ *   2. from its margins, the gradient g_j and the curvature bound
+ *      u_j = sum_r omega_r s_r (1 - s_r) x_rj^2 (omega_r = nonzeros of row r
+ *      in block b, so diag(u) bounds the block's Hessian) for j in K;
+ *   3. push (g, u) for K (table GRAD, double ADD);
+ *   4. finish iteration t - tau: wait for its push, barrier (every worker
+ *      pushed), hook PROX on every server (the first call per iteration
+ *      applies train_prox_step to each of the server's keys of the block
+ *      that received gradient, with a per-coordinate trust region, writes
+ *      table W and clears GRAD), pull W for K, and update the margins by
+ *      the weight changes.
+ * A pass finishes all its iterations before it ends, so the end-of-pass
+ * numbers are exact.  With tau = 0 and one worker this is sequential block
+ * coordinate descent with a Newton-type proximal step.
+ *
+ * Traffic (data plane, counted by the workers on what they send and what
+ * the servers answer them): a push to server s costs 8 bytes of keys and
+ * 16 of values per key, a pull 8 of keys (request) and 8 of values
+ * (reply) per key, and one message per server slice each way; local iff
+ * server s sits on the worker's machine (ps_layout_machine).  So per pass
+ * the remote value bytes are 24 sum_i |N(U_i) \ V_i| = 12 T_sum.  The
+ * transport's own counters (every message, headers, barriers, hooks,
+ * evaluation) are reported as wire bytes.
+ *
+ * Thread-safety / ownership: problem and options are borrowed for the
+ * call; results are new (train_result_release).  Under MPI every rank
+ * calls train_run with the same data; rank 0 gets the results.
+ */
+#ifndef TRAIN_RUN_H
+#define TRAIN_RUN_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "ps_link.h"
+#include "train_data.h"
+
+/* Data-plane traffic, [0] local and [1] remote (PS_LOCAL, PS_REMOTE). */
+struct train_traffic {
+	uint64_t key_bytes[2], val_bytes[2], msgs[2];
+};
+
+/* What a pass reports (root process). */
+struct train_pass {
+	uint32_t pass;          /* 1-based */
+	double objective;       /* logloss + lambda * l1 */
+	double logloss;         /* sum over the training examples */
+	double l1;
+	double auc;             /* test AUC, NaN without test data */
+	uint64_t nnz_w;
+	double seconds;         /* wall time of the pass (slowest worker) */
+	double total_seconds;   /* since training started */
+	double wait_seconds;    /* mean per worker: blocked in waits,
+				   barriers, hooks and the tau window */
+	struct train_traffic t; /* data plane of the pass */
+	uint64_t wire_bytes[2], wire_msgs[2]; /* transport, workers+servers */
+};
+
+struct train_problem {
+	const struct train_data *train;
+	const struct train_data *test; /* NULL: no AUC */
+	const uint32_t *part;  /* n_rows: worker of each example, < k */
+	const uint32_t *owner; /* n_cols: server of each feature, < k */
+	uint32_t k;
+};
+
+struct train_opts {
+	uint32_t passes;   /* >= 1 */
+	double lambda;     /* >= 0 */
+	int tau;           /* >= 0 (capped at blocks - 1) */
+	uint32_t blocks;   /* >= 1 (capped at the number of features) */
+	int mpi;           /* MPI transport (one machine per rank) */
+	int have_link;     /* wrap the transport in an emulated link */
+	struct ps_link_spec link;
+	double timeout_s;  /* 0: the parameter server's default */
+	/* root, scheduler thread: after each pass (may be NULL) */
+	void (*on_pass)(void *arg, const struct train_pass *p);
+	void *arg;
+	/* tests (threads only): n_rows entries, set to 1 + i by worker i for
+	   every example it uses */
+	uint32_t *trace_rows;
+};
+
+void train_opts_default(struct train_opts *o);
+
+struct train_result {
+	int is_root;                /* this process has the results */
+	int rank, nranks;
+	double *w;                  /* n_cols final weights by compact id */
+	struct train_pass last;     /* the last pass */
+	struct train_traffic *per_worker; /* k: totals over all passes */
+	struct ps_link_stats link;  /* emulated link (this process) */
+	const char *transport;      /* "threads" or "mpi" (static) */
+};
+
+void train_result_release(struct train_result *r);
+
+/*
+ * Train.  0 or the first error (EINVAL for bad options or a problem that
+ * does not fit, ENOMEM, EMPI for transport failures).
+ */
+int train_run(const struct train_problem *pb, const struct train_opts *o,
+	      struct train_result *res, struct parsa_err *err);
+
+/*
+ * The key remapping alone (exposed for tests): key_of[j] for every
+ * compact feature j, col_of_key (inverse), starts[k] (prefix sums of
+ * |V_i|).  All arrays caller-allocated.
+ */
+void train_keys_build(const uint32_t *owner, uint32_t n_cols, uint32_t k,
+		      uint64_t *key_of, uint32_t *col_of_key,
+		      uint64_t *starts);
+
+#endif /* TRAIN_RUN_H */
