@@ -923,6 +923,8 @@ static int solve_block(struct run *r, uint32_t j, struct parsa_block *blk,
 	uint32_t n = r->start[j + 1] - r->start[j];
 	int rc;
 
+	if (r->o->cancel && *r->o->cancel)
+		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	rc = parsa_block_extract(blk, r->g, r->perm + r->start[j], n, r->map,
 				 err);
 	if (rc)

@@ -55,6 +55,9 @@ struct parsa_partu_opts {
 	uint64_t seed;         /* all randomness (block split) */
 	parsa_progress_fn progress; /* may be NULL */
 	void *progress_arg;
+	/* may be NULL; when *cancel becomes non-zero (another thread may set
+	 * it) the run stops before its next block with PARSA_ECANCEL */
+	const volatile int *cancel;
 };
 
 /* Fill the defaults (k = 16; the measured defaults for the rest). */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "parsa_err.h"
+#include "http_main.h"
 #include "part_gen.h"
 #include "part_parallel.h"
 #include "part_placement.h"
@@ -47,6 +48,7 @@ static const char usage_main[] =
 	"  partition DATA -k K [options]   partition and write a placement\n"
 	"  eval DATA --placement PREFIX    metrics of an existing placement\n"
 	"  gen --examples N ... --out FILE write a synthetic LIBSVM dataset\n"
+	"  serve [--listen HOST:PORT ...]  run the HTTP partitioning service\n"
 	"  train DATA --placement P ...    train L1 logistic regression on a placement\n"
 	"  help [COMMAND]                  this text, or a command's help\n"
 	"\n"
@@ -910,6 +912,8 @@ int main(int argc, char **argv)
 		return train_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0)
 		return cmd_gen(argc - 1, argv + 1);
+	if (strcmp(cmd, "serve") == 0)
+		return http_main(argc - 1, argv + 1);
 	fprintf(stderr, "parsa: unknown command '%s'\n%s", cmd, usage_main);
 	return EXIT_USAGE;
 }

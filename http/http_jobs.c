@@ -1,0 +1,872 @@
+/*
+ * http_jobs: job registry, queue and worker pool (see http_jobs.h).
+ *
+ * Invariants (under J->mu): a job's state only moves forward as in the
+ * header; a job is in the queue only while queued; J->running counts the
+ * jobs a worker is executing; job->place and job->report are set before
+ * the state becomes succeeded and never change afterwards.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "part_parallel.h"
+#include "part_progress.h"
+#include "part_report.h"
+#include "http_jobs.h"
+#include "http_store.h"
+
+const char *const http_job_state_names[HTTP_JOB_NSTATES] = {
+	"queued", "running", "succeeded", "failed", "cancelled",
+};
+
+struct http_job {
+	char id[HTTP_ID_MAX];
+	struct http_job_spec spec;
+	enum http_job_state state;
+	volatile int cancel;        /* set by cancel/interrupt, read by part_run */
+	int requeue;                /* interrupted by shutdown: store as queued */
+	atomic_uint progress_ppm;   /* 0..1000000 */
+	char *error;                /* failed: the message */
+	char *report;               /* succeeded: the report JSON text */
+	struct http_place *place;   /* succeeded: NULL until loaded */
+	char created[32], started[32], finished[32];
+	pthread_mutex_t pmu;        /* orders writes of job.json */
+	struct http_job *qnext;     /* queue link */
+};
+
+struct http_jobs {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct http_jobs_opts o;
+	char dir[4096];             /* STATE/jobs */
+	struct http_job **v;        /* v[n-1] = job "jn" */
+	uint64_t n, cap;
+	struct http_job *qhead, *qtail;
+	unsigned running;
+	int stopping;
+	pthread_t *threads;
+	unsigned nthreads;
+};
+
+/* ---- spec ---- */
+
+static int bad(char *field, const char *name, struct parsa_err *err,
+	       const char *what)
+{
+	snprintf(field, 64, "%s", name);
+	return parsa_fail(err, PARSA_EINVAL, "'%s' %s", name, what);
+}
+
+/* An integer member in [lo, hi]; 1 if absent, 0 if set, <0 bad. */
+static int get_int(json_t *body, const char *name, json_int_t lo,
+		   json_int_t hi, json_int_t *out)
+{
+	json_t *v = json_object_get(body, name);
+
+	if (!v)
+		return 1;
+	if (!json_is_integer(v) || json_integer_value(v) < lo ||
+	    json_integer_value(v) > hi)
+		return -1;
+	*out = json_integer_value(v);
+	return 0;
+}
+
+static int parse_ints(json_t *body, struct http_job_spec *s, char *field,
+		      struct parsa_err *err)
+{
+	json_int_t v;
+	int r;
+
+	if ((r = get_int(body, "k", 1, 65536, &v)) != 0)
+		return bad(field, "k", err, r > 0 ? "is required" :
+			   "must be an integer in 1..65536");
+	s->k = (uint32_t)v;
+	if ((r = get_int(body, "blocks", 1, UINT32_MAX, &v)) < 0)
+		return bad(field, "blocks", err, "must be a positive integer");
+	if (r == 0)
+		s->blocks = (uint32_t)v;
+	if ((r = get_int(body, "init_blocks", 0, UINT32_MAX, &v)) < 0)
+		return bad(field, "init_blocks", err, "must be an integer >= 0");
+	if (r == 0)
+		s->init_blocks = (uint32_t)v;
+	if (s->init_blocks && (!s->blocks || s->init_blocks > s->blocks))
+		return bad(field, "init_blocks", err, "needs 'blocks' and cannot exceed it");
+	if ((r = get_int(body, "workers", 1, 64, &v)) < 0)
+		return bad(field, "workers", err, "must be an integer in 1..64");
+	if (r == 0) {
+		s->workers = (uint32_t)v;
+		s->parallel = 1;
+	}
+	if ((r = get_int(body, "seed", 0, INT64_MAX, &v)) < 0)
+		return bad(field, "seed", err, "must be an integer >= 0");
+	if (r == 0)
+		s->seed = (uint64_t)v;
+	return 0;
+}
+
+static int parse_tau(json_t *body, struct http_job_spec *s, char *field,
+		     struct parsa_err *err)
+{
+	json_t *v = json_object_get(body, "tau");
+
+	if (!v)
+		return 0;
+	if (json_is_string(v) && strcmp(json_string_value(v), "inf") == 0)
+		s->tau = PART_PAR_TAU_INF;
+	else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		 json_integer_value(v) <= 1000000)
+		s->tau = (int)json_integer_value(v);
+	else
+		return bad(field, "tau", err, "must be an integer >= 0 or \"inf\"");
+	s->parallel = 1;
+	return 0;
+}
+
+static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
+		      struct parsa_err *err)
+{
+	json_t *v = json_object_get(body, "dataset");
+
+	if (!v)
+		return bad(field, "dataset", err, "is required");
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    json_string_length(v) >= HTTP_ID_MAX)
+		return bad(field, "dataset", err, "must be a dataset id string");
+	snprintf(s->dataset, sizeof(s->dataset), "%s", json_string_value(v));
+	v = json_object_get(body, "method");
+	if (v && (!json_is_string(v) ||
+		  part_method_parse(json_string_value(v), &s->method)))
+		return bad(field, "method", err, "must be one of parsa, random, metis, greedy");
+	v = json_object_get(body, "rule");
+	if (v && (!json_is_string(v) ||
+		  part_rule_parse(json_string_value(v), &s->rule)))
+		return bad(field, "rule", err, "must be min-s or round-robin");
+	v = json_object_get(body, "imbalance");
+	if (v) {
+		if (!json_is_number(v) || !(json_number_value(v) >= 1.0) ||
+		    !isfinite(json_number_value(v)))
+			return bad(field, "imbalance", err, "must be a number >= 1");
+		s->imbalance = json_number_value(v);
+	}
+	return 0;
+}
+
+int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
+			struct parsa_err *err)
+{
+	static const char *const known[] = {"dataset", "k", "method", "blocks",
+		"init_blocks", "workers", "tau", "seed", "imbalance", "rule"};
+	struct parsa_partu_opts d;
+	const char *key;
+	json_t *val;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	field[0] = '\0';
+	parsa_partu_opts_default(&d);
+	s->method = PART_METHOD_PARSA;
+	s->tau = PART_PAR_DEFAULT_TAU;
+	s->seed = d.seed;
+	s->imbalance = d.imbalance;
+	s->rule = d.rule;
+	if (!json_is_object(body))
+		return bad(field, "(body)", err, "must be a JSON object");
+	json_object_foreach(body, key, val) {
+		size_t i = 0;
+
+		while (i < sizeof(known) / sizeof(*known) && strcmp(key, known[i]))
+			i++;
+		if (i == sizeof(known) / sizeof(*known))
+			return bad(field, key, err, "is not a job parameter "
+				   "(dataset, k, method, blocks, init_blocks, "
+				   "workers, tau, seed, imbalance, rule)");
+	}
+	rc = parse_strs(body, s, field, err);
+	if (rc == 0)
+		rc = parse_ints(body, s, field, err);
+	if (rc == 0)
+		rc = parse_tau(body, s, field, err);
+	if (rc == 0 && s->parallel && s->method != PART_METHOD_PARSA)
+		rc = bad(field, "workers", err, "(and tau) need method parsa");
+	return rc;
+}
+
+/* ---- persistence ---- */
+
+static json_t *spec_json(const struct http_job_spec *s)
+{
+	json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:f, s:s}",
+			      "dataset", s->dataset, "k", (int)s->k,
+			      "method", part_method_name(s->method),
+			      "seed", (json_int_t)s->seed,
+			      "imbalance", s->imbalance,
+			      "rule", part_rule_name(s->rule));
+
+	if (j && s->blocks) /* absent: automatic */
+		json_object_set_new(j, "blocks", json_integer(s->blocks));
+	if (j && s->init_blocks)
+		json_object_set_new(j, "init_blocks", json_integer(s->init_blocks));
+	if (j && s->parallel) {
+		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
+		if (s->tau == PART_PAR_TAU_INF)
+			json_object_set_new(j, "tau", json_string("inf"));
+		else
+			json_object_set_new(j, "tau", json_integer(s->tau));
+	}
+	return j;
+}
+
+/* The job's JSON; under J->mu. */
+static json_t *job_json_locked(const struct http_job *job, int with_report)
+{
+	json_t *j = json_pack("{s:s, s:s, s:s, s:f, s:o, s:s}",
+			      "id", job->id, "dataset", job->spec.dataset,
+			      "state", http_job_state_names[job->state],
+			      "progress", atomic_load(&job->progress_ppm) / 1e6,
+			      "params", spec_json(&job->spec),
+			      "created", job->created);
+
+	if (!j)
+		return NULL;
+	if (job->started[0])
+		json_object_set_new(j, "started", json_string(job->started));
+	if (job->finished[0])
+		json_object_set_new(j, "finished", json_string(job->finished));
+	if (job->error)
+		json_object_set_new(j, "error", json_string(job->error));
+	if (with_report && job->report) {
+		json_t *r = json_loads(job->report, 0, NULL);
+
+		if (r)
+			json_object_set_new(j, "report", r);
+	}
+	return j;
+}
+
+/* Write job.json (state as stored: requeue -> queued). */
+static int persist(struct http_jobs *J, struct http_job *job,
+		   struct parsa_err *err)
+{
+	char path[4400];
+	json_t *j;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s/job.json", J->dir, job->id);
+	pthread_mutex_lock(&job->pmu);
+	pthread_mutex_lock(&J->mu);
+	j = job_json_locked(job, 0);
+	pthread_mutex_unlock(&J->mu);
+	rc = j ? http_store_put_json(path, j, err)
+	       : parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	pthread_mutex_unlock(&job->pmu);
+	json_decref(j);
+	return rc;
+}
+
+static void persist_or_warn(struct http_jobs *J, struct http_job *job)
+{
+	struct parsa_err err;
+
+	parsa_err_clear(&err);
+	if (persist(J, job, &err))
+		fprintf(stderr, "parsa serve: job %s: %s\n", job->id, err.msg);
+}
+
+static struct http_job *job_new(const char *id)
+{
+	struct http_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return NULL;
+	snprintf(job->id, sizeof(job->id), "%s", id);
+	pthread_mutex_init(&job->pmu, NULL);
+	return job;
+}
+
+static void job_free(struct http_job *job)
+{
+	if (!job)
+		return;
+	free(job->error);
+	free(job->report);
+	http_place_free(job->place);
+	pthread_mutex_destroy(&job->pmu);
+	free(job);
+}
+
+/* Put job at its slot (under mu or before the workers start). */
+static int put_job(struct http_jobs *J, struct http_job *job,
+		   struct parsa_err *err)
+{
+	uint64_t i = http_id_number(job->id, 'j');
+
+	if (i > J->cap) {
+		uint64_t cap = J->cap ? J->cap : 64;
+		struct http_job **v;
+
+		while (cap < i)
+			cap *= 2;
+		v = realloc(J->v, cap * sizeof(*v));
+		if (!v)
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		memset(v + J->cap, 0, (cap - J->cap) * sizeof(*v));
+		J->v = v;
+		J->cap = cap;
+	}
+	J->v[i - 1] = job;
+	if (i > J->n)
+		J->n = i;
+	return 0;
+}
+
+static void enqueue_locked(struct http_jobs *J, struct http_job *job)
+{
+	job->qnext = NULL;
+	if (J->qtail)
+		J->qtail->qnext = job;
+	else
+		J->qhead = job;
+	J->qtail = job;
+	pthread_cond_signal(&J->cv);
+}
+
+static void copy_str(char *dst, json_t *j, const char *key)
+{
+	const char *s = json_string_value(json_object_get(j, key));
+
+	snprintf(dst, 32, "%s", s ? s : "");
+}
+
+/* A job from its job.json; NULL if unusable. */
+static struct http_job *job_from_json(struct http_jobs *J, const char *id,
+				      json_t *j)
+{
+	struct http_job *job = job_new(id);
+	const char *state = json_string_value(json_object_get(j, "state"));
+	const char *error = json_string_value(json_object_get(j, "error"));
+	char field[64], path[4400];
+	struct parsa_err err;
+	size_t len;
+
+	parsa_err_clear(&err);
+	if (!job || !state ||
+	    http_job_spec_parse(json_object_get(j, "params"), &job->spec,
+				field, &err)) {
+		job_free(job);
+		return NULL;
+	}
+	for (int s = 0; s < HTTP_JOB_NSTATES; s++)
+		if (strcmp(state, http_job_state_names[s]) == 0)
+			job->state = (enum http_job_state)s;
+	copy_str(job->created, j, "created");
+	copy_str(job->started, j, "started");
+	copy_str(job->finished, j, "finished");
+	job->error = error ? strdup(error) : NULL;
+	if (job->state == HTTP_JOB_SUCCEEDED) {
+		snprintf(path, sizeof(path), "%s/%s/report.json", J->dir, id);
+		if (http_store_slurp(path, &job->report, &len, &err)) {
+			job_free(job);
+			return NULL;
+		}
+		atomic_store(&job->progress_ppm, 1000000);
+	}
+	return job;
+}
+
+/* After a crash: running -> failed; queued -> queue again. */
+static void recover(struct http_jobs *J, struct http_job *job)
+{
+	if (job->state == HTTP_JOB_RUNNING) {
+		job->state = HTTP_JOB_FAILED;
+		free(job->error);
+		job->error = strdup("interrupted: the server stopped while this "
+				    "job was running; submit it again");
+		http_now_iso(job->finished);
+		persist_or_warn(J, job);
+	} else if (job->state == HTTP_JOB_QUEUED) {
+		job->started[0] = '\0';
+		enqueue_locked(J, job);
+	}
+}
+
+static int load_all(struct http_jobs *J, struct parsa_err *err)
+{
+	DIR *dir = opendir(J->dir);
+	struct dirent *e;
+	int rc = 0;
+
+	if (!dir)
+		return parsa_fail(err, PARSA_EIO, "%s: cannot open", J->dir);
+	while (rc == 0 && (e = readdir(dir))) {
+		char path[4400];
+		struct parsa_err e2;
+		struct http_job *job;
+		json_t *j;
+
+		if (http_id_number(e->d_name, 'j') == 0 ||
+		    strlen(e->d_name) >= HTTP_ID_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/job.json", J->dir, e->d_name);
+		parsa_err_clear(&e2);
+		j = http_store_get_json(path, &e2);
+		job = j ? job_from_json(J, e->d_name, j) : NULL;
+		json_decref(j);
+		if (!job) {
+			fprintf(stderr, "parsa serve: skipping job %s: %s\n",
+				e->d_name, e2.msg[0] ? e2.msg : "unreadable");
+			if (http_id_number(e->d_name, 'j') > J->n)
+				J->n = http_id_number(e->d_name, 'j');
+			continue;
+		}
+		rc = put_job(J, job, err);
+		if (rc)
+			job_free(job);
+	}
+	closedir(dir);
+	for (uint64_t i = 0; rc == 0 && i < J->n; i++)
+		if (J->v[i])
+			recover(J, J->v[i]);
+	return rc;
+}
+
+/* ---- running ---- */
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct http_job *job = arg;
+	double f = total ? (double)done / (double)total : 0;
+
+	atomic_store(&job->progress_ppm, (unsigned)(50000 + 850000 * f));
+}
+
+static void run_opts(const struct http_job *job, struct part_run_opts *o)
+{
+	part_run_opts_default(o);
+	o->method = job->spec.method;
+	o->pu.k = job->spec.k;
+	o->pu.blocks = job->spec.blocks;
+	o->pu.init_blocks = job->spec.init_blocks;
+	o->pu.seed = job->spec.seed;
+	o->pu.imbalance = job->spec.imbalance;
+	o->pu.rule = job->spec.rule;
+	o->pu.progress = on_progress;
+	o->pu.progress_arg = (void *)job;
+	o->pu.cancel = &job->cancel;
+}
+
+/* The report JSON text of a finished run. */
+static char *report_text(const struct http_job *job,
+			 const struct part_dataset *ds,
+			 const struct part_run_opts *o,
+			 const struct part_result *r,
+			 const struct part_par_info *pi, double t_load,
+			 double t_total, const char *name)
+{
+	struct part_report_info info = {
+		.data_path = name, .ds = ds, .opts = o, .res = r,
+		.method = part_method_name(o->method), .t_load = t_load,
+		.t_total = t_total, .peak_rss_kb = part_peak_rss_kb(),
+		.par = job->spec.parallel ? pi : NULL,
+	};
+	json_t *j = part_report_json(&info);
+	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+/* Save report and placement; on success job->report/place are set. */
+static int store_result(struct http_jobs *J, struct http_job *job,
+			const struct part_dataset *ds, struct part_result *r,
+			char *report, struct parsa_err *err)
+{
+	char path[4400];
+	struct http_place *pl;
+	int rc;
+
+	rc = http_place_build(&pl, ds, r->k, r->part, r->owner, err);
+	r->part = NULL;
+	r->owner = NULL;
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/%s/placement", J->dir, job->id);
+	rc = http_place_save(pl, path, err);
+	snprintf(path, sizeof(path), "%s/%s/report.json", J->dir, job->id);
+	if (rc == 0)
+		rc = http_store_put(path, report, strlen(report), err);
+	if (rc) {
+		http_place_free(pl);
+		return rc;
+	}
+	pthread_mutex_lock(&J->mu);
+	job->place = pl;
+	job->report = report;
+	pthread_mutex_unlock(&J->mu);
+	return 0;
+}
+
+static int execute(struct http_jobs *J, struct http_job *job,
+		   struct parsa_err *err)
+{
+	const struct part_dataset *ds = NULL;
+	const struct http_dataset *d = http_datasets_find(J->o.data, job->spec.dataset);
+	struct part_run_opts o;
+	struct part_result r;
+	struct part_par_info pi;
+	double t0 = part_now(), t_load = 0, t1;
+	char *rep = NULL;
+	int rc, is_root = 1;
+
+	part_result_init(&r);
+	rc = http_datasets_acquire(J->o.data, job->spec.dataset, &ds, &t_load, err);
+	if (rc)
+		return rc;
+	atomic_store(&job->progress_ppm, 50000);
+	run_opts(job, &o);
+	t1 = part_now();
+	if (job->spec.parallel) {
+		struct part_par_opts po;
+
+		part_par_opts_default(&po);
+		po.workers = job->spec.workers ? job->spec.workers : 1;
+		po.tau = job->spec.tau;
+		rc = part_par_run(ds, &o, &po, &r, &pi, &is_root, NULL, err);
+	} else {
+		rc = part_run(ds, &o, &r, err);
+	}
+	if (rc == 0 && job->cancel)
+		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
+	if (rc == 0) {
+		http_metrics_partition(J->o.metrics, ds->g.row_ptr[ds->g.n_rows],
+				       part_now() - t1);
+		rep = report_text(job, ds, &o, &r, &pi, t_load,
+				  part_now() - t0, d ? d->name : job->spec.dataset);
+		if (!rep)
+			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (report)");
+	}
+	if (rc == 0)
+		rc = store_result(J, job, ds, &r, rep, err);
+	if (rc)
+		free(rep);
+	part_result_release(&r);
+	http_datasets_release(J->o.data, job->spec.dataset);
+	return rc;
+}
+
+/* Record the outcome of execute (under mu). */
+static void finish_locked(struct http_job *job, int rc,
+			  const struct parsa_err *err)
+{
+	if (job->requeue) {
+		job->state = HTTP_JOB_QUEUED;
+		job->requeue = 0;
+		job->cancel = 0;
+		job->started[0] = '\0';
+		atomic_store(&job->progress_ppm, 0);
+		return;
+	}
+	http_now_iso(job->finished);
+	if (job->cancel) {
+		job->state = HTTP_JOB_CANCELLED;
+	} else if (rc) {
+		job->state = HTTP_JOB_FAILED;
+		free(job->error);
+		job->error = strdup(err->msg[0] ? err->msg : parsa_strerror(rc));
+	} else {
+		job->state = HTTP_JOB_SUCCEEDED;
+		atomic_store(&job->progress_ppm, 1000000);
+	}
+}
+
+static struct http_job *next_job(struct http_jobs *J)
+{
+	struct http_job *job = NULL;
+
+	pthread_mutex_lock(&J->mu);
+	while (!J->stopping && !J->qhead)
+		pthread_cond_wait(&J->cv, &J->mu);
+	if (!J->stopping) {
+		job = J->qhead;
+		J->qhead = job->qnext;
+		if (!J->qhead)
+			J->qtail = NULL;
+		job->state = HTTP_JOB_RUNNING;
+		http_now_iso(job->started);
+		J->running++;
+	}
+	pthread_mutex_unlock(&J->mu);
+	return job;
+}
+
+static void *worker_main(void *arg)
+{
+	struct http_jobs *J = arg;
+	struct http_job *job;
+
+	while ((job = next_job(J))) {
+		struct parsa_err err;
+		int rc;
+
+		parsa_err_clear(&err);
+		persist_or_warn(J, job);
+		rc = execute(J, job, &err);
+		pthread_mutex_lock(&J->mu);
+		finish_locked(job, rc, &err);
+		J->running--;
+		pthread_mutex_unlock(&J->mu);
+		persist_or_warn(J, job);
+		if (J->o.notify)
+			J->o.notify(J->o.notify_arg);
+	}
+	return NULL;
+}
+
+/* ---- public ---- */
+
+int http_jobs_open(struct http_jobs **out, const struct http_jobs_opts *o,
+		   struct parsa_err *err)
+{
+	struct http_jobs *J = calloc(1, sizeof(*J));
+	int rc;
+
+	*out = NULL;
+	if (!J)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	J->o = *o;
+	pthread_mutex_init(&J->mu, NULL);
+	pthread_cond_init(&J->cv, NULL);
+	snprintf(J->dir, sizeof(J->dir), "%s/jobs", o->state_dir);
+	rc = http_store_mkdirs(J->dir, err);
+	if (rc == 0)
+		rc = load_all(J, err);
+	J->threads = calloc(o->workers ? o->workers : 1, sizeof(pthread_t));
+	if (rc == 0 && !J->threads)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	for (unsigned i = 0; rc == 0 && i < o->workers; i++) {
+		if (pthread_create(&J->threads[i], NULL, worker_main, J) != 0)
+			rc = parsa_fail(err, PARSA_ENOMEM, "cannot start worker thread");
+		else
+			J->nthreads++;
+	}
+	if (rc) {
+		http_jobs_stop(J);
+		http_jobs_close(J);
+		return rc;
+	}
+	*out = J;
+	return 0;
+}
+
+void http_jobs_stop(struct http_jobs *J)
+{
+	pthread_mutex_lock(&J->mu);
+	J->stopping = 1;
+	pthread_cond_broadcast(&J->cv);
+	pthread_mutex_unlock(&J->mu);
+}
+
+void http_jobs_interrupt(struct http_jobs *J)
+{
+	pthread_mutex_lock(&J->mu);
+	for (uint64_t i = 0; i < J->n; i++) {
+		struct http_job *job = J->v[i];
+
+		if (job && job->state == HTTP_JOB_RUNNING && !job->cancel) {
+			job->requeue = 1;
+			job->cancel = 1;
+		}
+	}
+	pthread_mutex_unlock(&J->mu);
+}
+
+unsigned http_jobs_running(struct http_jobs *J)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&J->mu);
+	n = J->running;
+	pthread_mutex_unlock(&J->mu);
+	return n;
+}
+
+void http_jobs_close(struct http_jobs *J)
+{
+	if (!J)
+		return;
+	for (unsigned i = 0; i < J->nthreads; i++)
+		pthread_join(J->threads[i], NULL);
+	for (uint64_t i = 0; i < J->n; i++)
+		job_free(J->v[i]);
+	free(J->v);
+	free(J->threads);
+	pthread_cond_destroy(&J->cv);
+	pthread_mutex_destroy(&J->mu);
+	free(J);
+}
+
+int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
+		     char *id, struct parsa_err *err)
+{
+	struct http_job *job;
+	char dir[4400];
+	int rc;
+
+	pthread_mutex_lock(&J->mu);
+	snprintf(id, HTTP_ID_MAX, "j%llu", (unsigned long long)J->n + 1);
+	job = job_new(id);
+	rc = job ? put_job(J, job, err) : parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	if (rc == 0) {
+		job->spec = *s;
+		http_now_iso(job->created);
+	}
+	pthread_mutex_unlock(&J->mu);
+	if (rc) {
+		job_free(job);
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", J->dir, id);
+	rc = http_store_mkdirs(dir, err);
+	if (rc == 0)
+		rc = persist(J, job, err);
+	pthread_mutex_lock(&J->mu);
+	if (rc) { /* keep the id taken, but as a failed job */
+		job->state = HTTP_JOB_FAILED;
+		job->error = strdup(err->msg);
+	} else {
+		enqueue_locked(J, job);
+	}
+	pthread_mutex_unlock(&J->mu);
+	return rc;
+}
+
+static struct http_job *find_locked(struct http_jobs *J, const char *id)
+{
+	uint64_t i = http_id_number(id, 'j');
+
+	return i >= 1 && i <= J->n ? J->v[i - 1] : NULL;
+}
+
+json_t *http_jobs_get_json(struct http_jobs *J, const char *id,
+			   int with_report)
+{
+	struct http_job *job;
+	json_t *j = NULL;
+
+	pthread_mutex_lock(&J->mu);
+	job = find_locked(J, id);
+	if (job)
+		j = job_json_locked(job, with_report);
+	pthread_mutex_unlock(&J->mu);
+	return j;
+}
+
+json_t *http_jobs_list_json(struct http_jobs *J)
+{
+	json_t *a = json_array();
+
+	pthread_mutex_lock(&J->mu);
+	for (uint64_t i = 0; a && i < J->n; i++)
+		if (J->v[i])
+			json_array_append_new(a, job_json_locked(J->v[i], 0));
+	pthread_mutex_unlock(&J->mu);
+	return a ? json_pack("{s:o}", "jobs", a) : NULL;
+}
+
+/* Remove job from the queue (under mu). */
+static void dequeue_locked(struct http_jobs *J, struct http_job *job)
+{
+	struct http_job **pp = &J->qhead, *prev = NULL;
+
+	while (*pp && *pp != job) {
+		prev = *pp;
+		pp = &(*pp)->qnext;
+	}
+	if (!*pp)
+		return;
+	*pp = job->qnext;
+	if (J->qtail == job)
+		J->qtail = prev;
+}
+
+int http_jobs_cancel(struct http_jobs *J, const char *id,
+		     enum http_job_state *state_out)
+{
+	struct http_job *job;
+	int status = 200, write = 0;
+
+	pthread_mutex_lock(&J->mu);
+	job = find_locked(J, id);
+	if (!job) {
+		status = 404;
+	} else if (job->state == HTTP_JOB_QUEUED) {
+		dequeue_locked(J, job);
+		job->state = HTTP_JOB_CANCELLED;
+		http_now_iso(job->finished);
+		write = 1;
+	} else if (job->state == HTTP_JOB_RUNNING) {
+		job->cancel = 1;
+		job->requeue = 0;
+		status = 202;
+	} else {
+		status = 409;
+	}
+	if (job)
+		*state_out = job->state;
+	pthread_mutex_unlock(&J->mu);
+	if (write)
+		persist_or_warn(J, job);
+	return status;
+}
+
+int http_jobs_place(struct http_jobs *J, const char *id,
+		    const struct http_place **p, enum http_job_state *state_out,
+		    struct parsa_err *err)
+{
+	struct http_job *job;
+	struct http_place *pl;
+	char prefix[4400];
+	int rc;
+
+	*p = NULL;
+	pthread_mutex_lock(&J->mu);
+	job = find_locked(J, id);
+	if (!job || job->state != HTTP_JOB_SUCCEEDED) {
+		if (job)
+			*state_out = job->state;
+		pthread_mutex_unlock(&J->mu);
+		return job ? 409 : 404;
+	}
+	*state_out = job->state;
+	*p = job->place;
+	pthread_mutex_unlock(&J->mu);
+	if (*p)
+		return 200;
+	snprintf(prefix, sizeof(prefix), "%s/%s/placement", J->dir, id);
+	rc = http_place_load(&pl, prefix, err);
+	if (rc)
+		return 500;
+	pthread_mutex_lock(&J->mu);
+	if (job->place)
+		http_place_free(pl);
+	else
+		job->place = pl;
+	*p = job->place;
+	pthread_mutex_unlock(&J->mu);
+	return 200;
+}
+
+void http_jobs_counts(struct http_jobs *J, uint64_t counts[HTTP_JOB_NSTATES])
+{
+	memset(counts, 0, HTTP_JOB_NSTATES * sizeof(uint64_t));
+	pthread_mutex_lock(&J->mu);
+	for (uint64_t i = 0; i < J->n; i++)
+		if (J->v[i])
+			counts[J->v[i]->state]++;
+	pthread_mutex_unlock(&J->mu);
+}

@@ -1,0 +1,130 @@
+/*
+ * http_jobs: partition jobs of the HTTP service: a FIFO queue served by a
+ * fixed pool of worker threads (--workers), each job reading its dataset
+ * (http_data.h), running part_run (or part_par_run when the job asks for
+ * parallel workers), and storing the report and placement under
+ * STATE/jobs/J/ (http_store.h, http_place.h) before it is marked
+ * succeeded.  Ids are "j1", "j2", ... in order of submission.
+ *
+ * States: queued -> running -> succeeded | failed | cancelled; queued ->
+ * cancelled.  Each change is written to STATE/jobs/J/job.json atomically.
+ * On open, jobs found "running" (the server died under them) become
+ * failed with a message saying so; "queued" ones are queued again.  A
+ * graceful stop (http_jobs_stop) lets running jobs finish; jobs it has to
+ * interrupt (http_jobs_interrupt) are stored as queued and so run again
+ * after the restart.
+ *
+ * Thread-safety: all functions may be called from any thread (one mutex);
+ * the notify callback runs on a worker thread.
+ */
+#ifndef HTTP_JOBS_H
+#define HTTP_JOBS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "part_run.h"
+#include "http_data.h"
+#include "http_metrics.h"
+#include "http_place.h"
+#include "http_route.h"
+
+enum http_job_state {
+	HTTP_JOB_QUEUED = 0,
+	HTTP_JOB_RUNNING,
+	HTTP_JOB_SUCCEEDED,
+	HTTP_JOB_FAILED,
+	HTTP_JOB_CANCELLED,
+};
+
+/* "queued", "running", ...; the names of /metrics too. */
+extern const char *const http_job_state_names[HTTP_JOB_NSTATES];
+
+/* What a job runs (POST /v1/jobs). */
+struct http_job_spec {
+	char dataset[HTTP_ID_MAX];
+	uint32_t k;               /* 1..65536 */
+	enum part_method method;  /* parsa */
+	uint32_t blocks;          /* 0 = automatic */
+	uint32_t init_blocks;
+	uint32_t workers;         /* parallel Parsa workers; 0 = sequential */
+	int tau;                  /* parallel bounded delay */
+	int parallel;             /* workers or tau given: part_par_run */
+	uint64_t seed;
+	double imbalance;
+	enum parsa_rule rule;
+};
+
+/*
+ * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
+ * "init_blocks", "workers", "tau", "seed", "imbalance", "rule"} (only
+ * dataset and k required).  On a missing, mistyped, out-of-range or
+ * unknown member returns PARSA_EINVAL with a message and the member's name
+ * in field[64].  Does not check that the dataset exists.
+ */
+int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
+			struct parsa_err *err);
+
+struct http_jobs_opts {
+	const char *state_dir;
+	unsigned workers;               /* concurrent jobs, >= 1 */
+	struct http_datasets *data;     /* borrowed */
+	struct http_metrics *metrics;   /* borrowed */
+	void (*notify)(void *arg);      /* after a job ends (worker thread) */
+	void *notify_arg;
+};
+
+struct http_jobs;
+
+/* Load STATE/jobs and start the workers.  *out is new (http_jobs_close). */
+int http_jobs_open(struct http_jobs **out, const struct http_jobs_opts *o,
+		   struct parsa_err *err);
+
+/* Stop workers taking queued jobs (running ones go on).  Idempotent. */
+void http_jobs_stop(struct http_jobs *J);
+
+/* Ask running jobs to stop now; they are stored as queued (re-run after a
+ * restart).  Only after http_jobs_stop. */
+void http_jobs_interrupt(struct http_jobs *J);
+
+/* Jobs running now. */
+unsigned http_jobs_running(struct http_jobs *J);
+
+/* Join the workers (after http_jobs_stop) and free everything. */
+void http_jobs_close(struct http_jobs *J);
+
+/* Queue a job; its id into id[HTTP_ID_MAX].  0, PARSA_EIO, PARSA_ENOMEM. */
+int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
+		     char *id, struct parsa_err *err);
+
+/* New reference: the job's JSON (with the report when it succeeded and
+ * with_report), or NULL when there is no such job. */
+json_t *http_jobs_get_json(struct http_jobs *J, const char *id,
+			   int with_report);
+
+/* New reference: {"jobs": [...]} without reports. */
+json_t *http_jobs_list_json(struct http_jobs *J);
+
+/*
+ * Cancel: 200 (queued -> cancelled now), 202 (running: the worker stops
+ * at its next block and the job becomes cancelled), 404 (no such job) or
+ * 409 (already finished; *state_out says which).
+ */
+int http_jobs_cancel(struct http_jobs *J, const char *id,
+		     enum http_job_state *state_out);
+
+/*
+ * The placement of a succeeded job (borrowed; valid until close), loaded
+ * from the state dir on first use after a restart.  Returns 200, 404 (no
+ * such job) or 409 (not succeeded: *state_out says the state), or 500
+ * with err set when the stored placement cannot be read.
+ */
+int http_jobs_place(struct http_jobs *J, const char *id,
+		    const struct http_place **p, enum http_job_state *state_out,
+		    struct parsa_err *err);
+
+/* Jobs per state. */
+void http_jobs_counts(struct http_jobs *J, uint64_t counts[HTTP_JOB_NSTATES]);
+
+#endif /* HTTP_JOBS_H */

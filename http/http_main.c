@@ -1,0 +1,231 @@
+/*
+ * http_main: option parsing of `parsa serve` (see http_main.h and the
+ * README section "HTTP service").
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http_main.h"
+#include "http_route.h"
+#include "http_server.h"
+#include "http_store.h"
+
+#define EXIT_USAGE 2
+#define DEFAULT_MAX_UPLOAD (1024ULL << 20) /* 1 GiB */
+
+static const char usage_serve[] =
+	"usage: parsa serve [options]\n"
+	"\n"
+	"Run the HTTP partitioning service: register datasets, run partition\n"
+	"jobs, serve reports, placements and lookups (README: HTTP service;\n"
+	"API: docs/openapi.yaml).  Stops on SIGTERM/SIGINT.\n"
+	"\n"
+	"options:\n"
+	"  --listen HOST:PORT  address to listen on (127.0.0.1:8080; port 0 =\n"
+	"                      any free port, printed on stdout)\n"
+	"  --state-dir DIR     datasets, jobs, reports and placements (./parsa-state)\n"
+	"  --data-dir DIR      datasets may be registered by a path inside DIR\n"
+	"                      (without it only uploads are accepted)\n"
+	"  --workers W         partition jobs running at once (1); a job's own\n"
+	"                      parallel workers are its \"workers\" parameter\n"
+	"  --token-file F      require 'Authorization: Bearer <token>' (the\n"
+	"                      file's first line) on everything but /healthz\n"
+	"  --max-upload SIZE   largest request body, e.g. 512M, 2G (1G)\n"
+	"  --grace SECONDS     on SIGTERM, running jobs may finish this long\n"
+	"                      before they are interrupted and re-queued (30)\n"
+	"  --cache N           parsed datasets kept in memory (4)\n"
+	"  -h, --help          this text\n";
+
+enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
+       O_GRACE, O_CACHE };
+
+static const struct option longopts[] = {
+	{"listen", required_argument, NULL, O_LISTEN},
+	{"state-dir", required_argument, NULL, O_STATE},
+	{"data-dir", required_argument, NULL, O_DATA},
+	{"workers", required_argument, NULL, O_WORKERS},
+	{"jobs", required_argument, NULL, O_WORKERS},
+	{"token-file", required_argument, NULL, O_TOKEN},
+	{"max-upload", required_argument, NULL, O_MAXUP},
+	{"grace", required_argument, NULL, O_GRACE},
+	{"cache", required_argument, NULL, O_CACHE},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "parsa serve: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(run 'parsa serve --help' for usage)\n");
+	return EXIT_USAGE;
+}
+
+/* "512M", "2G", "1048576" -> bytes; -1 if bad. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1ULL << 10;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1ULL << 20;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1ULL << 30;
+	else if (*end)
+		return -1;
+	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
+		return -1;
+	if (v == 0 || v > (UINT64_MAX >> 1) / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_listen(const char *s, char *host, size_t len, unsigned *port)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= len ||
+	    http_parse_u64(colon + 1, strlen(colon + 1), &p) || p > 65535)
+		return -1;
+	if (s[0] == '[' && colon[-1] == ']')
+		snprintf(host, len, "%.*s", (int)(colon - s - 2), s + 1);
+	else
+		snprintf(host, len, "%.*s", (int)(colon - s), s);
+	*port = (unsigned)p;
+	return 0;
+}
+
+/* The token: the file's first line without trailing blanks. */
+static int read_token(const char *path, char **out)
+{
+	char *buf;
+	size_t len, n = 0;
+	struct parsa_err err;
+
+	parsa_err_clear(&err);
+	if (http_store_slurp(path, &buf, &len, &err)) {
+		fprintf(stderr, "parsa serve: --token-file: %s\n", err.msg);
+		return 1;
+	}
+	while (n < len && buf[n] != '\n' && buf[n] != '\r')
+		n++;
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		n--;
+	buf[n] = '\0';
+	if (n == 0) {
+		free(buf);
+		fprintf(stderr, "parsa serve: --token-file %s: empty token\n", path);
+		return 1;
+	}
+	*out = buf;
+	return 0;
+}
+
+static int parse_num(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+struct serve_args {
+	char host[256];
+	struct http_server_opts o;
+	const char *token_file;
+};
+
+static int parse_opt(struct serve_args *a, int opt, const char *arg)
+{
+	double v;
+
+	switch (opt) {
+	case O_LISTEN:
+		if (parse_listen(arg, a->host, sizeof(a->host), &a->o.port))
+			return usage_error("--listen must be HOST:PORT, got '%s'", arg);
+		return 0;
+	case O_STATE: a->o.state_dir = arg; return 0;
+	case O_DATA: a->o.data_dir = arg; return 0;
+	case O_TOKEN: a->token_file = arg; return 0;
+	case O_WORKERS:
+		if (parse_num(arg, 1, 256, &v) || v != (unsigned)v)
+			return usage_error("--workers must be an integer in 1..256, got '%s'", arg);
+		a->o.workers = (unsigned)v;
+		return 0;
+	case O_CACHE:
+		if (parse_num(arg, 0, 1000, &v) || v != (unsigned)v)
+			return usage_error("--cache must be an integer in 0..1000, got '%s'", arg);
+		a->o.cache = (unsigned)v;
+		return 0;
+	case O_GRACE:
+		if (parse_num(arg, 0, 86400, &a->o.grace))
+			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
+		return 0;
+	case O_MAXUP:
+		if (parse_size(arg, &a->o.max_upload))
+			return usage_error("--max-upload must be a size such as 512M, got '%s'", arg);
+		return 0;
+	default:
+		return usage_error("%s", "unknown option");
+	}
+}
+
+int http_main(int argc, char **argv)
+{
+	struct serve_args a;
+	struct parsa_err err;
+	char *token = NULL;
+	int opt, rc;
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.host, sizeof(a.host), "127.0.0.1");
+	a.o = (struct http_server_opts){
+		.port = 8080, .state_dir = "parsa-state", .workers = 1,
+		.max_upload = DEFAULT_MAX_UPLOAD, .grace = 30, .cache = 4,
+	};
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (opt == 'h') {
+			fputs(usage_serve, stdout);
+			return 0;
+		}
+		if (opt == '?')
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		if (opt == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		if ((rc = parse_opt(&a, opt, optarg)) != 0)
+			return rc;
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (a.token_file && read_token(a.token_file, &token))
+		return 1;
+	a.o.host = a.host;
+	a.o.token = token;
+	parsa_err_clear(&err);
+	rc = http_server_run(&a.o, &err);
+	free(token);
+	if (rc) {
+		fprintf(stderr, "parsa serve: %s\n", err.msg[0] ? err.msg : parsa_strerror(rc));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,1309 @@
+/*
+ * http_server: the event loop, request dispatch and the handlers of every
+ * endpoint (see http_server.h, README "HTTP service", docs/openapi.yaml).
+ *
+ * Every reply goes through reply_buf (or the streaming path), which records
+ * the route, status and latency in the metrics.  Handlers run on the loop
+ * thread only; slow work (reading datasets, partitioning) never does.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/thread.h>
+
+#include "part_reader.h"
+#include "http_assign.h"
+#include "http_data.h"
+#include "http_jobs.h"
+#include "http_metrics.h"
+#include "http_problem.h"
+#include "http_route.h"
+#include "http_server.h"
+#include "http_store.h"
+
+struct reg_task;
+
+struct svc {
+	struct http_server_opts o;
+	struct event_base *base;
+	struct evhttp *http;
+	struct evhttp_bound_socket *bound;
+	struct event *notify_ev, *sig_term, *sig_int, *tick;
+	struct http_datasets *data;
+	struct http_jobs *jobs;
+	struct http_metrics *metrics;
+	char data_dir[PATH_MAX];     /* realpath of --data-dir, "" if none */
+	pthread_mutex_t mu;          /* done list and loaders */
+	struct reg_task *done;       /* finished registrations */
+	unsigned loaders;            /* registration threads alive */
+	int stopping;                /* a stop signal came */
+	int interrupted;             /* running jobs asked to stop */
+	double stop_deadline;
+};
+
+/* A request being answered. */
+struct rctx {
+	struct svc *s;
+	struct evhttp_request *req;
+	struct http_route r;
+	double t0;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- replies ---- */
+
+static void reply_buf(struct rctx *c, int status, const char *ctype,
+		      struct evbuffer *body)
+{
+	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
+
+	if (ctype)
+		evhttp_add_header(h, "Content-Type", ctype);
+	evhttp_send_reply(c->req, status, http_status_phrase(status), body);
+	http_metrics_request(c->s->metrics, c->r.id, status, now_s() - c->t0);
+}
+
+/* Reply with j (stolen; NULL = out of memory -> 503). */
+static void reply_json_ct(struct rctx *c, int status, json_t *j,
+			  const char *ctype)
+{
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+	struct evbuffer *b = evhttp_request_get_output_buffer(c->req);
+
+	json_decref(j);
+	if (!s) {
+		evbuffer_add_printf(b, "{\"type\":\"urn:parsa:problem:out-of-memory\","
+				    "\"title\":\"Service Unavailable\",\"status\":503,"
+				    "\"detail\":\"out of memory\"}");
+		reply_buf(c, 503, "application/problem+json", b);
+		return;
+	}
+	evbuffer_add(b, s, strlen(s));
+	evbuffer_add(b, "\n", 1);
+	free(s);
+	reply_buf(c, status, ctype, b);
+}
+
+static void reply_json(struct rctx *c, int status, json_t *j)
+{
+	reply_json_ct(c, status, j, "application/json");
+}
+
+/* problem+json; extra (stolen, may be NULL) is merged into the body. */
+static void problem_x(struct rctx *c, int status, const char *slug,
+		      json_t *extra, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void problem_x(struct rctx *c, int status, const char *slug,
+		      json_t *extra, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+	json_t *j;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	j = http_problem_new(status, slug, detail);
+	if (j && extra)
+		json_object_update(j, extra);
+	json_decref(extra);
+	if (j)
+		json_object_set_new(j, "instance",
+				    json_string(evhttp_request_get_uri(c->req)));
+	reply_json_ct(c, status, j, "application/problem+json");
+}
+
+#define problem(c, status, slug, ...) problem_x(c, status, slug, NULL, __VA_ARGS__)
+
+/* 422 naming the offending field. */
+static void invalid(struct rctx *c, const char *field, const char *msg)
+{
+	problem_x(c, 422, "invalid-parameter",
+		  json_pack("{s:s}", "field", field), "%s", msg);
+}
+
+/* The error of a parsa call: status from the one table, with position. */
+static void problem_err(struct rctx *c, int code, const struct parsa_err *e)
+{
+	int status = http_status_of_parsa(code);
+	json_t *x = json_object();
+
+	if (x && e->line)
+		json_object_set_new(x, "line", json_integer((json_int_t)e->line));
+	if (x && e->col)
+		json_object_set_new(x, "column", json_integer((json_int_t)e->col));
+	problem_x(c, status, code == PARSA_EPARSE ? "dataset-parse-error" : NULL,
+		  x, "%s", e->msg[0] ? e->msg : parsa_strerror(code));
+}
+
+/* ---- request helpers ---- */
+
+static unsigned method_bit(enum evhttp_cmd_type t)
+{
+	switch (t) {
+	case EVHTTP_REQ_GET: return HTTP_M_GET;
+	case EVHTTP_REQ_POST: return HTTP_M_POST;
+	case EVHTTP_REQ_DELETE: return HTTP_M_DELETE;
+	case EVHTTP_REQ_HEAD: return HTTP_M_HEAD;
+	default: return HTTP_M_OTHER;
+	}
+}
+
+/* The body as JSON; on failure replies 400 (with line/column) and returns
+ * NULL. */
+static json_t *body_json(struct rctx *c)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
+	size_t len = evbuffer_get_length(in);
+	const char *p = len ? (const char *)evbuffer_pullup(in, -1) : "";
+	json_error_t je;
+	json_t *j;
+
+	if (len == 0) {
+		problem(c, 400, "malformed-json", "the request body is empty; "
+			"a JSON object was expected");
+		return NULL;
+	}
+	j = json_loadb(p, len, JSON_REJECT_DUPLICATES, &je);
+	if (!j)
+		problem_x(c, 400, "malformed-json",
+			  json_pack("{s:i, s:i}", "line", je.line, "column", je.column),
+			  "malformed JSON at line %d, column %d: %s", je.line,
+			  je.column, je.text);
+	return j;
+}
+
+/* A query parameter (copied into buf) or NULL. */
+static const char *query_param(struct rctx *c, const char *key, char *buf,
+			       size_t len)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(c->req);
+	const char *q = u ? evhttp_uri_get_query(u) : NULL;
+	struct evkeyvalq kv;
+	const char *v;
+
+	if (!q)
+		return NULL;
+	if (evhttp_parse_query_str(q, &kv) != 0) {
+		evhttp_clear_headers(&kv);
+		return NULL;
+	}
+	v = evhttp_find_header(&kv, key);
+	if (v)
+		snprintf(buf, len, "%s", v);
+	evhttp_clear_headers(&kv);
+	return v ? buf : NULL;
+}
+
+/* Constant-time (in the token's length) bearer check. */
+static int authorized(struct svc *s, struct evhttp_request *req)
+{
+	const char *h = evhttp_find_header(evhttp_request_get_input_headers(req),
+					   "Authorization");
+	const char *t = s->o.token;
+	size_t n = strlen(t), m;
+	unsigned char diff = 0;
+
+	if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+		return 0;
+	h += 7;
+	m = strlen(h);
+	diff = (unsigned char)(m != n);
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned char)t[i] ^ (unsigned char)(i < m ? h[i] : 0);
+	return diff == 0;
+}
+
+/* ---- datasets ---- */
+
+struct reg_task {
+	struct svc *s;
+	struct rctx c;
+	char id[HTTP_ID_MAX];
+	char *name;
+	char path[PATH_MAX + 64];
+	int uploaded;
+	struct evbuffer *body;     /* upload: the file (owned) */
+	enum part_format format;
+	enum part_graph_mode graph;
+	int rc;
+	struct parsa_err err;
+	struct reg_task *next;
+};
+
+static int write_upload(struct reg_task *t)
+{
+	struct http_store_file f;
+	struct evbuffer_iovec v[64];
+	int rc = http_store_begin(&f, t->path, &t->err);
+
+	while (rc == 0 && evbuffer_get_length(t->body) > 0) {
+		int n = evbuffer_peek(t->body, -1, NULL, v, 64);
+		size_t done = 0;
+
+		for (int i = 0; rc == 0 && i < n && i < 64; i++) {
+			rc = http_store_write(&f, v[i].iov_base, v[i].iov_len, &t->err);
+			done += v[i].iov_len;
+		}
+		evbuffer_drain(t->body, done);
+	}
+	if (rc == 0)
+		return http_store_commit(&f, &t->err);
+	http_store_abort(&f);
+	return rc;
+}
+
+static void *reg_main(void *arg)
+{
+	struct reg_task *t = arg;
+	struct svc *s = t->s;
+
+	t->rc = t->body ? write_upload(t) : 0;
+	if (t->body) {
+		evbuffer_free(t->body);
+		t->body = NULL;
+	}
+	if (t->rc == 0)
+		t->rc = http_datasets_register(s->data, t->id, t->name, t->path,
+					       t->uploaded, t->format, t->graph,
+					       &t->err);
+	if (t->rc && t->uploaded)
+		unlink(t->path);
+	pthread_mutex_lock(&s->mu);
+	t->next = s->done;
+	s->done = t;
+	s->loaders--;
+	pthread_mutex_unlock(&s->mu);
+	event_active(s->notify_ev, EV_READ, 0);
+	return NULL;
+}
+
+static void reg_free(struct reg_task *t)
+{
+	if (t->body)
+		evbuffer_free(t->body);
+	free(t->name);
+	free(t);
+}
+
+static void start_register(struct reg_task *t)
+{
+	pthread_t th;
+	pthread_attr_t at;
+
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_mutex_lock(&t->s->mu);
+	t->s->loaders++;
+	pthread_mutex_unlock(&t->s->mu);
+	if (pthread_create(&th, &at, reg_main, t) != 0) {
+		pthread_mutex_lock(&t->s->mu);
+		t->s->loaders--;
+		pthread_mutex_unlock(&t->s->mu);
+		problem(&t->c, 503, NULL, "cannot start a thread to read the dataset");
+		reg_free(t);
+	}
+	pthread_attr_destroy(&at);
+}
+
+/* Answer finished registrations (loop thread). */
+static void drain_done(struct svc *s)
+{
+	struct reg_task *t;
+
+	pthread_mutex_lock(&s->mu);
+	t = s->done;
+	s->done = NULL;
+	pthread_mutex_unlock(&s->mu);
+	while (t) {
+		struct reg_task *next = t->next;
+
+		if (t->rc) {
+			problem_err(&t->c, t->rc, &t->err);
+		} else {
+			const struct http_dataset *d = http_datasets_find(s->data, t->id);
+			char loc[128];
+
+			snprintf(loc, sizeof(loc), "/v1/datasets/%s", t->id);
+			evhttp_add_header(evhttp_request_get_output_headers(t->c.req),
+					  "Location", loc);
+			reply_json(&t->c, 201, d ? http_dataset_json(d) : NULL);
+		}
+		reg_free(t);
+		t = next;
+	}
+}
+
+static struct reg_task *reg_new(struct rctx *c)
+{
+	struct reg_task *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		problem(c, 503, NULL, "out of memory");
+		return NULL;
+	}
+	t->s = c->s;
+	t->c = *c;
+	parsa_err_clear(&t->err);
+	http_datasets_new_id(c->s->data, t->id);
+	return t;
+}
+
+/* format/graph strings (NULL = default) into t; 0 or replied 422. */
+static int parse_fmt(struct rctx *c, struct reg_task *t, const char *fmt,
+		     const char *graph)
+{
+	if (fmt && part_format_parse(fmt, &t->format)) {
+		invalid(c, "format", "format must be libsvm, snap, pairs or auto");
+		return -1;
+	}
+	if (graph && part_graph_mode_parse(graph, &t->graph)) {
+		invalid(c, "graph", "graph must be adjacency or edges");
+		return -1;
+	}
+	return 0;
+}
+
+static void datasets_upload(struct rctx *c)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
+	char fmt[32], graph[32], name[256];
+	const char *f = query_param(c, "format", fmt, sizeof(fmt));
+	const char *g = query_param(c, "graph", graph, sizeof(graph));
+	const char *n = query_param(c, "name", name, sizeof(name));
+	struct reg_task *t;
+
+	if (evbuffer_get_length(in) == 0) {
+		invalid(c, "body", "the upload is empty: send the dataset file "
+			"as the request body (or JSON {\"path\": ...} with "
+			"Content-Type: application/json)");
+		return;
+	}
+	if (!(t = reg_new(c)))
+		return;
+	if (parse_fmt(c, t, f, g)) {
+		reg_free(t);
+		return;
+	}
+	if (!f && n)
+		t->format = part_format_guess(n);
+	t->name = strdup(n ? n : "upload");
+	t->uploaded = 1;
+	http_datasets_upload_path(c->s->data, t->id, t->path, sizeof(t->path));
+	t->body = evbuffer_new();
+	if (!t->name || !t->body || evbuffer_add_buffer(t->body, in) != 0) {
+		problem(c, 503, NULL, "out of memory");
+		reg_free(t);
+		return;
+	}
+	start_register(t);
+}
+
+/* Resolve a path inside --data-dir into t->path; 0 or replied. */
+static int resolve_path(struct rctx *c, struct reg_task *t, const char *p)
+{
+	char joined[PATH_MAX * 2], real[PATH_MAX];
+	size_t n = strlen(c->s->data_dir);
+
+	if (!c->s->data_dir[0]) {
+		invalid(c, "path", "registering a dataset by path needs the "
+			"server's --data-dir; upload the file instead");
+		return -1;
+	}
+	if (p[0] == '/')
+		snprintf(joined, sizeof(joined), "%s", p);
+	else
+		snprintf(joined, sizeof(joined), "%s/%s", c->s->data_dir, p);
+	if (!realpath(joined, real)) {
+		problem_x(c, 422, "invalid-parameter", json_pack("{s:s}", "field", "path"),
+			  "path '%s': %s (paths are relative to the data dir)",
+			  p, strerror(errno));
+		return -1;
+	}
+	if (strncmp(real, c->s->data_dir, n) != 0 || real[n] != '/') {
+		invalid(c, "path", "path resolves outside the server's --data-dir");
+		return -1;
+	}
+	snprintf(t->path, sizeof(t->path), "%s", real);
+	return 0;
+}
+
+static int check_keys(struct rctx *c, json_t *j, const char *const *keys,
+		      size_t nkeys)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(j, key, v) {
+		size_t i = 0;
+
+		while (i < nkeys && strcmp(key, keys[i]))
+			i++;
+		if (i == nkeys) {
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "unknown field '%s'", key);
+			invalid(c, key, msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void datasets_by_path(struct rctx *c)
+{
+	static const char *const keys[] = {"path", "format", "graph", "name"};
+	json_t *j = body_json(c), *p, *f, *g;
+	struct reg_task *t = NULL;
+
+	if (!j)
+		return;
+	if (!json_is_object(j)) {
+		invalid(c, "(body)", "the body must be a JSON object");
+		goto end;
+	}
+	if (check_keys(c, j, keys, 4))
+		goto end;
+	p = json_object_get(j, "path");
+	f = json_object_get(j, "format");
+	g = json_object_get(j, "graph");
+	if (!json_is_string(p) || json_string_length(p) == 0) {
+		invalid(c, "path", "'path' (a non-empty string) is required");
+		goto end;
+	}
+	if ((f && !json_is_string(f)) || (g && !json_is_string(g))) {
+		invalid(c, f && !json_is_string(f) ? "format" : "graph",
+			"format and graph must be strings");
+		goto end;
+	}
+	if (!(t = reg_new(c)) ||
+	    parse_fmt(c, t, json_string_value(f), json_string_value(g)) ||
+	    resolve_path(c, t, json_string_value(p)))
+		goto end;
+	if (!f)
+		t->format = part_format_guess(t->path);
+	t->name = strdup(json_string_value(p));
+	if (!t->name) {
+		problem(c, 503, NULL, "out of memory");
+		goto end;
+	}
+	start_register(t);
+	t = NULL;
+end:
+	if (t)
+		reg_free(t);
+	json_decref(j);
+}
+
+static void h_datasets(struct rctx *c, unsigned m)
+{
+	const char *ct;
+
+	if (m == HTTP_M_GET) {
+		reply_json(c, 200, http_datasets_list_json(c->s->data));
+		return;
+	}
+	ct = evhttp_find_header(evhttp_request_get_input_headers(c->req),
+				"Content-Type");
+	if (ct && strncasecmp(ct, "application/json", 16) == 0)
+		datasets_by_path(c);
+	else
+		datasets_upload(c);
+}
+
+static void h_dataset(struct rctx *c)
+{
+	const struct http_dataset *d = http_datasets_find(c->s->data, c->r.rid);
+
+	if (!d)
+		problem(c, 404, NULL, "no dataset '%s'", c->r.rid);
+	else
+		reply_json(c, 200, http_dataset_json(d));
+}
+
+/* ---- jobs ---- */
+
+static void h_jobs(struct rctx *c, unsigned m)
+{
+	struct http_job_spec spec;
+	struct parsa_err err;
+	char field[64], id[HTTP_ID_MAX], loc[128];
+	json_t *j;
+	int rc;
+
+	if (m == HTTP_M_GET) {
+		reply_json(c, 200, http_jobs_list_json(c->s->jobs));
+		return;
+	}
+	if (c->s->stopping) {
+		problem(c, 503, "shutting-down", "the server is shutting down");
+		return;
+	}
+	if (!(j = body_json(c)))
+		return;
+	parsa_err_clear(&err);
+	rc = http_job_spec_parse(j, &spec, field, &err);
+	json_decref(j);
+	if (rc) {
+		invalid(c, field, err.msg);
+		return;
+	}
+	if (!http_datasets_find(c->s->data, spec.dataset)) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "no dataset '%s' (register it with "
+			 "POST /v1/datasets)", spec.dataset);
+		invalid(c, "dataset", msg);
+		return;
+	}
+	rc = http_jobs_submit(c->s->jobs, &spec, id, &err);
+	if (rc) {
+		problem_err(c, rc, &err);
+		return;
+	}
+	snprintf(loc, sizeof(loc), "/v1/jobs/%s", id);
+	evhttp_add_header(evhttp_request_get_output_headers(c->req), "Location", loc);
+	reply_json(c, 202, http_jobs_get_json(c->s->jobs, id, 0));
+}
+
+static void h_job(struct rctx *c, unsigned m)
+{
+	enum http_job_state st = HTTP_JOB_QUEUED;
+	int status;
+
+	if (m == HTTP_M_DELETE) {
+		status = http_jobs_cancel(c->s->jobs, c->r.rid, &st);
+		if (status == 404)
+			problem(c, 404, NULL, "no job '%s'", c->r.rid);
+		else if (status == 409)
+			problem(c, 409, "job-finished", "job %s has already "
+				"finished (%s); nothing to cancel", c->r.rid,
+				http_job_state_names[st]);
+		else
+			reply_json(c, status, http_jobs_get_json(c->s->jobs, c->r.rid, 0));
+		return;
+	}
+	json_t *j = http_jobs_get_json(c->s->jobs, c->r.rid, 1);
+
+	if (!j)
+		problem(c, 404, NULL, "no job '%s'", c->r.rid);
+	else
+		reply_json(c, 200, j);
+}
+
+static void h_report(struct rctx *c)
+{
+	json_t *j = http_jobs_get_json(c->s->jobs, c->r.rid, 1);
+	json_t *r = j ? json_object_get(j, "report") : NULL;
+
+	if (!j)
+		problem(c, 404, NULL, "no job '%s'", c->r.rid);
+	else if (!r)
+		problem(c, 409, "job-not-finished", "job %s has no report: it is %s",
+			c->r.rid, json_string_value(json_object_get(j, "state")));
+	else
+		reply_json(c, 200, json_incref(r));
+	json_decref(j);
+}
+
+/* The placement of the route's job, or NULL after replying 404/409/500. */
+static const struct http_place *need_place(struct rctx *c)
+{
+	const struct http_place *p;
+	enum http_job_state st = HTTP_JOB_QUEUED;
+	struct parsa_err err;
+	int status;
+
+	parsa_err_clear(&err);
+	status = http_jobs_place(c->s->jobs, c->r.rid, &p, &st, &err);
+	if (status == 200)
+		return p;
+	if (status == 404)
+		problem(c, 404, NULL, "no job '%s'", c->r.rid);
+	else if (status == 409)
+		problem(c, 409, "job-not-finished", "job %s is %s: its placement "
+			"exists once it has succeeded", c->r.rid,
+			http_job_state_names[st]);
+	else
+		problem(c, 500, NULL, "cannot read the stored placement: %s", err.msg);
+	return NULL;
+}
+
+/* ---- placement streaming ---- */
+
+#define STREAM_CHUNK 65536 /* entries per chunk */
+
+struct stream {
+	struct rctx c;
+	struct evhttp_connection *evcon;
+	const struct http_place *p;
+	int features, json;
+	uint64_t pos, n;
+	int started_json, done;
+};
+
+static char *fmt_u64(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+static void stream_fill(struct stream *st, struct evbuffer *b)
+{
+	char line[64];
+	uint64_t stop = st->pos + STREAM_CHUNK < st->n ? st->pos + STREAM_CHUNK : st->n;
+
+	if (st->json && !st->started_json) {
+		evbuffer_add_printf(b, "{\"job\":\"%s\",\"k\":%u,\"%s\":[",
+				    st->c.r.rid, st->p->k,
+				    st->features ? "features" : "examples");
+		st->started_json = 1;
+	}
+	for (; st->pos < stop; st->pos++) {
+		char *e = line + sizeof(line), *q = e;
+		uint64_t i = st->pos;
+
+		if (st->json) {
+			if (st->features) {
+				*--q = ']';
+				q = fmt_u64(q, st->p->owner[i]);
+				*--q = ',';
+				q = fmt_u64(q, st->p->feat_id[i]);
+				*--q = '[';
+			} else {
+				q = fmt_u64(q, st->p->part[i]);
+			}
+			if (i > 0)
+				*--q = ',';
+		} else {
+			*--q = '\n';
+			if (st->features) {
+				q = fmt_u64(q, st->p->owner[i]);
+				*--q = ' ';
+				q = fmt_u64(q, st->p->feat_id[i]);
+			} else {
+				q = fmt_u64(q, st->p->part[i]);
+			}
+		}
+		evbuffer_add(b, q, (size_t)(e - q));
+	}
+	if (st->json && st->pos == st->n)
+		evbuffer_add(b, "]}\n", 3);
+}
+
+static void stream_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct stream *st = arg;
+
+	(void)evcon;
+	http_metrics_request(st->c.s->metrics, st->c.r.id, 499, now_s() - st->c.t0);
+	free(st);
+}
+
+static void stream_next(struct evhttp_connection *evcon, void *arg)
+{
+	struct stream *st = arg;
+	struct evbuffer *b;
+
+	(void)evcon;
+	if (st->pos == st->n && st->done) {
+		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
+		evhttp_send_reply_end(st->c.req);
+		http_metrics_request(st->c.s->metrics, st->c.r.id, 200,
+				     now_s() - st->c.t0);
+		free(st);
+		return;
+	}
+	b = evbuffer_new();
+	if (!b) { /* give up: close the connection */
+		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
+		evhttp_send_reply_end(st->c.req);
+		free(st);
+		return;
+	}
+	stream_fill(st, b);
+	if (st->pos == st->n)
+		st->done = 1;
+	evhttp_send_reply_chunk_with_cb(st->c.req, b, stream_next, st);
+	evbuffer_free(b);
+}
+
+static int wants_json(struct rctx *c)
+{
+	char fmt[16];
+	const char *f = query_param(c, "format", fmt, sizeof(fmt));
+	const char *acc = evhttp_find_header(evhttp_request_get_input_headers(c->req),
+					     "Accept");
+
+	if (f)
+		return strcmp(f, "json") == 0;
+	return acc && strstr(acc, "application/json") != NULL;
+}
+
+static void h_placement(struct rctx *c)
+{
+	const struct http_place *p = need_place(c);
+	struct stream *st;
+	char fmt[16];
+	const char *f = query_param(c, "format", fmt, sizeof(fmt));
+
+	if (!p)
+		return;
+	if (f && strcmp(f, "json") != 0 && strcmp(f, "text") != 0) {
+		invalid(c, "format", "format must be text or json");
+		return;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		problem(c, 503, NULL, "out of memory");
+		return;
+	}
+	st->c = *c;
+	st->p = p;
+	st->features = c->r.features;
+	st->json = wants_json(c);
+	st->n = st->features ? p->n_cols : p->n_rows;
+	st->evcon = evhttp_request_get_connection(c->req);
+	evhttp_add_header(evhttp_request_get_output_headers(c->req), "Content-Type",
+			  st->json ? "application/json" : "text/plain; charset=utf-8");
+	evhttp_connection_set_closecb(st->evcon, stream_closed, st);
+	evhttp_send_reply_start(c->req, 200, "OK");
+	stream_next(NULL, st);
+}
+
+/* ---- lookups and assign ---- */
+
+static void h_lookup(struct rctx *c, int features)
+{
+	const struct http_place *p;
+	struct evbuffer *b;
+	uint32_t v;
+
+	if (!c->r.index_ok) {
+		problem(c, 404, NULL, "%s must be an unsigned integer",
+			features ? "the feature id" : "the example index");
+		return;
+	}
+	if (!(p = need_place(c)))
+		return;
+	b = evhttp_request_get_output_buffer(c->req);
+	if (features) {
+		if (!part_idmap_find(&p->map, c->r.index, &v)) {
+			problem(c, 404, "unknown-feature", "feature %llu is not in "
+				"the dataset of job %s", (unsigned long long)c->r.index,
+				c->r.rid);
+			return;
+		}
+		evbuffer_add_printf(b, "{\"job\":\"%s\",\"feature\":%llu,\"part\":%u}\n",
+				    c->r.rid, (unsigned long long)c->r.index,
+				    p->owner[v]);
+	} else {
+		if (c->r.index >= p->n_rows) {
+			problem(c, 404, "unknown-example", "example %llu is out of "
+				"range: job %s has %u examples (0-based)",
+				(unsigned long long)c->r.index, c->r.rid, p->n_rows);
+			return;
+		}
+		evbuffer_add_printf(b, "{\"job\":\"%s\",\"example\":%llu,\"part\":%u}\n",
+				    c->r.rid, (unsigned long long)c->r.index,
+				    p->part[c->r.index]);
+	}
+	reply_buf(c, 200, "application/json", b);
+}
+
+/* examples: [[f, ...], ...] into CSR; 0 or replied 422. */
+static int assign_input(struct rctx *c, json_t *body, uint64_t **off_out,
+			uint64_t **ids_out, uint32_t *n_out)
+{
+	json_t *ex = json_is_object(body) ? json_object_get(body, "examples") : NULL;
+	uint64_t *off, *ids, nnz = 0;
+	size_t n, i, j;
+	json_t *row, *f;
+	char field[64];
+
+	if (!json_is_array(ex) || json_array_size(ex) == 0 ||
+	    json_array_size(ex) > UINT32_MAX - 1) {
+		invalid(c, "examples", "'examples' must be a non-empty array of "
+			"examples, each an array of feature ids");
+		return -1;
+	}
+	n = json_array_size(ex);
+	json_array_foreach(ex, i, row) {
+		if (!json_is_array(row)) {
+			snprintf(field, sizeof(field), "examples[%zu]", i);
+			invalid(c, field, "each example must be an array of feature ids");
+			return -1;
+		}
+		json_array_foreach(row, j, f) {
+			if (!json_is_integer(f) || json_integer_value(f) < 0) {
+				snprintf(field, sizeof(field), "examples[%zu][%zu]", i, j);
+				invalid(c, field, "feature ids must be integers >= 0");
+				return -1;
+			}
+		}
+		nnz += json_array_size(row);
+	}
+	off = malloc((n + 1) * sizeof(uint64_t));
+	ids = malloc((nnz ? nnz : 1) * sizeof(uint64_t));
+	if (!off || !ids) {
+		free(off);
+		free(ids);
+		problem(c, 503, NULL, "out of memory");
+		return -1;
+	}
+	off[0] = 0;
+	json_array_foreach(ex, i, row) {
+		off[i + 1] = off[i];
+		json_array_foreach(row, j, f)
+			ids[off[i + 1]++] = (uint64_t)json_integer_value(f);
+	}
+	*off_out = off;
+	*ids_out = ids;
+	*n_out = (uint32_t)n;
+	return 0;
+}
+
+static void h_assign(struct rctx *c)
+{
+	const struct http_place *p;
+	struct http_assign_model m;
+	struct parsa_err err;
+	uint64_t *off = NULL, *ids = NULL;
+	uint32_t n = 0, *out = NULL;
+	json_t *body, *job, *parts;
+	int rc;
+
+	if (!(body = body_json(c)))
+		return;
+	if (!(p = need_place(c)) || assign_input(c, body, &off, &ids, &n)) {
+		json_decref(body);
+		return;
+	}
+	json_decref(body);
+	job = http_jobs_get_json(c->s->jobs, c->r.rid, 0);
+	m = (struct http_assign_model){
+		.k = p->k, .words = p->words, .bits = p->bits, .map = &p->map,
+		.count = p->count,
+		.imbalance = json_number_value(json_object_get(
+			json_object_get(job, "params"), "imbalance")),
+	};
+	json_decref(job);
+	if (m.imbalance < 1)
+		m.imbalance = 1.03;
+	parsa_err_clear(&err);
+	out = malloc(n * sizeof(uint32_t));
+	rc = out ? http_assign_batch(&m, off, ids, n, out, &err)
+		 : parsa_fail(&err, PARSA_ENOMEM, "out of memory");
+	parts = rc ? NULL : json_array();
+	for (uint32_t i = 0; parts && i < n; i++)
+		json_array_append_new(parts, json_integer(out[i]));
+	if (rc)
+		problem_err(c, rc, &err);
+	else
+		reply_json(c, 200, json_pack("{s:s, s:i, s:o}", "job", c->r.rid,
+					     "k", (int)p->k, "parts", parts));
+	free(out);
+	free(off);
+	free(ids);
+}
+
+/* ---- health and metrics ---- */
+
+static void h_healthz(struct rctx *c)
+{
+	reply_json(c, c->s->stopping ? 503 : 200,
+		   json_pack("{s:s, s:i, s:I}", "status",
+			     c->s->stopping ? "stopping" : "ok", "jobs_running",
+			     (int)http_jobs_running(c->s->jobs), "datasets",
+			     (json_int_t)http_datasets_count(c->s->data)));
+}
+
+static void h_metrics(struct rctx *c)
+{
+	uint64_t counts[HTTP_JOB_NSTATES];
+	struct evbuffer *b = evhttp_request_get_output_buffer(c->req);
+	char *t;
+
+	http_jobs_counts(c->s->jobs, counts);
+	t = http_metrics_text(c->s->metrics, counts, http_job_state_names,
+			      http_datasets_count(c->s->data));
+	if (!t) {
+		problem(c, 503, NULL, "out of memory");
+		return;
+	}
+	evbuffer_add(b, t, strlen(t));
+	free(t);
+	reply_buf(c, 200, "text/plain; version=0.0.4; charset=utf-8", b);
+}
+
+/* ---- dispatch ---- */
+
+static void dispatch(struct rctx *c, unsigned m)
+{
+	switch (c->r.id) {
+	case HTTP_R_HEALTHZ: h_healthz(c); break;
+	case HTTP_R_METRICS: h_metrics(c); break;
+	case HTTP_R_DATASETS: h_datasets(c, m); break;
+	case HTTP_R_DATASET: h_dataset(c); break;
+	case HTTP_R_JOBS: h_jobs(c, m); break;
+	case HTTP_R_JOB: h_job(c, m); break;
+	case HTTP_R_REPORT: h_report(c); break;
+	case HTTP_R_PLACEMENT: h_placement(c); break;
+	case HTTP_R_EXAMPLE: h_lookup(c, 0); break;
+	case HTTP_R_FEATURE: h_lookup(c, 1); break;
+	case HTTP_R_ASSIGN: h_assign(c); break;
+	default: problem(c, 404, NULL, "no such resource"); break;
+	}
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+	struct rctx c = {.s = arg, .req = req, .t0 = now_s()};
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	unsigned m = method_bit(evhttp_request_get_command(req));
+
+	http_route_match(u ? evhttp_uri_get_path(u) : "/", &c.r);
+	if (c.r.id == HTTP_R_NONE) {
+		problem(&c, 404, NULL, "no such resource: %s",
+			u && evhttp_uri_get_path(u) ? evhttp_uri_get_path(u) : "/");
+		return;
+	}
+	if (!(http_route_methods(c.r.id) & m)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+				  http_route_allow(c.r.id));
+		problem(&c, 405, NULL, "method not allowed on %s (allowed: %s)",
+			http_route_label(c.r.id), http_route_allow(c.r.id));
+		return;
+	}
+	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && !authorized(c.s, req)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+				  "WWW-Authenticate", "Bearer realm=\"parsa\"");
+		problem(&c, 401, NULL, "missing or wrong bearer token "
+			"(send 'Authorization: Bearer <token>')");
+		return;
+	}
+	dispatch(&c, m == HTTP_M_HEAD ? HTTP_M_GET : m);
+}
+
+/* ---- libevent's own error pages as problem+json ----
+ *
+ * evhttp answers some errors itself before any handler runs (a body over
+ * the size limit: 413; a malformed request line or header: 400; an
+ * unsupported method: 501) with a fixed HTML page.  libevent 2.1 has no
+ * hook for those, so every connection's output buffer carries a callback
+ * that spots such a page (a status line followed, at the end of the
+ * buffer, by evhttp's "</BODY></HTML>\n") and replaces it by the same
+ * status with a problem+json body.  Only the loop thread writes there.
+ */
+
+static const char html_tail[] = "</BODY></HTML>\n";
+#define HTML_TAIL_LEN (sizeof(html_tail) - 1)
+
+static int fixing;  /* re-entrancy guard (loop thread only) */
+
+static const char *page_detail(int status, uint64_t max_upload)
+{
+	static char buf[160];
+
+	switch (status) {
+	case 413:
+		snprintf(buf, sizeof(buf), "the request body is larger than the "
+			 "server's limit of %llu bytes (--max-upload)",
+			 (unsigned long long)max_upload);
+		return buf;
+	case 400:
+		return "malformed HTTP request (request line, headers or body)";
+	case 501:
+		return "HTTP method not implemented";
+	default:
+		return http_status_phrase(status);
+	}
+}
+
+/* Replace buf[from..) (an evhttp error page with status) by problem+json. */
+static void rewrite_page(struct svc *s, struct evbuffer *buf, size_t from,
+			 int status, int minor)
+{
+	size_t len = evbuffer_get_length(buf);
+	char *head = from ? malloc(from) : NULL;
+	char *text = http_problem_text(status, NULL, page_detail(status, s->o.max_upload));
+
+	if ((from && !head) || !text) {
+		free(head);
+		free(text);
+		return;
+	}
+	if (from)
+		evbuffer_copyout(buf, head, from);
+	evbuffer_drain(buf, len);
+	if (from)
+		evbuffer_add(buf, head, from);
+	evbuffer_add_printf(buf, "HTTP/1.%d %d %s\r\nContent-Type: "
+			    "application/problem+json\r\nContent-Length: %zu\r\n"
+			    "Connection: close\r\n\r\n%s", minor, status,
+			    http_status_phrase(status), strlen(text), text);
+	free(head);
+	free(text);
+	http_metrics_request(s->metrics, HTTP_R_NONE, status, 0);
+}
+
+static void fix_page(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+		     void *arg)
+{
+	size_t len = evbuffer_get_length(buf);
+	struct evbuffer_ptr pos, hit;
+	char tail[HTML_TAIL_LEN], line[16];
+	int status, minor;
+
+	if (fixing || info->n_added == 0 || len < 64 ||
+	    evbuffer_ptr_set(buf, &pos, len - HTML_TAIL_LEN, EVBUFFER_PTR_SET) ||
+	    evbuffer_copyout_from(buf, &pos, tail, HTML_TAIL_LEN) != (ev_ssize_t)HTML_TAIL_LEN ||
+	    memcmp(tail, html_tail, HTML_TAIL_LEN) != 0)
+		return;
+	hit = evbuffer_search(buf, "HTTP/1.", 7, NULL);
+	while (hit.pos >= 0) { /* the last status line in the buffer */
+		struct evbuffer_ptr next = hit;
+
+		if (evbuffer_ptr_set(buf, &next, 1, EVBUFFER_PTR_ADD))
+			break;
+		next = evbuffer_search(buf, "HTTP/1.", 7, &next);
+		if (next.pos < 0)
+			break;
+		hit = next;
+	}
+	if (hit.pos < 0 || evbuffer_copyout_from(buf, &hit, line, 13) != 13 ||
+	    sscanf(line, "HTTP/1.%1d %3d", &minor, &status) != 2)
+		return;
+	fixing = 1;
+	rewrite_page(arg, buf, (size_t)hit.pos, status, minor);
+	fixing = 0;
+}
+
+static struct bufferevent *make_bev(struct event_base *base, void *arg)
+{
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
+
+	if (bev)
+		evbuffer_add_cb(bufferevent_get_output(bev), fix_page, arg);
+	return bev;
+}
+
+/* ---- lifecycle ---- */
+
+static void notify_from_thread(void *arg)
+{
+	struct svc *s = arg;
+
+	event_active(s->notify_ev, EV_READ, 0);
+}
+
+/* Stop when nothing runs any more; interrupt jobs after the grace time. */
+static void check_stop(struct svc *s)
+{
+	unsigned loaders;
+
+	if (!s->stopping)
+		return;
+	pthread_mutex_lock(&s->mu);
+	loaders = s->loaders;
+	pthread_mutex_unlock(&s->mu);
+	if (!s->interrupted && now_s() >= s->stop_deadline) {
+		fprintf(stderr, "parsa serve: interrupting running jobs (they "
+			"will run again after a restart)\n");
+		http_jobs_interrupt(s->jobs);
+		s->interrupted = 1;
+	}
+	if (loaders == 0 && http_jobs_running(s->jobs) == 0)
+		event_base_loopexit(s->base, NULL);
+}
+
+static void on_notify(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	drain_done(arg);
+	check_stop(arg);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	drain_done(arg);
+	check_stop(arg);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct svc *s = arg;
+	struct timeval tv = {0, 100000};
+
+	(void)what;
+	if (s->stopping) {
+		s->stop_deadline = 0; /* second signal: interrupt now */
+		check_stop(s);
+		return;
+	}
+	fprintf(stderr, "parsa serve: %s: stopping (running jobs have %.0f s "
+		"to finish)\n", sig == SIGINT ? "SIGINT" : "SIGTERM", s->o.grace);
+	s->stopping = 1;
+	s->stop_deadline = now_s() + s->o.grace;
+	if (s->bound) {
+		evhttp_del_accept_socket(s->http, s->bound);
+		s->bound = NULL;
+	}
+	http_jobs_stop(s->jobs);
+	event_add(s->tick, &tv);
+	check_stop(s);
+}
+
+static int listen_on(struct svc *s, struct parsa_err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	unsigned port = s->o.port;
+
+	s->bound = evhttp_bind_socket_with_handle(s->http, s->o.host,
+						  (ev_uint16_t)s->o.port);
+	if (!s->bound)
+		return parsa_fail(err, PARSA_EIO, "cannot listen on %s:%u: %s",
+				  s->o.host, s->o.port, strerror(errno));
+	if (getsockname(evhttp_bound_socket_get_fd(s->bound),
+			(struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+	printf("parsa serve: listening on http://%s%s%s:%u\n",
+	       strchr(s->o.host, ':') ? "[" : "", s->o.host,
+	       strchr(s->o.host, ':') ? "]" : "", port);
+	fflush(stdout);
+	return 0;
+}
+
+static int setup_http(struct svc *s, struct parsa_err *err)
+{
+	s->http = evhttp_new(s->base);
+	if (!s->http)
+		return parsa_fail(err, PARSA_ENOMEM, "cannot create the HTTP server");
+	evhttp_set_max_body_size(s->http, (ev_ssize_t)s->o.max_upload);
+	evhttp_set_max_headers_size(s->http, 65536);
+	evhttp_set_timeout(s->http, 120);
+	evhttp_set_flags(s->http, EVHTTP_SERVER_LINGERING_CLOSE);
+	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+				   EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
+				   EVHTTP_REQ_PUT | EVHTTP_REQ_PATCH |
+				   EVHTTP_REQ_OPTIONS);
+	evhttp_set_bevcb(s->http, make_bev, s);
+	evhttp_set_gencb(s->http, on_request, s);
+	return listen_on(s, err);
+}
+
+static int setup(struct svc *s, struct parsa_err *err)
+{
+	struct http_jobs_opts jo;
+	int rc;
+
+	if (s->o.data_dir && !realpath(s->o.data_dir, s->data_dir))
+		return parsa_fail(err, PARSA_EIO, "--data-dir %s: %s",
+				  s->o.data_dir, strerror(errno));
+	rc = http_store_mkdirs(s->o.state_dir, err);
+	if (rc)
+		return rc;
+	if (evthread_use_pthreads() != 0)
+		return parsa_fail(err, PARSA_ENOMEM, "libevent threads unavailable");
+	s->base = event_base_new();
+	s->metrics = http_metrics_create();
+	if (!s->base || !s->metrics)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	s->notify_ev = event_new(s->base, -1, 0, on_notify, s);
+	s->tick = event_new(s->base, -1, EV_PERSIST, on_tick, s);
+	s->sig_term = evsignal_new(s->base, SIGTERM, on_signal, s);
+	s->sig_int = evsignal_new(s->base, SIGINT, on_signal, s);
+	if (!s->notify_ev || !s->tick || !s->sig_term || !s->sig_int ||
+	    event_add(s->sig_term, NULL) || event_add(s->sig_int, NULL))
+		return parsa_fail(err, PARSA_ENOMEM, "cannot set up events");
+	rc = http_datasets_open(&s->data, s->o.state_dir, s->o.cache, err);
+	if (rc)
+		return rc;
+	jo = (struct http_jobs_opts){
+		.state_dir = s->o.state_dir, .workers = s->o.workers,
+		.data = s->data, .metrics = s->metrics,
+		.notify = notify_from_thread, .notify_arg = s,
+	};
+	rc = http_jobs_open(&s->jobs, &jo, err);
+	if (rc)
+		return rc;
+	return setup_http(s, err);
+}
+
+static void teardown(struct svc *s)
+{
+	if (s->jobs) {
+		http_jobs_stop(s->jobs);
+		http_jobs_close(s->jobs);
+	}
+	/* registration threads have all ended when the loop exits cleanly;
+	 * after a setup failure none was started */
+	drain_done(s);
+	if (s->http)
+		evhttp_free(s->http);
+	http_datasets_close(s->data);
+	if (s->notify_ev)
+		event_free(s->notify_ev);
+	if (s->tick)
+		event_free(s->tick);
+	if (s->sig_term)
+		event_free(s->sig_term);
+	if (s->sig_int)
+		event_free(s->sig_int);
+	if (s->base)
+		event_base_free(s->base);
+	http_metrics_destroy(s->metrics);
+	pthread_mutex_destroy(&s->mu);
+	libevent_global_shutdown();
+}
+
+int http_server_run(const struct http_server_opts *o, struct parsa_err *err)
+{
+	struct svc s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.o = *o;
+	pthread_mutex_init(&s.mu, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = setup(&s, err);
+	if (rc == 0 && event_base_dispatch(s.base) < 0)
+		rc = parsa_fail(err, PARSA_EIO, "event loop failed");
+	if (rc == 0)
+		fprintf(stderr, "parsa serve: stopped\n");
+	teardown(&s);
+	return rc;
+}

@@ -1,0 +1,40 @@
+/*
+ * http_server: the HTTP service of `parsa serve` on libevent's evhttp:
+ * one event-loop thread answers every request (routing http_route.h,
+ * errors http_problem.h, metrics http_metrics.h); partition jobs run on
+ * http_jobs.h's worker threads and dataset registrations on a thread each,
+ * which hand their results back to the loop through an event made active
+ * from the thread (evthread_use_pthreads).  Placements are served from
+ * memory (http_place.h).  SIGTERM/SIGINT stop the service gracefully:
+ * no new connections, queued jobs stay queued on disk, running jobs may
+ * finish for grace seconds and are then interrupted and stored as queued.
+ * A second signal interrupts at once.
+ */
+#ifndef HTTP_SERVER_H
+#define HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parsa_err.h"
+
+struct http_server_opts {
+	const char *host;        /* listen address (127.0.0.1) */
+	unsigned port;           /* 0 = any free port */
+	const char *state_dir;   /* required */
+	const char *data_dir;    /* NULL: registering by path is disabled */
+	unsigned workers;        /* concurrent partition jobs (>= 1) */
+	const char *token;       /* NULL: no auth; else the bearer token */
+	uint64_t max_upload;     /* largest request body, bytes */
+	double grace;            /* seconds running jobs may finish on stop */
+	unsigned cache;          /* parsed datasets kept in memory */
+};
+
+/*
+ * Run the service until SIGTERM or SIGINT.  Prints "parsa serve: listening
+ * on http://HOST:PORT" on stdout (flushed) once the socket is bound.
+ * 0 after a clean stop, or an error (bind failure, unreadable state dir).
+ */
+int http_server_run(const struct http_server_opts *o, struct parsa_err *err);
+
+#endif /* HTTP_SERVER_H */
