@@ -293,6 +293,8 @@ static int load_placement(struct cli *c, const struct train_data *d,
 				 c->workers, part, owner, &k_seen, &perr);
 	if (prefix == fetched)
 		train_fetch_cleanup(fetched);
+	if (rc == PARSA_EIO)
+		return parsa_fail(err, rc, "%s", perr.msg);
 	if (rc)
 		return parsa_fail(err, rc, "placement %s does not match %s: %s",
 				  c->placement, c->data, perr.msg);
