@@ -211,8 +211,9 @@ static int parse_response(char *b, size_t n, char **body, size_t *len,
 {
 	char *eoh = strstr(b, "\r\n\r\n");
 	const char *te, *cl;
+	unsigned long long clen;
 	size_t hl, bl;
-	int status = 0;
+	int status = 0, chunked;
 
 	if (!eoh || sscanf(b, "HTTP/%*d.%*d %d", &status) != 1)
 		return parsa_fail(err, PARSA_EIO, "GET %s: not an HTTP "
@@ -221,20 +222,21 @@ static int parse_response(char *b, size_t n, char **body, size_t *len,
 	bl = n - hl - 2;
 	te = header(b, hl, "Transfer-Encoding");
 	cl = header(b, hl, "Content-Length");
+	/* read the headers before the body moves over them */
+	chunked = te && strncasecmp(te, "chunked", 7) == 0;
+	clen = cl ? strtoull(cl, NULL, 10) : 0;
 	memmove(b, eoh + 4, bl);
 	b[bl] = '\0';
-	if (te && strncasecmp(te, "chunked", 7) == 0) {
+	if (chunked) {
 		if (dechunk(b, bl, &bl))
 			return parsa_fail(err, PARSA_EIO, "GET %s: bad chunked "
 					  "body", url);
 	} else if (cl) {
-		unsigned long long c = strtoull(cl, NULL, 10);
-
-		if (c > bl)
+		if (clen > bl)
 			return parsa_fail(err, PARSA_EIO, "GET %s: body cut "
 					  "short (%zu of %llu bytes)", url, bl,
-					  c);
-		bl = (size_t)c;
+					  clen);
+		bl = (size_t)clen;
 		b[bl] = '\0';
 	}
 	if (status != 200)

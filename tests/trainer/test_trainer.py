@@ -1,0 +1,276 @@
+"""CLI tests of `parsa train` (trainer/): the liblinear oracle on
+heart_scale, placement checks, the JSON-lines log and the final stdout
+object, threads vs MPI models, the HTTP placement URL, the emulated link.
+
+Uses the shared CLI harness (tests/cli/clitest.py); PARSA_BIN names the
+binary (build/asan/parsa under make check).
+"""
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "cli"))
+from clitest import BIN, Skip, finish, run, test, tmp  # noqa: E402
+
+HEART = "/usr/share/doc/liblinear-tools/examples/heart_scale"
+LIBLINEAR = shutil.which("liblinear-train")
+LIBLINEAR_OBJ = 102.718331  # liblinear-train -s 6 -c 1 heart_scale
+SAMPLE = "data/a9a-sample.svm.gz"
+
+
+MPI_TIMEOUT = 120
+
+
+def mpirun(np, *args):
+    """The real mpirun on loopback TCP, oversubscribed, under timeout."""
+    exe = shutil.which("mpirun")
+    if not exe:
+        raise Skip("mpirun not found")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    asan = env.get("ASAN_OPTIONS", "")
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
+    cmd = ["timeout", "-k", "5", str(MPI_TIMEOUT), exe, "--oversubscribe",
+           "-np", str(np), "--mca", "btl", "self,tcp", "--mca",
+           "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
+           BIN, *map(str, args)]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=MPI_TIMEOUT + 30, env=env)
+    p.seconds = time.time() - t0
+    if "no MPI transport" in p.stdout + p.stderr:
+        raise Skip("this build has no MPI transport")
+    return p
+
+
+def last_json(p):
+    lines = p.stdout.strip().splitlines()
+    assert lines, "no output; stderr: %s" % p.stderr
+    return json.loads(lines[-1])
+
+
+def read_model(path):
+    w = {}
+    for line in open(path):
+        f, v = line.split()
+        w[int(f)] = float(v)
+    return w
+
+
+def liblinear_reference():
+    """(objective, set of non-zero feature ids) from liblinear itself, or
+    the recorded objective and pattern when the binary is missing."""
+    if not LIBLINEAR:
+        return LIBLINEAR_OBJ, None
+    model = tmp("heart.liblinear")
+    p = subprocess.run([LIBLINEAR, "-s", "6", "-c", "1", HEART, model],
+                       capture_output=True, text=True, timeout=60)
+    obj = [l for l in p.stdout.splitlines() if "Objective value" in l]
+    assert p.returncode == 0 and obj, p.stdout + p.stderr
+    lines = open(model).read().split("\nw\n")[1].split()
+    nz = {i + 1 for i, v in enumerate(lines) if float(v) != 0}
+    return float(obj[-1].split("=")[1]), nz
+
+
+@test
+def test_help():
+    p = run("train", "--help")
+    for opt in ("--placement", "--passes", "--lambda", "--tau", "--workers",
+                "--mpi", "--test", "--link", "--model", "--log", "--seed",
+                "--format"):
+        assert opt in p.stdout, opt
+    p = run("train", SAMPLE, ok=False)
+    assert p.returncode == 2 and "--placement" in p.stderr
+    p = run("train", SAMPLE, "--placement", "random", ok=False)
+    assert p.returncode == 2 and "--workers" in p.stderr
+    p = run("train", SAMPLE, "--placement", "random", "--workers", 2,
+            "--link", "fast", ok=False)
+    assert p.returncode == 2 and "link" in p.stderr
+
+
+@test
+def test_heart_scale_matches_liblinear():
+    if not os.path.exists(HEART):
+        raise Skip("%s absent: install liblinear-tools (scripts/deps.sh)"
+                   % HEART)
+    ref, ref_nz = liblinear_reference()
+    model = tmp("heart.model")
+    p = run("train", HEART, "--placement", "random", "--workers", 1,
+            "--tau", 0, "--lambda", 1, "--blocks", 13, "--passes", 60,
+            "--model", model, "-q")
+    fin = last_json(p)
+    assert abs(fin["objective"] - ref) <= 1e-3 * ref, \
+        "objective %s vs liblinear %s" % (fin["objective"], ref)
+    w = read_model(model)
+    assert fin["nnz_w"] == len(w)
+    nz = set(w)
+    if ref_nz is not None:
+        assert nz == ref_nz, "non-zeros %s vs liblinear %s" % (nz, ref_nz)
+    else:
+        assert nz == set(range(1, 14)) - {5}, nz
+    assert fin["bytes_remote"] == 0 and fin["wire_bytes_remote"] == 0
+
+
+@test
+def test_log_and_final_object():
+    log = tmp("log.jsonl")
+    p = run("train", SAMPLE, "--placement", "random", "--workers", 3,
+            "--passes", 3, "--log", log, "--test", SAMPLE)
+    lines = [json.loads(l) for l in open(log)]
+    assert [o["pass"] for o in lines] == [1, 2, 3]
+    keys = ("pass", "objective", "logloss", "auc", "nnz_w", "seconds",
+            "bytes_local", "bytes_remote", "messages_remote", "wait_seconds",
+            "key_bytes_remote", "value_bytes_remote")
+    for o in lines:
+        for k in keys:
+            assert k in o, k
+        assert 0.5 < o["auc"] <= 1.0
+        assert o["bytes_remote"] == o["key_bytes_remote"] + o["value_bytes_remote"]
+    # value bytes are 3/2 of key bytes: (16 + 8) per key vs (8 + 8)
+    assert lines[0]["value_bytes_remote"] * 2 == lines[0]["key_bytes_remote"] * 3
+    assert lines[1]["objective"] <= lines[0]["objective"]
+    out = [json.loads(l) for l in p.stdout.strip().splitlines()]
+    assert len(out) == 4 and out[-1]["final"] is True
+    for k in keys:
+        assert out[-1][k] == lines[-1][k], k
+    p = run("train", SAMPLE, "--placement", "random", "--workers", 2,
+            "--passes", 1, "-q")
+    assert last_json(p)["auc"] is None
+
+
+def partition(data, k, name):
+    prefix = tmp(name)
+    run("partition", data, "-k", k, "--out", prefix, "-q")
+    return prefix
+
+
+@test
+def test_refuses_placement_of_other_data():
+    prefix = partition(SAMPLE, 4, "pl")
+    # one example short
+    ex = open(prefix + ".examples").read().splitlines()
+    bad = tmp("short")
+    open(bad + ".examples", "w").write("\n".join(ex[:-1]) + "\n")
+    shutil.copy(prefix + ".features", bad + ".features")
+    p = run("train", SAMPLE, "--placement", bad, ok=False)
+    assert p.returncode == 1 and "does not match" in p.stderr, p.stderr
+    assert "short.examples" in p.stderr, p.stderr
+    # a feature the dataset does not have
+    bad = tmp("unknown")
+    shutil.copy(prefix + ".examples", bad + ".examples")
+    open(bad + ".features", "w").write(
+        open(prefix + ".features").read() + "999999 0\n")
+    p = run("train", SAMPLE, "--placement", bad, ok=False)
+    assert p.returncode == 1 and "unknown.features" in p.stderr, p.stderr
+    # more workers than the placement's parts is fine, fewer is not
+    p = run("train", SAMPLE, "--placement", prefix, "--workers", 2, ok=False)
+    assert p.returncode == 1 and "does not match" in p.stderr, p.stderr
+
+
+@test
+def test_placement_traffic_and_link():
+    prefix = partition(SAMPLE, 4, "pl4")
+    p = run("train", SAMPLE, "--placement", prefix, "--passes", 2,
+            "--link", "100mbit,1ms", "-q")
+    fin = last_json(p)
+    assert fin["k"] == 4 and fin["emulated"] is True
+    assert fin["link_delayed_messages"] > 0
+    assert fin["bytes_local"] > 0 and fin["bytes_remote"] > 0
+    assert fin["wire_bytes_remote"] > fin["bytes_remote"]
+
+
+def mpi_vs_threads(np, k):
+    if not os.path.exists(HEART):
+        raise Skip("%s absent" % HEART)
+    prefix = partition(HEART, k, "heart%d" % k)
+    m_thr, m_mpi = tmp("thr%d.model" % k), tmp("mpi%d.model" % k)
+    args = ("train", HEART, "--placement", prefix, "--tau", 0, "--passes", 5,
+            "--blocks", 4)
+    fin_t = last_json(run(*args, "--model", m_thr, "-q"))
+    p = mpirun(np, *args, "--mpi", "--model", m_mpi, "-q")
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr)
+    fin_m = last_json(p)
+    assert fin_m["transport"] == "mpi" and fin_m["ranks"] == np
+    assert open(m_thr).read() == open(m_mpi).read(), "models differ"
+    assert fin_t["objective"] == fin_m["objective"]
+    assert fin_t["bytes_remote"] == fin_m["bytes_remote"]
+
+
+@test
+def test_mpi_one_worker_same_model_as_threads():
+    mpi_vs_threads(1, 1)
+
+
+@test
+def test_mpi_two_ranks_same_model_as_threads():
+    # two workers: a double sum of two addends is order-independent, so
+    # the model is still exactly the same
+    mpi_vs_threads(2, 2)
+
+
+class PlacementHandler(http.server.BaseHTTPRequestHandler):
+    files = {}
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        body = self.files.get(self.path)
+        if body is None:
+            self.send_response(404)
+            self.send_header("Content-Type", "application/problem+json")
+            self.end_headers()
+            self.wfile.write(b'{"title": "no such job"}')
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        if self.path.endswith("features"):  # chunked, as a streamer would
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(0, len(body), 1000):
+                c = body[i:i + 1000]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(c), c))
+            self.wfile.write(b"0\r\n\r\n")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@test
+def test_placement_from_url():
+    """Against a tiny python HTTP server serving the two placement files
+    under /v1/jobs/ID/placement/{examples,features}."""
+    prefix = partition(SAMPLE, 3, "plurl")
+    PlacementHandler.files = {
+        "/v1/jobs/j1/placement/examples": open(prefix + ".examples", "rb").read(),
+        "/v1/jobs/j1/placement/features": open(prefix + ".features", "rb").read(),
+    }
+    srv = http.server.HTTPServer(("127.0.0.1", 0), PlacementHandler)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        url = "http://127.0.0.1:%d/v1/jobs/j1" % srv.server_address[1]
+        a = last_json(run("train", SAMPLE, "--placement", url, "--passes", 2,
+                          "-q"))
+        b = last_json(run("train", SAMPLE, "--placement", prefix,
+                          "--passes", 2, "-q"))
+        assert a["k"] == 3 and a["objective"] == b["objective"]
+        assert a["bytes_remote"] == b["bytes_remote"]
+        p = run("train", SAMPLE, "--placement", url.replace("j1", "nope"),
+                ok=False)
+        assert p.returncode == 1 and "HTTP 404" in p.stderr, p.stderr
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    p = run("train", SAMPLE, "--placement", url, ok=False)
+    assert p.returncode == 1 and "GET http://" in p.stderr, p.stderr
+
+
+finish()
