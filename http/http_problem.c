@@ -18,7 +18,8 @@ static const struct {
 	{404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
 	{411, "Length Required"}, {413, "Content Too Large"},
 	{415, "Unsupported Media Type"}, {422, "Unprocessable Content"},
-	{500, "Internal Server Error"}, {503, "Service Unavailable"},
+	{500, "Internal Server Error"}, {501, "Not Implemented"},
+	{503, "Service Unavailable"},
 };
 
 const char *http_status_phrase(int status)

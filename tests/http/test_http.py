@@ -1,0 +1,630 @@
+#!/usr/bin/env python3
+"""Integration tests of the HTTP service (`parsa serve`).
+
+Each server is the real binary (PARSA_BIN) on 127.0.0.1 with an ephemeral
+port (`--listen 127.0.0.1:0`; the bound port is read from its stdout line
+"parsa serve: listening on http://127.0.0.1:PORT") and its own state dir;
+the tests drive it with real HTTP requests (http.client, raw sockets, wrk
+when installed).  Every server is killed when its test ends.  Data: the
+samples in data/ and small synthetic sets from `parsa gen`.  Ends with the
+line "N passed, N failed[, N skipped]".
+"""
+import gzip
+import http.client
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from clitest import BIN, Skip, finish, read_lines, run, test, tmp  # noqa: E402
+
+DATA = os.path.abspath("data")
+A9A = "a9a-sample.svm.gz"
+ML = os.path.join(DATA, "movielens-sample.csv.gz")
+SLOW = 120  # seconds: generous for the ASan build
+servers = []
+
+
+class Server:
+    """A `parsa serve` process on a free loopback port."""
+
+    def __init__(self, state, *extra, data_dir=DATA):
+        args = [BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", state]
+        if data_dir:
+            args += ["--data-dir", data_dir]
+        self.p = subprocess.Popen(args + list(extra), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        servers.append(self)
+        line = self.p.stdout.readline()
+        if "listening on http://" not in line:
+            self.kill()
+            raise AssertionError("server did not start: %r %s" %
+                                 (line, self.p.stderr.read()))
+        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.token = None
+
+    def conn(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=SLOW)
+
+    def req(self, method, path, body=None, headers=None, conn=None):
+        """(status, headers dict (lower-case), body bytes)."""
+        h = dict(headers or {})
+        if self.token and "Authorization" not in h:
+            h["Authorization"] = "Bearer " + self.token
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            h.setdefault("Content-Type", "application/json")
+        c = conn or self.conn()
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        hd = {k.lower(): v for k, v in r.getheaders()}
+        if not conn:
+            c.close()
+        return r.status, hd, data
+
+    def json(self, method, path, body=None, status=200, headers=None):
+        st, hd, data = self.req(method, path, body, headers)
+        assert st == status, "%s %s: %d (want %d): %s" % (method, path, st, status, data[:500])
+        return json.loads(data)
+
+    def problem(self, method, path, body=None, status=400, headers=None):
+        st, hd, data = self.req(method, path, body, headers)
+        assert st == status, "%s %s: %d (want %d): %s" % (method, path, st, status, data[:500])
+        assert hd.get("content-type", "").startswith("application/problem+json"), hd
+        j = json.loads(data)
+        for key in ("type", "title", "status", "detail"):
+            assert key in j, (key, j)
+        assert j["status"] == status and j["detail"], j
+        return j, hd
+
+    def wait_job(self, jid, states=("succeeded", "failed", "cancelled"), timeout=SLOW):
+        t0 = time.time()
+        while time.time() - t0 < timeout:
+            j = self.json("GET", "/v1/jobs/" + jid)
+            if j["state"] in states:
+                return j
+            time.sleep(0.05)
+        raise AssertionError("job %s still %s" % (jid, j["state"]))
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+        try:
+            self.p.wait(timeout=SLOW)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        for f in (self.p.stdout, self.p.stderr):
+            if f:
+                f.close()
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status."""
+        self.kill(signal.SIGTERM)
+        return self.p.returncode
+
+
+def serving(fn):
+    """Run fn and kill every server it started, whatever happens."""
+    def wrapped():
+        n = len(servers)
+        try:
+            fn()
+        finally:
+            for s in servers[n:]:
+                s.kill()
+            del servers[n:]
+    wrapped.__name__ = fn.__name__
+    return test(wrapped)
+
+
+def register_path(s, path, **kw):
+    body = {"path": path}
+    body.update(kw)
+    return s.json("POST", "/v1/datasets", body, status=201)
+
+
+def submit(s, body, status=202):
+    st, hd, data = s.req("POST", "/v1/jobs", body)
+    assert st == status, (st, data)
+    j = json.loads(data)
+    assert hd["location"] == "/v1/jobs/" + j["id"], hd
+    return j
+
+
+_slow = {}
+
+
+def slow_data():
+    """A LIBSVM set whose k=128, 400-block job runs for seconds."""
+    if "p" not in _slow:
+        p = tmp("slow.svm")
+        run("gen", "--examples", "150000", "--features", "60000", "--avg-nnz",
+            "25", "--topics", "40", "--out", p, "-q")
+        _slow["p"] = p
+    return _slow["p"]
+
+
+SLOW_JOB = {"k": 128, "blocks": 400}
+
+
+def slow_server_data(state, *extra):
+    """A server whose data dir holds the slow set, and its dataset id."""
+    d = os.path.dirname(slow_data())
+    s = Server(state, *extra, data_dir=d)
+    ds = register_path(s, os.path.basename(slow_data()), format="libsvm")
+    return s, ds["id"]
+
+
+def wait_progress(s, jid):
+    """Until the job has partitioned a block (so job.json says running)."""
+    t0 = time.time()
+    while time.time() - t0 < SLOW:
+        j = s.json("GET", "/v1/jobs/" + jid)
+        assert j["state"] in ("queued", "running"), j
+        if j["progress"] > 0.05:
+            return
+        time.sleep(0.02)
+    raise AssertionError("job %s made no progress" % jid)
+
+
+def register_path_in(s, name):
+    """Upload a sample to a server whose data dir is elsewhere."""
+    return s.json("POST", "/v1/datasets?name=" + name,
+                  open(os.path.join(DATA, name), "rb").read(), status=201)["id"]
+
+
+def libsvm_rows(path):
+    rows = []
+    for line in read_lines(path):
+        t = line.split()
+        if not t or t[0].startswith("#"):
+            continue
+        rows.append(sorted({int(x.split(":")[0]) for x in t[1:]}))
+    return rows
+
+
+# ---- the lifecycle ----
+
+@serving
+def test_health_and_metrics():
+    s = Server(tmp("st-health"))
+    h = s.json("GET", "/healthz")
+    assert h["status"] == "ok", h
+    st, hd, body = s.req("GET", "/metrics")
+    assert st == 200 and hd["content-type"].startswith("text/plain"), hd
+    text = body.decode()
+    for key in ('parsa_http_requests_total{route="/healthz",status="200"} 1',
+                'parsa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 1',
+                'parsa_jobs{state="queued"} 0', "parsa_partition_nonzeros_total 0",
+                "# TYPE parsa_http_request_duration_seconds histogram"):
+        assert key in text, key
+    assert s.stop() == 0
+
+
+@serving
+def test_lifecycle_matches_cli():
+    s = Server(tmp("st-life"))
+    ds = register_path(s, A9A)
+    for key in ("id", "examples", "features", "nonzeros"):
+        assert key in ds, ds
+    assert ds["examples"] == 8000 and ds["format"] == "libsvm", ds
+    assert s.json("GET", "/v1/datasets/" + ds["id"])["nonzeros"] == ds["nonzeros"]
+    job = submit(s, {"dataset": ds["id"], "k": 8, "seed": 3})
+    assert job["state"] in ("queued", "running"), job
+    done = s.wait_job(job["id"])
+    assert done["state"] == "succeeded" and done["progress"] == 1.0, done
+    rep = done["report"]
+    for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
+        assert key in rep["metrics"] and key in rep["random"], key
+    assert rep["k"] == 8 and "seconds" in rep and "improvement" in rep, rep
+    assert s.json("GET", "/v1/jobs/%s/report" % job["id"])["metrics"] == rep["metrics"]
+    # the same run on the CLI gives the same files
+    prefix = tmp("cli-a9a")
+    run("partition", os.path.join(DATA, A9A), "-k", 8, "--seed", 3, "--out", prefix, "-q")
+    for which in ("examples", "features"):
+        st, hd, body = s.req("GET", "/v1/jobs/%s/placement/%s" % (job["id"], which))
+        assert st == 200 and hd["content-type"].startswith("text/plain"), hd
+        assert hd.get("transfer-encoding") == "chunked", hd
+        with open(prefix + "." + which, "rb") as f:
+            assert body == f.read(), "%s differs from the CLI's" % which
+    cli_rep = json.load(open(prefix + ".json"))
+    assert cli_rep["metrics"] == rep["metrics"], (cli_rep["metrics"], rep["metrics"])
+    # JSON variants (query and Accept header)
+    parts = [int(x) for x in read_lines(prefix + ".examples")]
+    feats = [tuple(map(int, l.split())) for l in read_lines(prefix + ".features")]
+    j = s.json("GET", "/v1/jobs/%s/placement/examples?format=json" % job["id"])
+    assert j["examples"] == parts and j["k"] == 8
+    j = s.json("GET", "/v1/jobs/%s/placement/features" % job["id"],
+               headers={"Accept": "application/json"})
+    assert [tuple(x) for x in j["features"]] == feats
+    # lookups
+    c = s.conn()
+    for i in (0, 1, 4321, 7999):
+        st, _, b = s.req("GET", "/v1/jobs/%s/examples/%d" % (job["id"], i), conn=c)
+        assert st == 200 and json.loads(b)["part"] == parts[i]
+    for f, p in feats[:50:7] + feats[-3:]:
+        st, _, b = s.req("GET", "/v1/jobs/%s/features/%d" % (job["id"], f), conn=c)
+        assert st == 200 and json.loads(b) == {"job": job["id"], "feature": f, "part": p}
+    c.close()
+    lst = s.json("GET", "/v1/jobs")["jobs"]
+    assert [x["id"] for x in lst] == [job["id"]]
+    text = s.req("GET", "/metrics")[2].decode()
+    assert 'parsa_jobs{state="succeeded"} 1' in text and "parsa_partition_jobs_total 1" in text
+    assert s.stop() == 0
+
+
+@serving
+def test_upload_plain_and_gzip():
+    s = Server(tmp("st-upload"), data_dir=None)
+    raw = open(ML, "rb").read()
+    a = s.json("POST", "/v1/datasets?format=pairs", raw, status=201)
+    b = s.json("POST", "/v1/datasets?format=pairs&name=ml.csv",
+               gzip.decompress(raw), status=201)
+    assert a["source"] == "upload" and a["format"] == "pairs", a
+    for key in ("examples", "features", "nonzeros"):
+        assert a[key] == b[key] > 0, (a, b)
+    # the name guesses the format when none is given
+    c = s.json("POST", "/v1/datasets?name=x.csv", gzip.decompress(raw), status=201)
+    assert c["format"] == "pairs", c
+    job = submit(s, {"dataset": a["id"], "k": 4, "method": "random"})
+    assert s.wait_job(job["id"])["state"] == "succeeded"
+    # by path is refused without --data-dir
+    j, _ = s.problem("POST", "/v1/datasets", {"path": A9A}, status=422)
+    assert j["field"] == "path", j
+
+
+@serving
+def test_parallel_job_and_methods():
+    s = Server(tmp("st-par"), "--workers", "2")
+    ds = register_path(s, A9A)
+    ids = [submit(s, {"dataset": ds["id"], "k": 4, "workers": 2})["id"],
+           submit(s, {"dataset": ds["id"], "k": 4, "method": "greedy", "blocks": 3})["id"],
+           submit(s, {"dataset": ds["id"], "k": 4, "tau": "inf", "workers": 1, "seed": 9})["id"]]
+    for jid in ids:
+        j = s.wait_job(jid)
+        assert j["state"] == "succeeded", j
+    assert "parallel" in s.json("GET", "/v1/jobs/" + ids[0])["report"]
+
+
+# ---- assign ----
+
+def assign_oracle(rows, parts, k, new, imbalance=1.03):
+    """The rule of http_assign.h, by brute force."""
+    S = [set() for _ in range(k)]
+    cnt = [0] * k
+    for r, p in zip(rows, parts):
+        S[p].update(r)
+        cnt[p] += 1
+    n = len(rows) + len(new)
+    base = -(-n // k)
+    cap = max(base, min(math.floor(imbalance * base), math.ceil(imbalance * n / k)))
+    out = []
+    for u in new:
+        u = set(u)
+        best = None
+        for i in range(k):
+            if cnt[i] >= cap:
+                continue
+            key = (len(u - S[i]), cnt[i], i)
+            if best is None or key < best:
+                best = key
+        p = best[2]
+        out.append(p)
+        cnt[p] += 1
+        S[p] |= u
+    return out
+
+
+@serving
+def test_assign_matches_oracle():
+    s = Server(tmp("st-assign"))
+    ds = register_path(s, A9A)
+    jid = submit(s, {"dataset": ds["id"], "k": 6, "seed": 2})["id"]
+    assert s.wait_job(jid)["state"] == "succeeded"
+    rows = libsvm_rows(os.path.join(DATA, A9A))
+    parts = s.json("GET", "/v1/jobs/%s/placement/examples?format=json" % jid)["examples"]
+    new = [rows[i] for i in range(0, 400, 3)] + [[1, 2, 3], [], [10 ** 12, 5], [7, 7, 7]]
+    before = s.req("GET", "/v1/jobs/%s/placement/examples" % jid)[2]
+    got = s.json("POST", "/v1/jobs/%s/assign" % jid, {"examples": new})
+    assert got["k"] == 6 and len(got["parts"]) == len(new)
+    assert got["parts"] == assign_oracle(rows, parts, 6, new), "assign differs from the oracle"
+    # the stored placement does not change
+    assert s.req("GET", "/v1/jobs/%s/placement/examples" % jid)[2] == before
+    j, _ = s.problem("POST", "/v1/jobs/%s/assign" % jid, {"examples": [[1, "x"]]}, status=422)
+    assert j["field"] == "examples[0][1]", j
+    j, _ = s.problem("POST", "/v1/jobs/%s/assign" % jid, {"examples": []}, status=422)
+    assert j["field"] == "examples", j
+
+
+# ---- cancel ----
+
+@serving
+def test_cancel_queued_and_running():
+    s, did = slow_server_data(tmp("st-cancel"))
+    a = submit(s, dict(SLOW_JOB, dataset=did))["id"]
+    b = submit(s, dict(SLOW_JOB, dataset=did))["id"]
+    s.wait_job(a, states=("running",))
+    # b waits behind a (one worker): cancelled at once
+    j = s.json("DELETE", "/v1/jobs/" + b)
+    assert j["state"] == "cancelled", j
+    st, _, body = s.req("DELETE", "/v1/jobs/" + a)
+    assert st == 202, (st, body)
+    assert s.wait_job(a)["state"] == "cancelled"
+    j, _ = s.problem("DELETE", "/v1/jobs/" + a, status=409)
+    j, _ = s.problem("GET", "/v1/jobs/%s/placement/examples" % a, status=409)
+    j, _ = s.problem("DELETE", "/v1/jobs/j999", status=404)
+    text = s.req("GET", "/metrics")[2].decode()
+    assert 'parsa_jobs{state="cancelled"} 2' in text, text
+
+
+# ---- errors ----
+
+@serving
+def test_errors_are_problems():
+    s = Server(tmp("st-err"), "--max-upload", "256K")
+    ds = register_path(s, A9A)
+    s.problem("GET", "/nope", status=404)
+    s.problem("GET", "/v1/jobs/j1/frobnicate", status=404)
+    s.problem("GET", "/v1/datasets/d77", status=404)
+    s.problem("GET", "/v1/jobs/j77", status=404)
+    j, hd = s.problem("PUT", "/v1/jobs", status=405)
+    assert hd["allow"] == "GET, POST", hd
+    j, hd = s.problem("DELETE", "/v1/datasets", status=405)
+    assert hd["allow"] == "GET, POST", hd
+    j, hd = s.problem("POST", "/v1/jobs/j1", status=405)
+    assert hd["allow"] == "GET, DELETE", hd
+    j, _ = s.problem("POST", "/v1/jobs", b'{"dataset": "d1",\n "k": }', status=400,
+                     headers={"Content-Type": "application/json"})
+    assert j["line"] == 2 and j["column"] >= 6, j
+    s.problem("POST", "/v1/jobs", b"", status=400)
+    for body, field in (({"dataset": ds["id"]}, "k"),
+                        ({"dataset": ds["id"], "k": 0}, "k"),
+                        ({"dataset": ds["id"], "k": "8"}, "k"),
+                        ({"k": 4}, "dataset"),
+                        ({"dataset": "d42", "k": 4}, "dataset"),
+                        ({"dataset": ds["id"], "k": 4, "method": "magic"}, "method"),
+                        ({"dataset": ds["id"], "k": 4, "blocks": -1}, "blocks"),
+                        ({"dataset": ds["id"], "k": 4, "tau": -2}, "tau"),
+                        ({"dataset": ds["id"], "k": 4, "bogus": 1}, "bogus"),
+                        ([1, 2], "(body)")):
+        j, _ = s.problem("POST", "/v1/jobs", body, status=422)
+        assert j["field"] == field, (body, j)
+        assert field.strip("()") in j["detail"] or field == "(body)", j
+    for body, field in (({"path": "../README.md"}, "path"),
+                        ({"path": "/etc/passwd"}, "path"),
+                        ({"path": "no-such-file.svm"}, "path"),
+                        ({"path": A9A, "format": "xml"}, "format"),
+                        ({"path": A9A, "graph": "tree"}, "graph"),
+                        ({"path": A9A, "colour": 1}, "colour")):
+        j, _ = s.problem("POST", "/v1/datasets", body, status=422)
+        assert j["field"] == field, (body, j)
+    # a dataset parse error carries the file's line and column
+    j, _ = s.problem("POST", "/v1/datasets?format=libsvm",
+                     b"1 3:1 4:1\n0 5:1 oops\n", status=422)
+    assert j["line"] == 2 and j["column"] == 7 and ":2:7:" in j["detail"], j
+    s.problem("POST", "/v1/datasets?format=libsvm", b"", status=422)
+    # too large: the limit is 256 KiB
+    j, hd = s.problem("POST", "/v1/datasets?format=libsvm", b"1 1:1\n" * 50000, status=413)
+    assert "limit" in j["detail"], j
+    # lookups: bad index, unknown feature, out of range, job not finished
+    jid = submit(s, {"dataset": ds["id"], "k": 4})["id"]
+    s.wait_job(jid)
+    s.problem("GET", "/v1/jobs/%s/examples/abc" % jid, status=404)
+    s.problem("GET", "/v1/jobs/%s/examples/8000" % jid, status=404)
+    s.problem("GET", "/v1/jobs/%s/features/123456789" % jid, status=404)
+    s.problem("GET", "/v1/jobs/%s/placement/examples?format=xml" % jid, status=422)
+    s.problem("POST", "/v1/jobs/%s/assign" % jid, b"[", status=400,
+              headers={"Content-Type": "application/json"})
+    # still serving
+    assert s.json("GET", "/healthz")["status"] == "ok"
+    text = s.req("GET", "/metrics")[2].decode()
+    assert 'status="422"' in text and 'status="405"' in text and 'status="413"' in text
+
+
+@serving
+def test_token_auth():
+    tok = tmp("token")
+    with open(tok, "w") as f:
+        f.write("s3cret-token\n")
+    s = Server(tmp("st-auth"), "--token-file", tok)
+    assert s.json("GET", "/healthz")["status"] == "ok"  # open
+    j, hd = s.problem("GET", "/v1/jobs", status=401)
+    assert hd["www-authenticate"].startswith("Bearer"), hd
+    s.problem("GET", "/metrics", status=401, headers={"Authorization": "Bearer s3cret-toke"})
+    s.problem("GET", "/v1/jobs", status=401, headers={"Authorization": "Bearer s3cret-token2"})
+    s.problem("GET", "/v1/jobs", status=401, headers={"Authorization": "Basic s3cret-token"})
+    s.token = "s3cret-token"
+    assert s.json("GET", "/v1/jobs")["jobs"] == []
+    register_path(s, A9A)
+
+
+# ---- durability ----
+
+@serving
+def test_restart_after_kill():
+    state = tmp("st-restart")
+    s, did = slow_server_data(state)
+    small = register_path_in(s, A9A)
+    done = submit(s, {"dataset": small, "k": 8, "seed": 5})["id"]
+    assert s.wait_job(done)["state"] == "succeeded"
+    files = {w: s.req("GET", "/v1/jobs/%s/placement/%s" % (done, w))[2]
+             for w in ("examples", "features")}
+    looked = s.req("GET", "/v1/jobs/%s/examples/17" % done)[2]
+    slow = submit(s, dict(SLOW_JOB, dataset=did))["id"]
+    wait_progress(s, slow)
+    s.kill(signal.SIGKILL)
+    s2 = Server(state, data_dir=os.path.dirname(slow_data()))
+    j = s2.json("GET", "/v1/jobs/" + done)
+    assert j["state"] == "succeeded" and "metrics" in j["report"], j
+    for w, body in files.items():
+        assert s2.req("GET", "/v1/jobs/%s/placement/%s" % (done, w))[2] == body
+    assert s2.req("GET", "/v1/jobs/%s/examples/17" % done)[2] == looked
+    j = s2.json("GET", "/v1/jobs/" + slow)
+    assert j["state"] == "failed" and "interrupted" in j["error"], j
+    assert s2.json("GET", "/v1/datasets/" + did)["examples"] == 150000
+    # new ids continue after the old ones
+    nxt = submit(s2, {"dataset": small, "k": 2})["id"]
+    assert int(nxt[1:]) > int(slow[1:]), nxt
+    assert s2.stop() == 0
+
+
+@serving
+def test_graceful_stop_requeues_running_job():
+    state = tmp("st-grace")
+    s, did = slow_server_data(state, "--grace", "0")
+    jid = submit(s, dict(SLOW_JOB, dataset=did))["id"]
+    queued = submit(s, {"dataset": did, "k": 2, "method": "random"})["id"]
+    s.wait_job(jid, states=("running",))
+    assert s.stop() == 0, s.p.returncode
+    s2 = Server(state, "--workers", "2", data_dir=os.path.dirname(slow_data()))
+    for x in (jid, queued):
+        j = s2.json("GET", "/v1/jobs/" + x)
+        assert j["state"] in ("queued", "running", "succeeded"), j
+    assert s2.wait_job(queued)["state"] == "succeeded"
+    s2.json("DELETE", "/v1/jobs/" + jid, status=202)
+    assert s2.wait_job(jid)["state"] == "cancelled"
+
+
+# ---- load and abuse ----
+
+@serving
+def test_concurrent_clients():
+    s = Server(tmp("st-conc"), "--workers", "2")
+    ds = register_path(s, A9A)
+    jid = submit(s, {"dataset": ds["id"], "k": 8})["id"]
+    s.wait_job(jid)
+    parts = s.json("GET", "/v1/jobs/%s/placement/examples?format=json" % jid)["examples"]
+    errors = []
+
+    def client(t):
+        try:
+            c = s.conn()
+            for i in range(60):
+                e = (t * 997 + i * 131) % len(parts)
+                st, _, b = s.req("GET", "/v1/jobs/%s/examples/%d" % (jid, e), conn=c)
+                assert st == 200 and json.loads(b)["part"] == parts[e]
+                if i % 20 == 0:
+                    j = submit(s, {"dataset": ds["id"], "k": 2, "method": "random",
+                                   "seed": t})
+                    assert j["state"] in ("queued", "running", "succeeded")
+            c.close()
+        except Exception as ex:  # noqa: BLE001
+            errors.append(repr(ex))
+
+    ths = [threading.Thread(target=client, args=(t,)) for t in range(8)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    assert not errors, errors[:3]
+    for j in s.json("GET", "/v1/jobs")["jobs"]:
+        assert s.wait_job(j["id"])["state"] == "succeeded", j
+
+
+@serving
+def test_wrk_bounded_run():
+    wrk = shutil.which("wrk")
+    if not wrk:
+        raise Skip("wrk not installed")
+    s = Server(tmp("st-wrk"))
+    ds = register_path(s, A9A)
+    jid = submit(s, {"dataset": ds["id"], "k": 8})["id"]
+    s.wait_job(jid)
+    feats = [l.split()[0] for l in s.req("GET", "/v1/jobs/%s/placement/features" % jid)[2].decode().splitlines()]
+    lua = tmp("cycle.lua")
+    with open(lua, "w") as f:
+        f.write('local ids = {%s}\nlocal i = 0\nrequest = function()\n'
+                '  i = i %% #ids + 1\n  return wrk.format("GET", "/v1/jobs/%s/features/" .. ids[i])\n'
+                'end\n' % (",".join(feats[:100]), jid))
+    p = subprocess.run([wrk, "-t1", "-c8", "-d2s", "-s", lua,
+                        "http://127.0.0.1:%d/" % s.port],
+                       capture_output=True, text=True, timeout=SLOW)
+    assert p.returncode == 0, p.stderr
+    assert "Non-2xx" not in p.stdout and "Socket errors" not in p.stdout, p.stdout
+    assert s.json("GET", "/healthz")["status"] == "ok"
+    st, _, b = s.req("GET", "/v1/jobs/%s/features/%s" % (jid, feats[3]))
+    assert st == 200
+    text = s.req("GET", "/metrics")[2].decode()
+    line = [l for l in text.splitlines()
+            if l.startswith('parsa_http_requests_total{route="/v1/jobs/{id}/features/{f}",status="200"}')]
+    assert line and int(line[0].split()[-1]) > 100, line
+
+
+def raw_exchange(port, data, close_early=False):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    out = b""
+    try:
+        s.sendall(data)
+        if close_early:
+            return b""
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return out
+
+
+@serving
+def test_malformed_request_burst():
+    s = Server(tmp("st-burst"))
+    cases = [
+        (b"GARBAGE\r\n\r\n", b"400"),
+        (b"\x00\x01\x02\xff\r\n\r\n", b"400"),
+        (b"GET /healthz HTTP/9.9\r\n\r\n", b"400"),
+        (b"GET /healthz HTTP/1.1\r\nNo colon here\r\n\r\n", b"400"),
+        # headers over the 64 KiB limit: 400 or a reset connection
+        (b"GET /healthz HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n", None),
+        (b"POST /v1/jobs HTTP/1.1\r\nContent-Length: abc\r\n\r\n", b"400"),
+        (b"BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", b"501"),
+        (b"POST /v1/jobs HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"k\":", None),
+        (b"POST /v1/datasets HTTP/1.1\r\nContent-Length: 10\r\n\r\n1 1", None),
+        (b"GET /v1/jobs/%zz/../../etc HTTP/1.1\r\n\r\n", b"404"),
+        (b"GET /healthz", None),
+    ]
+    for rnd in range(3):
+        for data, want in cases:
+            out = raw_exchange(s.port, data)
+            if want:
+                assert out.startswith(b"HTTP/1.1 " + want) or out.startswith(b"HTTP/1.0 " + want), (data[:40], out[:200])
+                assert b"application/problem+json" in out, out[:300]
+            raw_exchange(s.port, data, close_early=True)
+    assert s.p.poll() is None, "server died"
+    assert s.json("GET", "/healthz")["status"] == "ok"
+    ds = register_path(s, A9A)
+    assert s.json("GET", "/v1/datasets/" + ds["id"])["examples"] == 8000
+
+
+@test
+def test_cli_usage():
+    p = run("serve", "--help")
+    assert "--listen" in p.stdout and "--workers" in p.stdout and "--token-file" in p.stdout
+    for args in (["--listen", "nope"], ["--workers", "0"], ["--max-upload", "x"],
+                 ["--bogus"], ["extra"]):
+        p = run("serve", *args, ok=False)
+        assert p.returncode == 2 and "parsa serve:" in p.stderr, (args, p.stderr)
+    p = run("serve", "--state-dir", tmp("st-x"), "--data-dir", "/no/such/dir",
+            "--listen", "127.0.0.1:0", ok=False)
+    assert p.returncode == 1 and "data-dir" in p.stderr, p.stderr
+    assert "serve" in run("--help").stdout
+
+
+try:
+    finish()
+finally:
+    for srv in servers:
+        srv.kill()
