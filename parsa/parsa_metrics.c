@@ -18,15 +18,6 @@
 #include "parsa_baseline.h"
 #include "parsa_rng.h"
 
-/* Per-part counters of one placement (one allocation, k entries each). */
-struct part_counts {
-	uint64_t *M;     /* |N(U_i)| */
-	uint64_t *T;     /* traffic */
-	uint64_t *U;     /* |U_i| */
-	uint64_t *local; /* |V_i ∩ N(U_i)| */
-	uint64_t V_used; /* features used by some part */
-};
-
 static int check_ids(const uint32_t *id, uint32_t n, uint32_t k,
 		     const char *what, struct parsa_err *err)
 {
@@ -67,7 +58,7 @@ int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
 /* Fill pc from the used sets and the owners (pc zeroed, k entries). */
 static void count_parts(const struct parsa_graph *g,
 			const struct parsa_nbrset *used, const uint32_t *part,
-			const uint32_t *owner, struct part_counts *pc)
+			const uint32_t *owner, struct parsa_counts *pc)
 {
 	for (uint32_t r = 0; r < g->n_rows; r++)
 		pc->U[part[r]]++;
@@ -88,9 +79,8 @@ static void count_parts(const struct parsa_graph *g,
 	}
 }
 
-/* The summary metrics from the per-part counters. */
-static void summarize(const struct part_counts *pc, uint32_t k,
-		      uint32_t n_rows, struct parsa_metrics *m)
+void parsa_metrics_summarize(const struct parsa_counts *pc, uint32_t k,
+			     uint64_t n_rows, struct parsa_metrics *m)
 {
 	uint64_t M_max = 0, T_max = 0, T_sum = 0, M_sum = 0, loc = 0;
 	uint64_t U_max = 0, ideal = ((uint64_t)n_rows + k - 1) / k;
@@ -129,7 +119,7 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 			struct parsa_metrics *m, struct parsa_err *err)
 {
 	struct parsa_nbrset used;
-	struct part_counts pc = { 0 };
+	struct parsa_counts pc = { 0 };
 	uint64_t *buf;
 	int rc;
 
@@ -154,7 +144,7 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 		pc.local = buf + 3 * (size_t)k;
 		count_parts(g, &used, part, owner, &pc);
 		if (m)
-			summarize(&pc, k, g->n_rows, m);
+			parsa_metrics_summarize(&pc, k, g->n_rows, m);
 		copy_out(M, pc.M, k);
 		copy_out(T, pc.T, k);
 		copy_out(U, pc.U, k);
@@ -172,8 +162,7 @@ int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
 				   err);
 }
 
-/* acc += x, field by field (the integer fields as sums). */
-static void metrics_add(struct parsa_metrics *acc,
+void parsa_metrics_add(struct parsa_metrics *acc,
 			const struct parsa_metrics *x)
 {
 	acc->M_max += x->M_max;
@@ -187,7 +176,7 @@ static void metrics_add(struct parsa_metrics *acc,
 	acc->U_max += x->U_max;
 }
 
-static void metrics_div(struct parsa_metrics *acc, uint32_t n)
+void parsa_metrics_div(struct parsa_metrics *acc, uint32_t n)
 {
 	double d = (double)n;
 
@@ -238,10 +227,10 @@ int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
 	for (uint32_t t = 0; !rc && t < trials; t++) {
 		rc = random_trial(g, k, seed + t, part, owner, &one, err);
 		if (!rc)
-			metrics_add(&acc, &one);
+			parsa_metrics_add(&acc, &one);
 	}
 	if (!rc) {
-		metrics_div(&acc, trials);
+		parsa_metrics_div(&acc, trials);
 		acc.k = k;
 		*mean = acc;
 	}

@@ -42,6 +42,29 @@ int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
 			  const uint32_t *part, const uint32_t *owner,
 			  struct parsa_metrics *m, struct parsa_err *err);
 
+/* Per-part counters of one placement (k entries each). */
+struct parsa_counts {
+	uint64_t *M;     /* |N(U_i)| */
+	uint64_t *T;     /* traffic T_i */
+	uint64_t *U;     /* |U_i| */
+	uint64_t *local; /* |V_i ∩ N(U_i)| */
+	uint64_t V_used; /* features used by some part */
+};
+
+/*
+ * The summary metrics (M_max ... U_max) of the per-part counters of a
+ * placement of n_rows examples.  Used by parsa_metrics_parts and by the
+ * streaming mode, whose counters are summed over the servers.
+ */
+void parsa_metrics_summarize(const struct parsa_counts *pc, uint32_t k,
+			     uint64_t n_rows, struct parsa_metrics *m);
+
+/* acc += x field by field; then parsa_metrics_div(acc, n) makes the mean
+ * of n (the integer fields rounded), as for the random baseline. */
+void parsa_metrics_add(struct parsa_metrics *acc,
+		       const struct parsa_metrics *x);
+void parsa_metrics_div(struct parsa_metrics *acc, uint32_t n);
+
 /*
  * As parsa_metrics_compute, and also the per-part values: M[i] = M_i,
  * T[i] = T_i, U[i] = |U_i| (each k entries; any of M, T, U, m may be NULL).

@@ -166,9 +166,15 @@ static int ctx_alloc(struct partv_ctx *x, const struct parsa_nbrset *used,
 	return 0;
 }
 
-int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
-			 uint32_t *owner, uint64_t *traffic,
-			 struct parsa_partv_stats *st, struct parsa_err *err)
+/*
+ * The common run: T (k entries) starts at T0 (NULL: M_i from the masks);
+ * with greedy, every used feature is first given by Algorithm 11; then up
+ * to sweeps improving sweeps over the current owners.
+ */
+static int partv_run(const struct parsa_nbrset *used, int greedy,
+		     uint32_t sweeps, uint32_t *owner, const int64_t *T0,
+		     int64_t *T_out, struct parsa_partv_stats *st,
+		     struct parsa_err *err)
 {
 	struct partv_ctx x;
 	struct parsa_partv_stats s = { 0, 0 };
@@ -184,12 +190,15 @@ int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
 	if (rc)
 		return rc;
 	count_users(&x);
+	if (T0)
+		memcpy(x.T, T0, x.k * sizeof(*x.T));
 	rc = sort_by_users(&x, err);
 	if (rc) {
 		ctx_free(&x);
 		return rc;
 	}
-	greedy_assign(&x, owner);
+	if (greedy)
+		greedy_assign(&x, owner);
 	while (s.sweeps_run < sweeps) {
 		uint64_t moved = sweep_once(&x, owner);
 
@@ -198,14 +207,43 @@ int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
 		if (moved == 0)
 			break;
 	}
-	for (uint32_t i = 0; traffic && i < x.k; i++) {
-		assert(x.T[i] >= 0);
-		traffic[i] = (uint64_t)x.T[i];
-	}
+	if (T_out)
+		memcpy(T_out, x.T, x.k * sizeof(*x.T));
 	if (st)
 		*st = s;
 	ctx_free(&x);
 	return 0;
+}
+
+int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
+			 uint32_t *owner, uint64_t *traffic,
+			 struct parsa_partv_stats *st, struct parsa_err *err)
+{
+	int64_t *T = NULL;
+	int rc;
+
+	if (traffic && used && used->k > 0) {
+		T = malloc(used->k * sizeof(*T));
+		if (!T)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "partition V: out of memory");
+	}
+	rc = partv_run(used, 1, sweeps, owner, NULL, T, st, err);
+	for (uint32_t i = 0; !rc && T && i < used->k; i++) {
+		assert(T[i] >= 0);
+		traffic[i] = (uint64_t)T[i];
+	}
+	free(T);
+	return rc;
+}
+
+int parsa_partition_v_part(const struct parsa_nbrset *used, int greedy,
+			   uint32_t sweeps, uint32_t *owner, int64_t *T,
+			   struct parsa_partv_stats *st, struct parsa_err *err)
+{
+	if (!T)
+		return parsa_fail(err, PARSA_EINVAL, "partition V: T is NULL");
+	return partv_run(used, greedy, sweeps, owner, T, T, st, err);
 }
 
 int parsa_partition_v(const struct parsa_nbrset *used, uint32_t sweeps,

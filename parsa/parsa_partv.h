@@ -41,4 +41,21 @@ int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
 			 uint32_t *owner, uint64_t *traffic,
 			 struct parsa_partv_stats *st, struct parsa_err *err);
 
+/*
+ * Algorithm 11 on a part of V, for a system whose other features are
+ * placed elsewhere (the servers of the streaming mode each own a part).
+ * T (k entries) is the running traffic of the whole system on entry: the
+ * global M_i plus Σ (c_v - 2) over the features already owned elsewhere;
+ * on return it includes this part's features.  greedy: first give every
+ * used feature of `used` by Algorithm 11 (LPT order within the part);
+ * then up to sweeps improving sweeps over owner (which must hold a valid
+ * owner of every used feature when greedy is 0).  With greedy, unused
+ * features (no bit) go to v mod k as in parsa_partition_v.  Running the parts one after another, each from
+ * the previous one's T, gives every feature an owner among its users and
+ * ends with the T_i of parsa_metrics_parts.
+ */
+int parsa_partition_v_part(const struct parsa_nbrset *used, int greedy,
+			   uint32_t sweeps, uint32_t *owner, int64_t *T,
+			   struct parsa_partv_stats *st, struct parsa_err *err);
+
 #endif /* PARSA_PARTV_H */

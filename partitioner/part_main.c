@@ -34,6 +34,7 @@
 #include "part_report.h"
 #include "part_run.h"
 #include "part_shards.h"
+#include "part_stream.h"
 #include "train_main.h"
 
 #define EXIT_USAGE 2
@@ -102,6 +103,15 @@ static const char usage_partition[] =
 	"                    --init-blocks)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa partition ... --mpi\n"
 	"                    (every rank reads DATA; rank 0 writes the outputs)\n"
+	"streaming (LIBSVM; blocks read by the workers, nothing loads DATA):\n"
+	"  --stream          each worker reads its blocks of consecutive lines\n"
+	"                    from DATA itself and holds one block at a time;\n"
+	"                    neighbor sets, partition V and the metrics live on\n"
+	"                    the servers (with --workers/--servers/--tau/--mpi)\n"
+	"  --mem-limit SIZE  bytes of block data per worker (e.g. 64M): sets the\n"
+	"                    block size from the first lines (implies --stream)\n"
+	"  --block-rows N    examples per block (implies --stream; default\n"
+	"                    32768 without --mem-limit)\n"
 	"output:\n"
 	"  --out PREFIX      output prefix (default: DATA's name + .k<K>)\n"
 	"  --shards DIR      also write DIR/part-<i>.libsvm and\n"
@@ -163,6 +173,36 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 	if (errno || *end != '\0' || v < lo || v > hi)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+/* A byte size: digits with an optional K, M, G or T suffix (powers of
+ * 1024, an optional trailing 'B' or 'iB'). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (shift && *end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0' || v > (UINT64_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -257,6 +297,9 @@ enum {
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE,
 };
 
+/* streaming options (part_stream.h) */
+enum { OPT_STREAM = 1000, OPT_MEM_LIMIT, OPT_BLOCK_ROWS };
+
 static const struct option partition_longopts[] = {
 	{"parts", required_argument, NULL, 'k'},
 	{"format", required_argument, NULL, OPT_FORMAT},
@@ -283,6 +326,9 @@ static const struct option partition_longopts[] = {
 	{"tau", required_argument, NULL, OPT_TAU},
 	{"mpi", no_argument, NULL, OPT_MPI},
 	{"init-sample", required_argument, NULL, OPT_INIT_SAMPLE},
+	{"stream", no_argument, NULL, OPT_STREAM},
+	{"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
+	{"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -298,6 +344,8 @@ struct cmd_opts {
 	struct part_par_opts par;
 	int parallel;    /* --workers, --servers, --tau, --init-sample or --mpi */
 	int have_workers;
+	int stream;      /* --stream, --mem-limit or --block-rows */
+	uint64_t mem_limit, block_rows;
 };
 
 static void print_partition_help(void)
@@ -404,6 +452,19 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		c->par.mpi = 1;
 		c->parallel = 1;
 		return 0;
+	case OPT_STREAM:
+		c->stream = c->parallel = 1;
+		return 0;
+	case OPT_MEM_LIMIT:
+		if (parse_size(arg, &c->mem_limit) || c->mem_limit < 65536)
+			return die_usage("--mem-limit must be a size >= 64K (e.g. 512M, 2G), got '%s'", arg);
+		c->stream = c->parallel = 1;
+		return 0;
+	case OPT_BLOCK_ROWS:
+		if (parse_u64(arg, 1, UINT32_MAX, &c->block_rows))
+			return die_usage("--block-rows must be an integer in 1..4294967295, got '%s'", arg);
+		c->stream = c->parallel = 1;
+		return 0;
 	case OPT_OUT: c->out = arg; return 0;
 	case OPT_SHARDS: c->shards = arg; return 0;
 	case OPT_JSON: c->in.json = 1; return 0;
@@ -451,6 +512,24 @@ static int parse_cmd(int argc, char **argv, struct cmd_opts *c,
 	return -1;
 }
 
+/* What --stream supports (see part_stream.h). */
+static int check_stream_opts(struct cmd_opts *c)
+{
+	enum part_format f = c->in.ro.format;
+
+	if (f == PART_FMT_AUTO)
+		f = part_format_guess(c->in.data);
+	if (f != PART_FMT_AUTO && f != PART_FMT_LIBSVM)
+		return die_usage("--stream reads LIBSVM only (one example per line), not %s",
+				 part_format_name(f));
+	if (c->init_from || c->shards || c->run.pu.init_blocks > 0 ||
+	    c->par.init_sample >= 0 || c->run.pu.blocks)
+		return die_usage("%s", "--stream: --init-from, --shards, --blocks, --init-blocks and --init-sample do not apply (blocks: --block-rows or --mem-limit)");
+	if (strcmp(c->in.data, "-") == 0)
+		return die_usage("%s", "--stream needs a file (every worker reads it)");
+	return -1;
+}
+
 static int check_partition_opts(struct cmd_opts *c)
 {
 	if (!c->have_k)
@@ -469,7 +548,7 @@ static int check_partition_opts(struct cmd_opts *c)
 		return die_usage("%s", "--init-sample and --init-blocks are alternatives");
 	if (c->par.mpi && !c->have_workers)
 		c->par.workers = 0; /* one per rank */
-	return -1;
+	return c->stream ? check_stream_opts(c) : -1;
 }
 
 /* Incremental start: S from an earlier placement of dataset OLD. */
@@ -676,6 +755,71 @@ static int partition_failed(const struct cmd_opts *c, int rank,
 	_exit(1);
 }
 
+/* --stream: Parsa on the file in blocks (part_stream.h); nothing loads
+ * the dataset.  The root writes the placement and the report. */
+static int stream_job(struct cmd_opts *c, double t0)
+{
+	struct part_stream_opts so;
+	struct part_stream_result r;
+	struct part_result pr;
+	struct part_par_info pinfo;
+	struct part_progress pg;
+	struct part_report_info info;
+	struct parsa_err err;
+	char prefix[PATH_MAX], json_path[PATH_MAX + 8];
+	int rc, is_root = 0, rank = -1;
+
+	parsa_err_clear(&err);
+	part_stream_opts_default(&so);
+	so.k = c->run.pu.k;
+	so.rule = c->run.pu.rule;
+	so.imbalance = c->run.pu.imbalance;
+	so.block_imbalance = c->run.pu.block_imbalance;
+	so.seed = c->run.pu.seed;
+	so.sweeps = c->run.sweeps;
+	so.random_trials = c->run.random_trials;
+	so.block_rows = c->block_rows;
+	so.mem_limit = c->mem_limit;
+	part_progress_init(&pg, !c->in.quiet);
+	part_progress_begin(&pg, "streaming");
+	so.progress = progress_trampoline;
+	so.progress_arg = &pg;
+	part_stream_result_init(&r);
+	part_result_init(&pr);
+	rc = env_rank() <= 0 ? check_out_dir(c, &err) : 0;
+	if (rc == 0)
+		rc = part_stream_run(c->in.data, &so, &c->par, &r, &pinfo,
+				     &is_root, &rank, &err);
+	part_progress_end(&pg);
+	if (rc == 0 && is_root) {
+		out_prefix(c, r.k, prefix, sizeof(prefix));
+		rc = part_placement_write(prefix, r.part, r.n_rows, r.owner,
+					  r.feat_id, r.n_feat, &err);
+	}
+	if (rc == 0 && is_root) {
+		pr.k = r.k;
+		pr.m = r.m;
+		pr.rnd = r.rnd;
+		pr.t_partition_u = r.t_partition_u;
+		pr.t_partition_v = r.t_partition_v;
+		pr.t_metrics = r.t_metrics;
+		c->run.refine_rounds = 0; /* not part of the streaming mode */
+		info = (struct part_report_info){
+			.data_path = c->in.data, .opts = &c->run, .res = &pr,
+			.method = "parsa", .t_total = part_now() - t0,
+			.peak_rss_kb = part_peak_rss_kb(), .par = &pinfo,
+			.stream = &r, .mem_limit = c->mem_limit,
+		};
+		snprintf(json_path, sizeof(json_path), "%s.json", prefix);
+		rc = emit_report(&info, c->in.json, c->in.quiet, json_path,
+				 &err);
+	}
+	part_stream_result_release(&r);
+	if (!c->par.mpi)
+		rank = -1;
+	return rc ? partition_failed(c, rank, &err, rc) : 0;
+}
+
 static int cmd_partition(int argc, char **argv)
 {
 	struct cmd_opts c;
@@ -697,6 +841,8 @@ static int cmd_partition(int argc, char **argv)
 		return rc;
 	if (c.parallel)
 		setup_parallel(&c);
+	if (c.stream)
+		return stream_job(&c, t0);
 	parsa_err_clear(&err);
 	part_dataset_init(&ds);
 	part_result_init(&r);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "parsa_partu.h"
+#include "part_masks.h"
 #include "part_progress.h"
 #include "ps_transport_mpi.h"
 
@@ -250,42 +251,6 @@ static uint64_t *range_starts(uint32_t S, uint32_t n_cols,
 	return st;
 }
 
-/* ------------------------------------------------------- mask encoding */
-
-/* Mask words (nbrset layout) from width bytes; bits >= k dropped. */
-static void mask_decode(uint64_t *w, uint32_t words, uint32_t k,
-			const unsigned char *v, uint32_t width)
-{
-	memset(w, 0, (size_t)words * sizeof(uint64_t));
-	for (uint32_t j = 0; j < width; j++)
-		w[j / 8] |= (uint64_t)v[j] << (8 * (j % 8));
-	if (k % 64)
-		w[words - 1] &= (1ULL << (k % 64)) - 1;
-}
-
-static void mask_encode(unsigned char *v, uint32_t width, const uint64_t *w)
-{
-	for (uint32_t j = 0; j < width; j++)
-		v[j] = (unsigned char)(w[j / 8] >> (8 * (j % 8)));
-}
-
-/* Grow *p to hold n elements of size sz (kept on failure). */
-static int grow(void **p, size_t *cap, size_t n, size_t sz,
-		struct parsa_err *err)
-{
-	void *q;
-
-	if (n <= *cap && *p)
-		return 0;
-	q = realloc(*p, (n ? n : 1) * sz);
-	if (!q)
-		return parsa_fail(err, PARSA_ENOMEM,
-				  "out of memory for %zu block entries", n);
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 /* -------------------------------------------------------------- worker */
 
 /* A worker's state for its blocks.  Buffers grow with the blocks. */
@@ -381,7 +346,7 @@ static int ws_extract(struct wstate *ws, uint32_t j, struct parsa_err *err)
 				     jb->perm + jb->start[j], n, ws->map, err);
 
 	if (!rc)
-		rc = grow((void **)&ws->keys, &ws->keys_cap, ws->blk.g.n_cols,
+		rc = part_grow((void **)&ws->keys, &ws->keys_cap, ws->blk.g.n_cols,
 			  sizeof(uint64_t), err);
 	for (uint32_t l = 0; !rc && l < ws->blk.g.n_cols; l++)
 		ws->keys[l] = ws->blk.feat[l];
@@ -400,7 +365,7 @@ static int ws_pull(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
 	parsa_nbrset_release(&ws->slice);
 	rc = parsa_nbrset_init(&ws->slice, nf, jb->k, err);
 	if (!rc)
-		rc = grow((void **)&ws->vals, &ws->vals_cap,
+		rc = part_grow((void **)&ws->vals, &ws->vals_cap,
 			  (size_t)nf * jb->width, 1, err);
 	if (!rc && nf)
 		rc = ps_pull(w, TBL_MASK, ws->keys, nf, ws->vals, &t1, err);
@@ -414,7 +379,7 @@ static int ws_pull(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
 		return rc;
 	words = ws->slice.words;
 	for (uint32_t l = 0; l < nf; l++)
-		mask_decode(ws->slice.bits + (uint64_t)l * words, words, jb->k,
+		part_mask_decode(ws->slice.bits + (uint64_t)l * words, words, jb->k,
 			    ws->vals + (size_t)l * jb->width, jb->width);
 	parsa_nbrset_recount(&ws->slice);
 	for (uint32_t i = 0; i < jb->k; i++)
@@ -426,7 +391,7 @@ static int ws_pull(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
 static int ws_snapshot(struct wstate *ws, struct parsa_err *err)
 {
 	size_t nw = (size_t)ws->slice.n_feat * ws->slice.words;
-	int rc = grow((void **)&ws->before, &ws->before_cap, nw,
+	int rc = part_grow((void **)&ws->before, &ws->before_cap, nw,
 		      sizeof(uint64_t), err);
 
 	if (rc)
@@ -455,7 +420,7 @@ static int ws_push(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
 		if (!or)
 			continue;
 		ws->keys[m] = ws->blk.feat[l]; /* m <= l: keys reused */
-		mask_encode(ws->vals + (size_t)m * jb->width, jb->width, diff);
+		part_mask_encode(ws->vals + (size_t)m * jb->width, jb->width, diff);
 		m++;
 	}
 	if (m)
@@ -478,7 +443,7 @@ static int ws_send_parts(struct ps_node *w, struct wstate *ws, uint32_t j,
 	size_t hw = sizeof(struct rec_head) / sizeof(uint32_t);
 	struct rec_head h = {REC_MAGIC, j, n, ws->index, st->new_bits,
 			     st->decrements};
-	int rc = grow((void **)&ws->rec, &ws->rec_cap, hw + n,
+	int rc = part_grow((void **)&ws->rec, &ws->rec_cap, hw + n,
 		      sizeof(uint32_t), err);
 
 	if (rc)
@@ -503,7 +468,7 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 	if (!rc)
 		rc = ws_snapshot(ws, err);
 	if (!rc)
-		rc = grow((void **)&ws->rec, &ws->rec_cap,
+		rc = part_grow((void **)&ws->rec, &ws->rec_cap,
 			  hw + ws->blk.g.n_rows, sizeof(uint32_t), err);
 	if (!rc)
 		rc = parsa_partu_block(ws->ctx, &ws->blk, &ws->slice, &ws->bal,
@@ -736,7 +701,7 @@ static int push_sets(struct ps_node *s, const struct job *jb,
 		if (parsa_nbrset_count(T, v) == 0)
 			continue;
 		keys[m] = v;
-		mask_encode(vals + (size_t)m * jb->width, jb->width,
+		part_mask_encode(vals + (size_t)m * jb->width, jb->width,
 			    parsa_nbrset_mask(T, v));
 		if (++m == PUSH_CHUNK) {
 			rc = ps_push_op(s, TBL_MASK, PS_OP_OVERWRITE, keys, m,
@@ -881,22 +846,20 @@ static int sched_main(struct ps_node *s, void *arg, struct parsa_err *err)
 
 /* ----------------------------------------------------------------- run */
 
-static void fill_info(const struct job *jb, const struct ps_transport *tp,
-		      const struct ps_result *res, struct part_par_info *in)
+static struct ps_transport *make_transport(const struct part_par_opts *po,
+					   struct parsa_err *err);
+
+void part_par_info_fill(const struct ps_transport *tp,
+			const struct ps_result *res, int tau,
+			struct part_par_info *in)
 {
 	memset(in, 0, sizeof(*in));
 	in->transport = tp->ops->name;
 	in->workers = tp->layout.num_workers;
 	in->servers = tp->layout.num_servers;
 	in->ranks = tp->nranks;
-	in->tau = jb->po->tau;
-	in->init = jb->a > 0 ? "warm-up" : jb->m_sample > 0 ? "sample"
-							    : "none";
-	in->init_blocks = jb->a;
-	in->init_sample = jb->a > 0 ? 0.0 : jb->sample;
-	in->init_rows = jb->init_rows;
-	in->t_init = jb->t_init;
-	in->t_workers = jb->t_workers;
+	in->tau = tau;
+	in->init = "none";
 	ps_result_total(res, &in->traffic);
 	for (uint32_t i = 0; i < res->num_nodes; i++) {
 		const struct ps_node_stats *st = &res->nodes[i];
@@ -911,6 +874,25 @@ static void fill_info(const struct job *jb, const struct ps_transport *tp,
 		in->tau_wait_s += (double)st->tau_wait_ns * 1e-9;
 		in->wait_s += (double)st->wait_ns * 1e-9;
 	}
+}
+
+static void fill_info(const struct job *jb, const struct ps_transport *tp,
+		      const struct ps_result *res, struct part_par_info *in)
+{
+	part_par_info_fill(tp, res, jb->po->tau, in);
+	in->init = jb->a > 0 ? "warm-up" : jb->m_sample > 0 ? "sample"
+							    : "none";
+	in->init_blocks = jb->a;
+	in->init_sample = jb->a > 0 ? 0.0 : jb->sample;
+	in->init_rows = jb->init_rows;
+	in->t_init = jb->t_init;
+	in->t_workers = jb->t_workers;
+}
+
+struct ps_transport *part_par_transport(const struct part_par_opts *po,
+					struct parsa_err *err)
+{
+	return make_transport(po, err);
 }
 
 static struct ps_transport *make_transport(const struct part_par_opts *po,

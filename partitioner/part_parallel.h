@@ -151,6 +151,16 @@ int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct parsa_err *err);
 
 /* "inf", "-1" -> PART_PAR_TAU_INF; "0".."1000000" -> τ.  0 or -1. */
+/* The transport po asks for (threads or MPI; W and S from po). */
+struct ps_transport *part_par_transport(const struct part_par_opts *po,
+					struct parsa_err *err);
+
+/* info's transport, layout, τ, traffic and staleness fields from a run's
+ * statistics (the initialization fields zeroed, init "none"). */
+void part_par_info_fill(const struct ps_transport *tp,
+			const struct ps_result *res, int tau,
+			struct part_par_info *in);
+
 int part_par_tau_parse(const char *s, int *tau);
 
 #endif /* PART_PARALLEL_H */

@@ -51,9 +51,16 @@ void part_progress_cb(void *arg, uint64_t done, uint64_t total)
 	if (!p || !p->enabled)
 		return;
 	now = part_now();
-	if (now - p->last < 0.1 && done < total)
+	if (now - p->last < 0.1 && (total == 0 || done < total))
 		return;
 	p->last = now;
+	if (total == 0) { /* unknown total: a count */
+		fprintf(stderr, "\r%-14s %14llu done %6.1fs", p->label,
+			(unsigned long long)done, now - p->start);
+		fflush(stderr);
+		p->drawn = 1;
+		return;
+	}
 	frac = total ? (double)done / (double)total : 0.0;
 	if (frac > 1.0)
 		frac = 1.0;

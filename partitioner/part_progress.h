@@ -23,7 +23,8 @@ void part_progress_init(struct part_progress *p, int want);
 /* Start a new phase (label borrowed until the next begin/end). */
 void part_progress_begin(struct part_progress *p, const char *label);
 
-/* parsa_progress_fn-compatible: arg is a struct part_progress *. */
+/* parsa_progress_fn-compatible: arg is a struct part_progress *.
+ * total 0 = unknown: the count done is shown instead of a bar. */
 void part_progress_cb(void *arg, uint64_t done, uint64_t total);
 
 /* Clear the bar line. */

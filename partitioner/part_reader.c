@@ -36,6 +36,7 @@ struct rd {                     /* the state of one read */
 	uint32_t *row;              /* LIBSVM: the current row */
 	size_t row_cap;
 	struct pairbuf pb;
+	unsigned long lineno;       /* line number when l is NULL */
 	int seen_data;              /* a data line was handled */
 	int have_last;              /* first column's last id is cached: */
 	uint64_t last_key;          /* (SNAP and pairs files are often */
@@ -108,7 +109,7 @@ static int perr(struct rd *r, const char *line, const char *at,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return parsa_fail_at(r->err, PARSA_EPARSE, r->name,
-			     part_lines_lineno(r->l),
+			     r->l ? part_lines_lineno(r->l) : r->lineno,
 			     (unsigned long)(at - line) + 1, "%s", msg);
 }
 
@@ -255,14 +256,13 @@ static int libsvm_head(struct rd *r, const char *line, const char **pp)
 	return 0;
 }
 
-/* One `idx:val` token at *pp: its compact feature id in *c. */
-static int libsvm_entry(struct rd *r, const char *line, const char **pp,
-			uint32_t *c)
+/* One `idx:val` token at *pp: its index in *idx. */
+static int libsvm_index(struct rd *r, const char *line, const char **pp,
+			uint64_t *idx)
 {
 	const char *tok = *pp, *p, *v;
 	char show[TOK_SHOW * 4 + 8];
-	uint64_t idx;
-	int rc = parse_u64(tok, &p, &idx);
+	int rc = parse_u64(tok, &p, idx);
 
 	if (rc == 2)
 		return perr(r, line, tok,
@@ -279,7 +279,18 @@ static int libsvm_entry(struct rd *r, const char *line, const char **pp,
 		return perr(r, line, v, "value is not a number in '%s'",
 			    show_tok(show, sizeof(show), tok, 0));
 	*pp = p;
-	return part_idmap_get(&r->fmap, idx, c, NULL, "features", r->err);
+	return 0;
+}
+
+/* One `idx:val` token at *pp: its compact feature id in *c. */
+static int libsvm_entry(struct rd *r, const char *line, const char **pp,
+			uint32_t *c)
+{
+	uint64_t idx;
+	int rc = libsvm_index(r, line, pp, &idx);
+
+	return rc ? rc : part_idmap_get(&r->fmap, idx, c, NULL, "features",
+					r->err);
 }
 
 static int libsvm_line(struct rd *r, const char *line)
@@ -800,6 +811,41 @@ int part_read_file(const char *path, const struct part_read_opts *o,
 }
 
 /* ---- dataset and names -------------------------------------------------- */
+
+int part_libsvm_row(const char *name, unsigned long lineno, const char *line,
+		    uint64_t **ids, size_t *n, size_t *cap,
+		    struct parsa_err *err)
+{
+	struct rd r;
+	const char *p = skip_ws(line);
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.name = name ? name : "<input>";
+	r.lineno = lineno;
+	r.err = err;
+	*n = 0;
+	rc = libsvm_head(&r, line, &p);
+	while (!rc && *p && *p != '#') {
+		uint64_t idx;
+
+		rc = libsvm_index(&r, line, &p, &idx);
+		if (!rc && *n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 256;
+			uint64_t *q = realloc(*ids, nc * sizeof(**ids));
+
+			if (!q)
+				return parsa_fail(err, PARSA_ENOMEM,
+						  "out of memory for a row");
+			*ids = q;
+			*cap = nc;
+		}
+		if (!rc)
+			(*ids)[(*n)++] = idx;
+		p = skip_ws(p);
+	}
+	return rc;
+}
 
 void part_dataset_init(struct part_dataset *ds)
 {

@@ -119,6 +119,18 @@ struct part_dataset {
 	uint64_t empty_rows;      /* examples without features */
 };
 
+/*
+ * Parse one LIBSVM data line (not blank, not a comment: see
+ * part_line_is_skippable) with the rules above: *n = its feature indices,
+ * in line order, repeats kept, in (*ids)[0..*n) (grown with realloc;
+ * *cap its capacity).  Errors: PARSA_EPARSE "name:lineno:col: reason",
+ * PARSA_ENOMEM.  Used by the streaming mode (part_stream.h), which never
+ * holds the whole dataset.
+ */
+int part_libsvm_row(const char *name, unsigned long lineno, const char *line,
+		    uint64_t **ids, size_t *n, size_t *cap,
+		    struct parsa_err *err);
+
 /* An empty dataset (no allocation). */
 void part_dataset_init(struct part_dataset *ds);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "part_parallel.h"
+#include "part_stream.h"
 
 /* A JSON number, or null when x is not finite (an improvement over a
  * placement with zero traffic is infinite). */
@@ -27,18 +28,40 @@ static json_t *metrics_json(const struct parsa_metrics *m)
 			 (json_int_t)m->U_max);
 }
 
+/* Dataset counts: from the loaded dataset, or a streaming run's. */
+struct ds_counts {
+	uint64_t examples, features, nnz, empty_rows, duplicates;
+	enum part_format format;
+	enum part_graph_mode graph;
+};
+
+static struct ds_counts ds_counts(const struct part_report_info *in)
+{
+	const struct part_stream_result *s = in->stream;
+	const struct part_dataset *ds = in->ds;
+
+	if (s)
+		return (struct ds_counts){s->n_rows, s->n_feat, s->nnz,
+					  s->empty_rows, s->duplicates,
+					  PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY};
+	return (struct ds_counts){ds->g.n_rows, ds->g.n_cols,
+				  parsa_graph_nnz(&ds->g), ds->empty_rows,
+				  ds->duplicates, ds->format, ds->graph};
+}
+
 static json_t *params_json(const struct part_report_info *in)
 {
 	const struct part_run_opts *o = in->opts;
+	struct ds_counts dc = ds_counts(in);
 	json_t *p = json_object();
 
 	if (!p)
 		return NULL;
 	json_object_set_new(p, "format",
-			    json_string(part_format_name(in->ds->format)));
-	if (in->ds->format == PART_FMT_SNAP)
+			    json_string(part_format_name(dc.format)));
+	if (dc.format == PART_FMT_SNAP)
 		json_object_set_new(p, "graph",
-				    json_string(part_graph_mode_name(in->ds->graph)));
+				    json_string(part_graph_mode_name(dc.graph)));
 	if (!o)
 		return p;
 	json_object_set_new(p, "seed", json_integer((json_int_t)o->pu.seed));
@@ -49,8 +72,8 @@ static json_t *params_json(const struct part_report_info *in)
 		json_object_set_new(p, "sweeps", json_integer(o->sweeps));
 	if (o->method == PART_METHOD_PARSA) {
 		json_object_set_new(p, "blocks",
-				    json_integer(parsa_partu_blocks(&o->pu,
-								    in->ds->g.n_rows)));
+				    json_integer(in->stream ? (json_int_t)in->stream->blocks
+					    : parsa_partu_blocks(&o->pu, (uint32_t)dc.examples)));
 		json_object_set_new(p, "init_blocks",
 				    json_integer(o->pu.init_blocks));
 		json_object_set_new(p, "rule",
@@ -73,7 +96,7 @@ static json_t *seconds_json(const struct part_report_info *in)
 {
 	const struct part_result *r = in->res;
 	double part = r->t_partition_u + r->t_refine + r->t_partition_v;
-	uint64_t nnz = parsa_graph_nnz(&in->ds->g);
+	uint64_t nnz = ds_counts(in).nnz;
 
 	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "load",
 			 in->t_load, "partition", part, "partition_u",
@@ -133,19 +156,31 @@ static json_t *parallel_json(const struct part_par_info *p)
 	return j;
 }
 
+/* A streaming run: blocks, the memory bound and the workers' peak. */
+static json_t *stream_json(const struct part_report_info *in)
+{
+	const struct part_stream_result *s = in->stream;
+
+	return json_pack("{s:I, s:I, s:I, s:f, s:I}", "block_rows",
+			 (json_int_t)s->block_rows, "blocks",
+			 (json_int_t)s->blocks, "mem_limit_bytes",
+			 (json_int_t)in->mem_limit, "row_bytes_estimate",
+			 s->row_bytes, "worker_peak_rss_kb",
+			 (json_int_t)s->worker_peak_rss_kb);
+}
+
 json_t *part_report_json(const struct part_report_info *in)
 {
-	const struct part_dataset *ds = in->ds;
+	struct ds_counts dc = ds_counts(in);
 	const struct part_result *r = in->res;
 	json_t *j;
 
 	j = json_pack("{s:{s:s, s:I, s:I, s:I, s:I, s:I}, s:i, s:s}",
 		      "dataset", "path", in->data_path ? in->data_path : "",
-		      "examples", (json_int_t)ds->g.n_rows, "features",
-		      (json_int_t)ds->g.n_cols, "nonzeros",
-		      (json_int_t)parsa_graph_nnz(&ds->g), "empty_rows",
-		      (json_int_t)ds->empty_rows, "duplicates",
-		      (json_int_t)ds->duplicates, "k", (int)r->k, "method",
+		      "examples", (json_int_t)dc.examples, "features",
+		      (json_int_t)dc.features, "nonzeros", (json_int_t)dc.nnz,
+		      "empty_rows", (json_int_t)dc.empty_rows, "duplicates",
+		      (json_int_t)dc.duplicates, "k", (int)r->k, "method",
 		      in->method);
 	if (!j)
 		return NULL;
@@ -164,6 +199,8 @@ json_t *part_report_json(const struct part_report_info *in)
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
 	if (in->par)
 		json_object_set_new(j, "parallel", parallel_json(in->par));
+	if (in->stream)
+		json_object_set_new(j, "stream", stream_json(in));
 	return j;
 }
 
@@ -217,15 +254,16 @@ static void print_parallel(FILE *f, const struct part_par_info *p)
 
 void part_report_print(FILE *f, const struct part_report_info *in)
 {
-	const struct part_dataset *ds = in->ds;
+	struct ds_counts dc = ds_counts(in);
 	const struct part_result *r = in->res;
-	uint64_t nnz = parsa_graph_nnz(&ds->g);
+	uint64_t nnz = dc.nnz;
 	double part = r->t_partition_u + r->t_refine + r->t_partition_v;
 
-	fprintf(f, "%s: %u examples, %u features, %llu nonzeros (%s)\n",
-		in->data_path ? in->data_path : "dataset", ds->g.n_rows,
-		ds->g.n_cols, (unsigned long long)nnz,
-		part_format_name(ds->format));
+	fprintf(f, "%s: %llu examples, %llu features, %llu nonzeros (%s)\n",
+		in->data_path ? in->data_path : "dataset",
+		(unsigned long long)dc.examples,
+		(unsigned long long)dc.features, (unsigned long long)nnz,
+		part_format_name(dc.format));
 	fprintf(f, "method %s, k=%u\n", in->method, r->k);
 	fprintf(f, "  %-15s %14s %14s %12s\n", "metric", in->method, "random",
 		"improvement");
@@ -244,4 +282,10 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 		(double)in->peak_rss_kb / 1024.0);
 	if (in->par)
 		print_parallel(f, in->par);
+	if (in->stream)
+		fprintf(f, "stream: %llu blocks of %llu examples, worker peak "
+			   "memory %.1f MiB\n",
+			(unsigned long long)in->stream->blocks,
+			(unsigned long long)in->stream->block_rows,
+			(double)in->stream->worker_peak_rss_kb / 1024.0);
 }

@@ -12,6 +12,7 @@
 #include "part_run.h"
 
 struct part_par_info;
+struct part_stream_result;
 
 struct part_report_info {
 	const char *data_path;            /* borrowed */
@@ -25,6 +26,10 @@ struct part_report_info {
 	/* parallel runs (part_parallel.h): adds the "parallel" object and a
 	 * summary line; NULL for sequential runs and eval */
 	const struct part_par_info *par;
+	/* streaming runs (part_stream.h): the dataset counts come from here
+	 * (ds is NULL) and a "stream" object is added */
+	const struct part_stream_result *stream;
+	uint64_t mem_limit;               /* --mem-limit of the run, bytes */
 };
 
 /* New reference: the report object.  NULL on out of memory. */

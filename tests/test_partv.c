@@ -309,6 +309,82 @@ static void test_brute_force(void)
 	CHECK(optimal * 10 >= runs * 8);
 }
 
+/*
+ * parsa_partition_v_part over the features split in P contiguous parts,
+ * run in turn from the global M (as the streaming servers do): owners
+ * are users, the final T equals parsa_metrics' T, one part equals
+ * parsa_partition_v_ex exactly, and chained sweeps never raise T_max.
+ */
+static void run_parts(uint32_t k, uint32_t n, uint32_t P, uint64_t seed)
+{
+	struct parsa_rng rng;
+	struct parsa_nbrset s, sub;
+	uint32_t *owner = malloc(((size_t)n + 1) * sizeof(*owner));
+	uint32_t *whole = malloc(((size_t)n + 1) * sizeof(*whole));
+	uint64_t *Tw = malloc((size_t)k * sizeof(*Tw));
+	uint64_t *Tu = malloc((size_t)k * sizeof(*Tu));
+	int64_t *T = malloc((size_t)k * sizeof(*T));
+	uint64_t tmax_greedy = 0;
+
+	parsa_rng_seed(&rng, seed);
+	fill_used(&s, k, n, &rng, 0.2);
+	for (uint32_t i = 0; i < k; i++)
+		T[i] = (int64_t)s.size[i];
+	for (uint32_t round = 0; round < 3; round++) {
+		for (uint32_t q = 0; q < P; q++) {
+			uint32_t lo = (uint32_t)((uint64_t)n * q / P);
+			uint32_t hi = (uint32_t)((uint64_t)n * (q + 1) / P);
+
+			REQUIRE(parsa_nbrset_init(&sub, hi - lo, k, NULL) == 0);
+			for (uint32_t v = lo; v < hi; v++)
+				for (uint32_t i = 0; i < k; i++)
+					if (parsa_nbrset_has(&s, v, i))
+						parsa_nbrset_add(&sub, v - lo, i);
+			CHECK_INT(parsa_partition_v_part(&sub, round == 0,
+							 round == 0 ? 0 : 1,
+							 owner + lo, T, NULL,
+							 NULL), ==, 0);
+			parsa_nbrset_release(&sub);
+		}
+		for (uint32_t i = 0; i < k; i++) {
+			CHECK(T[i] >= 0);
+			Tu[i] = (uint64_t)T[i];
+		}
+		for (uint32_t v = 0; v < n; v++) /* unused: v mod k per part */
+			if (parsa_nbrset_count(&s, v) == 0)
+				owner[v] = v % k;
+		check_valid(&s, owner);
+		check_traffic(&s, owner, Tu);
+		if (round == 0)
+			tmax_greedy = max_u64(Tu, k);
+		CHECK(max_u64(Tu, k) <= tmax_greedy);
+		if (P == 1 && round == 0) {
+			CHECK_INT(parsa_partition_v_ex(&s, 0, whole, Tw, NULL,
+						       NULL), ==, 0);
+			CHECK(memcmp(whole, owner, (size_t)n * sizeof(*owner)) ==
+			      0);
+			CHECK(memcmp(Tw, Tu, (size_t)k * sizeof(*Tw)) == 0);
+		}
+	}
+	CHECK_INT(parsa_partition_v_part(&s, 1, 0, owner, NULL, NULL, NULL),
+		  ==, PARSA_EINVAL);
+	free(owner);
+	free(whole);
+	free(Tw);
+	free(Tu);
+	free(T);
+	parsa_nbrset_release(&s);
+}
+
+static void test_parts(void)
+{
+	static const uint32_t ks[] = { 1, 2, 5, 16, 64, 65 };
+
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++)
+		for (uint32_t P = 1; P <= 4; P++)
+			run_parts(ks[a], 20 + 61 * P, P, 77 * ks[a] + P);
+}
+
 static void test_degenerate(void)
 {
 	struct parsa_nbrset s;
@@ -343,5 +419,6 @@ int main(void)
 	RUN(test_large_k);
 	RUN(test_brute_force);
 	RUN(test_degenerate);
+	RUN(test_parts);
 	return harness_done();
 }

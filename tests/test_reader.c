@@ -570,6 +570,56 @@ static void test_empty_inputs(void)
 	part_dataset_release(&ds);
 }
 
+/*
+ * part_libsvm_row (the streaming mode's parser): the same rules and
+ * messages as the dataset reader, ids in line order with repeats kept.
+ */
+static void test_libsvm_row(void)
+{
+	static const struct {
+		const char *line;
+		int ok;
+		size_t n;
+		uint64_t ids[4];
+		const char *msg; /* expected prefix of the message */
+	} cases[] = {
+		{ "+1 3:1 1:0.5 3:2", 1, 3, { 3, 1, 3 }, NULL },
+		{ "  -1 qid:7 18446744073709551615:1e-3 # c", 1, 1,
+		  { 18446744073709551615ULL }, NULL },
+		{ "0", 1, 0, { 0 }, NULL },
+		{ "1 0:1\t5:nan", 1, 2, { 0, 5 }, NULL },
+		{ "1 x:1", 0, 0, { 0 }, "f.svm:9:3: expected 'index:value'" },
+		{ "1 2:abc", 0, 0, { 0 }, "f.svm:9:5: value is not a number" },
+		{ "3:1 4:1", 0, 0, { 0 }, "f.svm:9:1: expected a label" },
+		{ "1 18446744073709551616:1", 0, 0, { 0 },
+		  "f.svm:9:3: feature index out of range" },
+	};
+	uint64_t *ids = NULL;
+	size_t cap = 0;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct parsa_err err = { 0 };
+		size_t n = 99;
+		int rc = part_libsvm_row("f.svm", 9, cases[c].line, &ids, &n,
+					 &cap, &err);
+
+		if (cases[c].ok) {
+			CHECK_INT(rc, ==, 0);
+			CHECK_INT(n, ==, cases[c].n);
+			for (size_t j = 0; rc == 0 && j < n && j < 4; j++)
+				CHECK_INT(ids[j], ==, cases[c].ids[j]);
+		} else {
+			CHECK_INT(rc, ==, PARSA_EPARSE);
+			CHECK(strncmp(err.msg, cases[c].msg,
+				      strlen(cases[c].msg)) == 0);
+			if (strncmp(err.msg, cases[c].msg,
+				    strlen(cases[c].msg)) != 0)
+				fprintf(stderr, "  got: %s\n", err.msg);
+		}
+	}
+	free(ids);
+}
+
 static void test_names(void)
 {
 	enum part_format f = PART_FMT_AUTO;
@@ -988,6 +1038,7 @@ int main(void)
 	RUN(test_pairs_movielens_header);
 	RUN(test_empty_inputs);
 	RUN(test_names);
+	RUN(test_libsvm_row);
 	RUN(test_bad_args);
 	RUN(test_progress);
 	RUN(test_bad_corpus);

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ.get("PARSA_BIN", "build/parsa")
 TMP = tempfile.mkdtemp(prefix="parsa-cli-")
@@ -93,6 +94,50 @@ def eval_agrees(data, prefix, rep, extra=()):
     for key in ("M_max", "T_max", "T_sum", "RF", "imbalance", "local_fraction"):
         a, b = ev["metrics"][key], rep["metrics"][key]
         assert abs(a - b) <= 1e-9 * max(1.0, abs(b)), "%s: eval %s vs report %s" % (key, a, b)
+
+
+# ---------------------------------------------------------------------- MPI
+
+MPI_TIMEOUT = 120
+
+
+def find_mpirun():
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        f = os.path.join(d, "mpirun")
+        if os.access(f, os.X_OK):
+            return f
+    return None
+
+
+MPIRUN = find_mpirun()
+
+
+def mpi_env(extra=None):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # OpenMPI's own allocations look like leaks to LeakSanitizer
+    asan = env.get("ASAN_OPTIONS", "")
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
+    env.update(extra or {})
+    return env
+
+
+def mpirun(np, *args, env=None):
+    if not MPIRUN:
+        raise Skip("mpirun not found")
+    cmd = ["timeout", "-k", "5", str(MPI_TIMEOUT), MPIRUN, "--oversubscribe",
+           "-np", str(np), "--mca", "btl", "self,tcp", "--mca",
+           "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
+           BIN, *map(str, args)]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       timeout=MPI_TIMEOUT + 30, env=mpi_env(env))
+    p.seconds = time.time() - t0
+    out = p.stdout + p.stderr
+    if "no MPI transport" in out:
+        raise Skip("this build has no MPI transport")
+    return p
+
 
 
 def finish():

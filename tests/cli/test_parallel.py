@@ -12,14 +12,14 @@ import os
 import subprocess
 import time
 
-from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
-                     read_lines, run, test, tmp)
+from clitest import (BIN, MPI_TIMEOUT, MPIRUN, Skip, check_placement,  # noqa: F401
+                     eval_agrees, finish, mpi_env, mpirun, read_lines,
+                     run, test, tmp)
 
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
            ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
            ("movielens-sample.csv.gz", [])]
-MPI_TIMEOUT = 120
 
 
 def same_files(a, b):
@@ -162,44 +162,6 @@ def test_unwritable_output_fails_before_the_run():
 
 
 # ---------------------------------------------------------------------- MPI
-
-def find_mpirun():
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        f = os.path.join(d, "mpirun")
-        if os.access(f, os.X_OK):
-            return f
-    return None
-
-
-MPIRUN = find_mpirun()
-
-
-def mpi_env(extra=None):
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    # OpenMPI's own allocations look like leaks to LeakSanitizer
-    asan = env.get("ASAN_OPTIONS", "")
-    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + "detect_leaks=0"
-    env.update(extra or {})
-    return env
-
-
-def mpirun(np, *args, env=None):
-    if not MPIRUN:
-        raise Skip("mpirun not found")
-    cmd = ["timeout", "-k", "5", str(MPI_TIMEOUT), MPIRUN, "--oversubscribe",
-           "-np", str(np), "--mca", "btl", "self,tcp", "--mca",
-           "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
-           BIN, *map(str, args)]
-    t0 = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True,
-                       timeout=MPI_TIMEOUT + 30, env=mpi_env(env))
-    p.seconds = time.time() - t0
-    out = p.stdout + p.stderr
-    if "no MPI transport" in out:
-        raise Skip("this build has no MPI transport")
-    return p
-
 
 def check_mpi_run(np):
     data = "data/a9a-sample.svm.gz"
