@@ -7,6 +7,11 @@ wall time of partition U over --reps runs, and quality.  Then tau in
 0, 1, 4, inf (time, quality, staleness histogram) and the bytes moved
 between workers and servers for W in 1, 2, 4 and k in 16, 64.
 
+Then the streaming mode (--stream: whole-command wall time, reading
+included, 1 vs 2 workers vs mpirun -np 2) and its memory bound: peak
+memory per rank under --mem-limit on two synthetic sets of 5M and 20M
+nonzeros, against the sequential run that loads the dataset.
+
 usage: parallel.py BUILD_DIR [--reps N]
 """
 import argparse
@@ -17,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
 MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,tcp",
@@ -96,6 +102,68 @@ def traffic(bin_, data):
             sys.stdout.flush()
 
 
+def timed(bin_, data, k, extra, mpi=0):
+    t0 = time.time()
+    r = run(bin_, data, k, extra, mpi)
+    r["wall"] = time.time() - t0
+    return r
+
+
+def median_wall(bin_, data, k, extra, reps, mpi=0):
+    runs = sorted((timed(bin_, data, k, extra, mpi) for _ in range(reps)),
+                  key=lambda r: r["wall"])
+    return runs[len(runs) // 2]
+
+
+def streaming(bin_, data, name, reps):
+    """Whole command (read + partition U and V + metrics + write)."""
+    print("\n### Streaming, %s, k=16: whole command, median of %d runs\n" % (name, reps))
+    print("| run | wall seconds | speedup vs 1 stream worker | M_max | T_max | T_sum | "
+          "quality vs 1 stream worker (M/T/Tsum) | peak MiB (rank max) |")
+    print("|---|---|---|---|---|---|---|---|")
+    seq = median_wall(bin_, data, 16, [], reps)
+    one = median_wall(bin_, data, 16, ["--stream", "--workers", 1], reps)
+    rows = [("sequential, loads the dataset (default quality)", seq),
+            ("--stream, 1 worker", one)]
+    rows.append(("--stream, 2 worker threads",
+                 median_wall(bin_, data, 16, ["--stream", "--workers", 2], reps)))
+    if shutil.which("mpirun"):
+        rows.append(("mpirun -np 2 --stream",
+                     median_wall(bin_, data, 16, ["--stream"], reps, mpi=2)))
+    for label, r in rows:
+        m = r["metrics"]
+        q = " / ".join("%+.1f%%" % ((m[key] / one["metrics"][key] - 1) * 100)
+                       for key in ("M_max", "T_max", "T_sum"))
+        peak = r.get("stream", {}).get("worker_peak_rss_kb", r["peak_rss_kb"])
+        print("| %s | %.2f | %.2fx | %.0f | %.0f | %.0f | %s | %.0f |" % (
+            label, r["wall"], one["wall"] / r["wall"], m["M_max"], m["T_max"],
+            m["T_sum"], q, peak / 1024))
+        sys.stdout.flush()
+
+
+def memory(bin_, sets):
+    """Peak memory per rank under --mem-limit vs the dataset's size."""
+    print("\n### Memory bound: mpirun -np 2 --stream --mem-limit 16M, k=16\n")
+    print("| dataset | nonzeros | file MiB | sequential peak MiB | stream rank peak MiB "
+          "| blocks x rows | T_sum stream / sequential |")
+    print("|---|---|---|---|---|---|---|")
+    for name, path in sets:
+        seq = run(bin_, path, 16, [])
+        if shutil.which("mpirun"):
+            st = run(bin_, path, 16, ["--stream", "--mem-limit", "16M"], mpi=2)
+            how = "mpirun -np 2"
+        else:
+            st = run(bin_, path, 16, ["--stream", "--mem-limit", "16M", "--workers", 1])
+            how = "1 thread (no mpirun)"
+        s = st["stream"]
+        print("| %s | %d | %.0f | %.0f | %.0f (%s) | %d x %d | %.3f |" % (
+            name, st["dataset"]["nonzeros"], os.path.getsize(path) / 2**20,
+            seq["peak_rss_kb"] / 1024, s["worker_peak_rss_kb"] / 1024, how,
+            s["blocks"], s["block_rows"],
+            st["metrics"]["T_sum"] / seq["metrics"]["T_sum"]))
+        sys.stdout.flush()
+
+
 def main():
     global TMP
     ap = argparse.ArgumentParser()
@@ -113,6 +181,12 @@ def main():
     if os.path.exists(gowalla):
         speedup(bin_, gowalla, "gowalla (largest shared set, 1.03M nnz)", args.reps)
     speedup(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
+    streaming(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
+    small = os.path.join(TMP, "synth5m.svm")
+    subprocess.run([bin_, "gen", "--examples", "300000", "--features", "600000",
+                    "--avg-nnz", "17", "--topics", "64", "--seed", "2", "--out", small,
+                    "-q"], check=True)
+    memory(bin_, [("synthetic 300k x 600k", small), ("synthetic 1.2M x 600k", synth)])
     taus(bin_, synth, 3)
     traffic(bin_, gowalla if os.path.exists(gowalla) else synth)
     shutil.rmtree(TMP, ignore_errors=True)
