@@ -273,4 +273,69 @@ def test_placement_from_url():
     assert p.returncode == 1 and "GET http://" in p.stderr, p.stderr
 
 
+def serve_available():
+    p = subprocess.run([BIN, "serve", "--help"], capture_output=True,
+                       text=True, timeout=30)
+    return p.returncode == 0 and "--listen" in p.stdout
+
+
+def http_json(port, method, path, body=None):
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    c.request(method, path, body=json.dumps(body).encode() if body else None,
+              headers={"Content-Type": "application/json"} if body else {})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    return r.status, json.loads(data) if data else None
+
+
+@test
+def test_placement_from_parsa_serve():
+    """The real service: register the dataset, partition it there, train
+    on the job's URL; same result as the CLI's placement (same seed)."""
+    if not serve_available():
+        raise Skip("this build has no 'parsa serve'")
+    srv = subprocess.Popen([BIN, "serve", "--listen", "127.0.0.1:0",
+                            "--state-dir", tmp("serve-state"), "--data-dir",
+                            os.path.abspath("data")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        line = srv.stdout.readline()
+        assert "listening on http://" in line, line
+        port = int(line.strip().rsplit(":", 1)[1])
+        st, ds = http_json(port, "POST", "/v1/datasets",
+                           {"path": os.path.basename(SAMPLE)})
+        assert st == 201, (st, ds)
+        st, job = http_json(port, "POST", "/v1/jobs",
+                            {"dataset": ds["id"], "k": 3, "seed": 3})
+        assert st == 202, (st, job)
+        t0 = time.time()
+        while time.time() - t0 < 120:
+            st, j = http_json(port, "GET", "/v1/jobs/" + job["id"])
+            if j["state"] in ("succeeded", "failed", "cancelled"):
+                break
+            time.sleep(0.05)
+        assert j["state"] == "succeeded", j
+        url = "http://127.0.0.1:%d/v1/jobs/%s" % (port, job["id"])
+        a = last_json(run("train", SAMPLE, "--placement", url, "--passes", 2,
+                          "-q"))
+        prefix = tmp("serve-cli")
+        run("partition", SAMPLE, "-k", 3, "--seed", 3, "--out", prefix, "-q")
+        b = last_json(run("train", SAMPLE, "--placement", prefix,
+                          "--passes", 2, "-q"))
+        assert a["k"] == 3 and a["objective"] == b["objective"]
+        assert a["bytes_remote"] == b["bytes_remote"]
+    finally:
+        srv.terminate()
+        try:
+            srv.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+            srv.wait()
+        srv.stdout.close()
+        srv.stderr.close()
+
+
 finish()
