@@ -1,6 +1,8 @@
 """CLI tests of `parsa train` (trainer/): the liblinear oracle on
 heart_scale, placement checks, the JSON-lines log and the final stdout
-object, threads vs MPI models, the HTTP placement URL, the emulated link.
+object, threads vs MPI models, the HTTP placement URL (a tiny python
+http.server with chunked and Content-Length bodies, and the real
+`parsa serve` when the build has it), the emulated link.
 
 Uses the shared CLI harness (tests/cli/clitest.py); PARSA_BIN names the
 binary (build/asan/parsa under make check).
