@@ -6,10 +6,19 @@ peak memory is per method.  Timing is the median of --reps runs (partition
 time only, loading excluded).  Prints Markdown tables (pasted into
 BENCHMARKS.md) and checks the floors of issue #2.
 
-usage: bench.py BUILD_DIR [--quick] [--study] [--no-synthetic] [--reps N]
+usage: bench.py BUILD_DIR [--study] [--no-synthetic] [--reps N]
+       bench.py BUILD_DIR --issue6 [--ks 16,64] [--only SUBSTR] [--reps N]
+                [--json FILE]      (issue #6: parsa's qualities vs METIS, Zoltan)
+       bench.py BUILD_DIR --floors-quick [--only SUBSTR]
+                                   (the issue-2 floors' groups at k=16 only)
+
+Methods: random, greedy, metis, parsa (= --quality default), parsa-fast,
+parsa-best, and zoltan (Zoltan PHG through bench/zoltan_part.c, built here
+when /usr/include/trilinos/zoltan.h exists; scripts/bench.sh installs it).
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -26,6 +35,35 @@ PAIRS = ["bipartite/gowalla_lightgcn.tsv.gz",
 GRAPHS = ["graphs/facebook_combined.txt.gz", "graphs/wiki-Vote.txt.gz",
           "graphs/email-Enron.txt.gz", "graphs/soc-Slashdot0902.txt.gz"]
 METHODS = ["random", "greedy", "metis", "parsa"]
+ISSUE6_METHODS = ["random", "greedy", "metis", "zoltan", "parsa-fast", "parsa", "parsa-best"]
+QUALITY = {"parsa-fast": "fast", "parsa": "default", "parsa-best": "best"}
+ZOLTAN_H = "/usr/include/trilinos/zoltan.h"
+
+
+def build_zoltan(build):
+    """Compile bench/zoltan_part.c against the built libraries; None if
+    Zoltan or MPI is missing."""
+    out = os.path.join(build, "zoltan_part")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "zoltan_part.c")
+    if not os.path.exists(ZOLTAN_H):
+        print("bench: Zoltan not installed (%s missing): no zoltan baseline" % ZOLTAN_H)
+        return None
+    libs = [os.path.join(build, x) for x in ("libpart.a", "libpsserver.a", "libparsa.a")]
+    if os.path.exists(out) and all(os.path.getmtime(out) >= os.path.getmtime(f) for f in libs + [src]):
+        return out
+    pc = subprocess.run(["pkg-config", "--cflags", "--libs", "ompi-c", "jansson", "zlib",
+                         "libevent", "libevent_pthreads"], capture_output=True, text=True)
+    if pc.returncode != 0:
+        print("bench: pkg-config failed (%s): no zoltan baseline" % pc.stderr.strip())
+        return None
+    cmd = (["gcc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Iparsa", "-Ipartitioner",
+            "-I/usr/include/trilinos", src, "-o", out] + libs +
+           ["-ltrilinos_zoltan", "-lmetis"] + pc.stdout.split() + ["-lm", "-pthread"])
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print("bench: building zoltan_part failed: %s" % p.stderr[-2000:])
+        return None
+    return out
 
 
 def short(path):
@@ -33,15 +71,45 @@ def short(path):
 
 
 class Bench:
-    def __init__(self, build, reps):
+    def __init__(self, build, reps, zoltan=False):
         self.bin = os.path.join(build, "parsa")
         self.reps = reps
         self.tmp = tempfile.mkdtemp(prefix="parsa-bench-")
+        self.zoltan = build_zoltan(build) if zoltan else None
+
+    def run_zoltan(self, data, k, extra, reps):
+        """Zoltan PHG's U (zoltan_part writes the placement with V from
+        Algorithm 11), scored by `parsa eval`; time = zoltan_part's own."""
+        out = os.path.join(self.tmp, "z")
+        secs = []
+        for _ in range(reps):
+            p = subprocess.run([self.zoltan, data, str(k), out, *map(str, extra)],
+                               capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit("bench: zoltan_part failed: %s" % p.stderr)
+            secs.append(json.loads(p.stdout.strip().splitlines()[-1])["seconds"]["partition"])
+        p = subprocess.run([self.bin, "eval", data, "--placement", out, "-k", str(k),
+                            "--json", "-q", *map(str, extra)], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("bench: parsa eval of the zoltan placement failed: %s" % p.stderr)
+        rep = json.loads(p.stdout)
+        rep["method"] = "zoltan"
+        t = statistics.median(secs)
+        rep["seconds"]["partition"] = t
+        rep["seconds"]["ns_per_nnz"] = t * 1e9 / max(rep["dataset"]["nonzeros"], 1)
+        rep["peak_rss_kb"] = 0
+        return rep
 
     def run(self, data, k, method, extra=(), reps=None):
         reps = reps or self.reps
+        if method == "zoltan":
+            return self.run_zoltan(data, k, extra, reps)
         out = os.path.join(self.tmp, "p")
         runs = []
+        label = method
+        if method in QUALITY:
+            extra = list(extra) + ["--quality", QUALITY[method]]
+            method = "parsa"
         for _ in range(reps):
             cmd = [self.bin, "partition", data, "-k", str(k), "--method", method,
                    "--out", out, "--json", "-q", *map(str, extra)]
@@ -53,6 +121,7 @@ class Bench:
         rep["seconds"]["partition"] = statistics.median(r["seconds"]["partition"] for r in runs)
         rep["seconds"]["ns_per_nnz"] = statistics.median(r["seconds"]["ns_per_nnz"] for r in runs)
         rep["peak_rss_kb"] = max(r["peak_rss_kb"] for r in runs)
+        rep["method"] = label
         return rep
 
 
@@ -77,14 +146,16 @@ def table_row(name, k, rep):
                 rep["peak_rss_kb"] / 1024.0))
 
 
-def compare(b, datasets, ks, graph_mode=None, out=print):
+def compare(b, datasets, ks, graph_mode=None, out=print, methods=None):
     res = {}
     out(table_header())
     for path in datasets:
         full = os.path.join(SHARED, path)
         extra = ["--graph", graph_mode] if graph_mode else []
         for k in ks:
-            for method in METHODS:
+            for method in methods or METHODS:
+                if method == "zoltan" and not b.zoltan:
+                    continue
                 rep = b.run(full, k, method, extra)
                 res[(path, k, method)] = rep
                 name = short(path) + (" (%s)" % graph_mode if graph_mode else "")
@@ -197,6 +268,184 @@ def decide(b, out=print):
         sys.stdout.flush()
 
 
+GROUPS6 = (("LIBSVM", LIBSVM, None), ("user-item", PAIRS, None),
+           ("graphs adjacency", GRAPHS, "adjacency"), ("graphs edges", GRAPHS, "edges"))
+
+
+def short_table(rows, out):
+    out("| dataset | k | method | M_max | T_max | T_sum | partition s |")
+    out("|---|---|---|---|---|---|---|")
+    for name, k, rep in rows:
+        m = rep["metrics"]
+        out("| %s | %d | %s | %.0f | %.0f | %.0f | %.3f |" % (
+            name, k, rep["method"], m["M_max"], m["T_max"], m["T_sum"], rep["seconds"]["partition"]))
+
+
+def issue6(b, ks, only, out=print):
+    """Parsa's three qualities vs METIS and Zoltan PHG on every shared set;
+    returns {(group, path, k, method): report}."""
+    res = {}
+    for gname, paths, mode in GROUPS6:
+        for k in ks:
+            rows = []
+            for path in paths:
+                if only and only not in path:
+                    continue
+                name = short(path) + (" (%s)" % mode if mode else "")
+                extra = ["--graph", mode] if mode else []
+                for meth in ISSUE6_METHODS:
+                    if meth == "zoltan" and not b.zoltan:
+                        continue
+                    rep = b.run(os.path.join(SHARED, path), k, meth, extra)
+                    res[(gname, path, k, meth)] = rep
+                    rows.append((name, k, rep))
+                    print("  %s k=%d %s: T_sum %.0f (%.3fs)" % (name, k, meth, rep["metrics"]["T_sum"],
+                          rep["seconds"]["partition"]), file=sys.stderr)
+            if rows:
+                out("\n### %s, k=%d\n" % (gname, k))
+                short_table(rows, out)
+                sys.stdout.flush()
+    return res
+
+
+def _geo(xs):
+    xs = [max(x, 1e-12) for x in xs]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def issue6_checks(res, failures, out=print):
+    """The targets of issue #6 (printed; failures listed, not fatal)."""
+    out("\n### Targets of issue #6\n")
+    keys = sorted({(g, p, k) for (g, p, k, _) in res})
+    have_z = any(m == "zoltan" for (_, _, _, m) in res)
+
+    def met(g, p, k, m, key):
+        if key == "time":
+            return res[(g, p, k, m)]["seconds"]["partition"]
+        return res[(g, p, k, m)]["metrics"][key]
+
+    def ref(g, p, k, key, fn=min):
+        vals = [met(g, p, k, "metis", key)]
+        if have_z:
+            vals.append(met(g, p, k, "zoltan", key))
+        return fn(vals)
+
+    ok_m = [(g, p, k) for (g, p, k) in keys if met(g, p, k, "parsa", "M_max") < ref(g, p, k, "M_max")]
+    bad = ["%s k=%d" % (short(p) + ("" if g in ("LIBSVM", "user-item") else " " + g.split()[1]), k)
+           for (g, p, k) in keys if (g, p, k) not in ok_m]
+    check("default: M_max < METIS and Zoltan on every set and k", not bad,
+          "%d of %d%s" % (len(ok_m), len(keys), (", not on " + ", ".join(bad)) if bad else ""), failures)
+    wins = 0
+    for gname, _, _ in GROUPS6:
+        gk = [x for x in keys if x[0] == gname]
+        if not gk:
+            continue
+        r = _geo([met(g, p, k, "parsa", "T_max") / ref(g, p, k, "T_max") for (g, p, k) in gk])
+        wins += r <= 1.0
+        out("- default: T_max / best of METIS,Zoltan, %s: geometric mean %.3f" % (gname, r))
+    check("default: T_max at least as good as the better of METIS and Zoltan on >= 3 of 4 groups",
+          wins >= 3, "%d groups" % wins, failures)
+    for gname in ("LIBSVM", "user-item"):
+        gk = [x for x in keys if x[0] == gname]
+        for (g, p, k) in gk:
+            r = met(g, p, k, "parsa", "T_sum") / ref(g, p, k, "T_sum")
+            check("default: T_sum within 10%% of the better of METIS and Zoltan on %s k=%d" % (short(p), k),
+                  r <= 1.10, "%.0f vs %.0f (%+.1f%%)" % (met(g, p, k, "parsa", "T_sum"),
+                                                         ref(g, p, k, "T_sum"), (r - 1) * 100), failures)
+    sp = [met(g, p, k, "metis", "time") / max(met(g, p, k, "parsa", "time"), 1e-9) for (g, p, k) in keys]
+    slow = [("%s %s k=%d %.1fx" % (short(p), g, k, x)) for (g, p, k), x in zip(keys, sp) if x < 3]
+    check("default: >= 3x faster than METIS on every set and k", not slow,
+          "median %.1fx, min %.1fx%s" % (statistics.median(sp), min(sp),
+                                          ("; below 3x: " + ", ".join(slow)) if slow else ""), failures)
+    for gname in ("LIBSVM", "user-item"):
+        for (g, p, k) in [x for x in keys if x[0] == gname and have_z]:
+            a, z = met(g, p, k, "parsa-best", "T_sum"), met(g, p, k, "zoltan", "T_sum")
+            check("best: T_sum <= Zoltan on %s k=%d" % (short(p), k), a <= z,
+                  "%.0f vs %.0f (%+.1f%%)" % (a, z, (a / z - 1) * 100), failures)
+    worse = ["%s %s k=%d" % (short(p), g, k) for (g, p, k) in keys
+             if met(g, p, k, "parsa-best", "T_sum") >= met(g, p, k, "metis", "T_sum")]
+    check("best: T_sum < METIS everywhere", not worse,
+          "%d of %d%s" % (len(keys) - len(worse), len(keys), ("; not on " + ", ".join(worse)) if worse else ""),
+          failures)
+    slow = [("%s %s k=%d %.2fs vs %.2fs" % (short(p), g, k, met(g, p, k, "parsa-best", "time"),
+                                          met(g, p, k, "metis", "time")))
+            for (g, p, k) in keys if met(g, p, k, "parsa-best", "time") > met(g, p, k, "metis", "time")]
+    check("best: no slower than METIS", not slow,
+          "%d of %d%s" % (len(keys) - len(slow), len(keys), ("; slower on " + ", ".join(slow)) if slow else ""),
+          failures)
+
+
+def tradeoff(b, synth_path, out=print):
+    """Time vs T_sum / T_max of the three qualities (and METIS, Zoltan) on
+    gowalla and the synthetic set, k=16: {dataset: {method: report}}."""
+    sets = [("gowalla", os.path.join(SHARED, PAIRS[0]))]
+    if synth_path:
+        sets.append(("synthetic-17M", synth_path))
+    res = {}
+    for name, path in sets:
+        res[name] = {}
+        rows = []
+        for meth in ["parsa-fast", "parsa", "parsa-best", "metis", "zoltan"]:
+            if meth == "zoltan" and not b.zoltan:
+                continue
+            rep = b.run(path, 16, meth, reps=1 if name != "gowalla" else None)
+            res[name][meth] = rep
+            rows.append((name, 16, rep))
+        out("\n### Trade-off, %s, k=16\n" % name)
+        short_table(rows, out)
+        sys.stdout.flush()
+    return res
+
+
+def slim(rep):
+    return {"method": rep["method"], "metrics": rep["metrics"], "seconds": rep["seconds"],
+            "dataset": rep["dataset"]}
+
+
+def main_issue6(args):
+    b = Bench(args.build, args.reps, zoltan=True)
+    ks = [int(x) for x in args.ks.split(",")]
+    print("## Issue 6 run of %s on %s (%d cores)" % (time.strftime("%Y-%m-%d %H:%M"),
+          os.uname().nodename, os.cpu_count()))
+    res = issue6(b, ks, args.only)
+    failures = []
+    issue6_checks(res, failures)
+    dump = {"issue6": [{"group": g, "path": p, "k": k, "method": m, "report": slim(r)}
+                       for (g, p, k, m), r in res.items()]}
+    if args.tradeoff:
+        f = os.path.join(b.tmp, "synth17m.svm")
+        subprocess.run([b.bin, "gen", "--examples", "1000000", "--features", "500000",
+                        "--avg-nnz", "17", "--topics", "64", "--seed", "1", "--out", f, "-q"],
+                       check=True)
+        tr = tradeoff(b, f)
+        dump["tradeoff"] = {n: {m: slim(r) for m, r in d.items()} for n, d in tr.items()}
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(dump, fh, indent=1)
+    print("\n%d target(s) missed: %s" % (len(failures), "; ".join(failures)) if failures
+          else "\nall issue-6 targets met")
+
+
+def main_floors_quick(args):
+    """The issue-2 floors that a change of defaults could break: the group
+    medians at k=16 (parsa vs random), quickly (1 rep, parsa only)."""
+    b = Bench(args.build, 1)
+    failures = []
+    groups = (("LIBSVM+pairs", LIBSVM + PAIRS, None, (27, 51, 43)),
+              ("graphs adjacency", GRAPHS, "adjacency", (33, 121, 108)),
+              ("graphs edges", GRAPHS, "edges", (125, 281, 279)))
+    for name, ds, mode, fls in groups:
+        reps = [b.run(os.path.join(SHARED, d), 16, "parsa", ["--graph", mode] if mode else [], reps=1)
+                for d in ds if not args.only or args.only in d]
+        for key, fl in zip(("M_max", "T_max", "T_sum"), fls):
+            v = statistics.median(r["improvement"][key] for r in reps)
+            check("median improvement %s %s k=16 >= %d%%" % (key, name, fl), v >= fl, "%+.1f%%" % v, failures)
+        worst = max(r["metrics"]["imbalance"] for r in reps)
+        check("imbalance <= 1.03 (%s)" % name, worst <= 1.03 + 1e-9, "worst %.4f" % worst, failures)
+    print("\n%d floor(s) failed" % len(failures) if failures else "\nall quick floors met")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -205,9 +454,23 @@ def main():
     ap.add_argument("--no-synthetic", action="store_true")
     ap.add_argument("--decide-only", action="store_true",
                     help="only the table of candidate defaults")
+    ap.add_argument("--issue6", action="store_true",
+                    help="parsa fast/default/best vs METIS and Zoltan PHG (issue #6)")
+    ap.add_argument("--ks", default="16,64", help="k values of --issue6")
+    ap.add_argument("--only", default="", help="only datasets whose path contains this")
+    ap.add_argument("--tradeoff", action="store_true",
+                    help="with --issue6: also the time/quality trade-off on gowalla and 17M synthetic")
+    ap.add_argument("--json", default="", help="with --issue6: write the results here")
+    ap.add_argument("--floors-quick", action="store_true",
+                    help="only the issue-2 group floors at k=16 for parsa (1 rep)")
     args = ap.parse_args()
     if not os.path.isdir(SHARED):
         sys.exit("bench: shared data not found at %s (set PARSA_SHARED_DATA)" % SHARED)
+    if args.issue6:
+        main_issue6(args)
+        return
+    if args.floors_quick:
+        sys.exit(main_floors_quick(args))
     b = Bench(args.build, args.reps)
     if args.decide_only:
         decide(b)

@@ -26,6 +26,7 @@ struct fm {
 	struct parsa_nbrset *used; /* kept: bit (v, j) set iff cnt[v][j] > 0 */
 	uint32_t k;
 	uint64_t cap, m_limit;
+	const uint32_t *weight; /* n_rows vertex weights, or NULL: all 1 */
 	uint16_t *cnt;     /* n_cols * k, feature-major, saturating */
 	uint64_t *size;    /* k: |U_j| */
 	uint32_t *hits;    /* k: |N(u) ∩ N(U_j)| scratch, zero between uses */
@@ -33,16 +34,22 @@ struct fm {
 	uint32_t *order;   /* n_rows: visiting order */
 	int saturated;     /* some count reached CNT_SAT */
 	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
+	int force;         /* 1: rebalancing |U_j|: best target with room, any
+			    * gain, m_limit ignored; 2: rebalancing M_j: the
+			    * same within m_limit */
 	int64_t *acc;      /* k: p-mode cost scratch, zero between uses */
 	uint32_t *entry;   /* n_rows: the entry placement (p-mode only) */
-	struct fm_cand *cand; /* n_rows: swap wishes of a sweep (NULL: no swaps) */
+	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
+	uint32_t cand_cap;    /* allocated entries of cand */
+	int swaps;            /* swap phase on */
+	int nomem;            /* a (benign) cand allocation failed */
 };
 
 /* A wish of the swap phase: u (in part from) would move to the full part
  * to with the given gain. */
 struct fm_cand {
 	uint32_t from, to;
-	int64_t gain;
+	int32_t gain;
 	uint32_t u;
 };
 
@@ -65,6 +72,11 @@ static void fm_free(struct fm *f)
 	free(f->entry);
 }
 
+static uint64_t wt(const struct fm *f, uint32_t u)
+{
+	return f->weight ? f->weight[u] : 1;
+}
+
 static uint16_t *cnt_at(const struct fm *f, uint32_t v, uint32_t j)
 {
 	return &f->cnt[(uint64_t)v * f->k + j];
@@ -81,16 +93,15 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->k = used->k;
 	f->cap = o->cap;
 	f->m_limit = o->m_limit;
+	f->weight = o->weight;
+	f->swaps = o->swaps;
 	f->cnt = calloc((size_t)g->n_cols * f->k + 1, sizeof(uint16_t));
 	f->size = calloc(f->k, sizeof(uint64_t));
 	f->hits = calloc(f->k, sizeof(uint32_t));
 	f->acc = calloc(f->k, sizeof(int64_t));
 	f->touched = malloc(f->k * sizeof(uint32_t));
 	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (o->swaps)
-		f->cand = malloc(((size_t)g->n_rows + 1) * sizeof(*f->cand));
-	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->touched || !f->order ||
-	    (o->swaps && !f->cand)) {
+	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->touched || !f->order) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory (refine: %u features x %u parts)",
@@ -98,7 +109,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	}
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		f->order[u] = u;
-		f->size[part[u]]++;
+		f->size[part[u]] += wt(f, u);
 		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 			uint16_t *c = cnt_at(f, g->col[e], part[u]);
 
@@ -154,7 +165,7 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
 		priv += *cnt_at(f, g->col[e], a) == 1;
 	/* no private feature: no move can lower Σ M (gain <= 0) */
-	if (priv == 0 && !f->pmode)
+	if (priv == 0 && !f->pmode && f->force != 1)
 		return best;
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
@@ -180,9 +191,9 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 
 		f->hits[j] = 0;
 		f->acc[j] = 0;
-		if (j == a || mj > f->m_limit)
+		if (j == a || (mj > f->m_limit && f->force != 1))
 			continue;
-		if (f->size[j] < f->cap) {
+		if (f->size[j] + wt(f, u) <= f->cap) {
 			if (better(&best, best_m, j, gain, mj)) {
 				best = (struct fm_move){ j, gain, add };
 				best_m = mj;
@@ -192,6 +203,8 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 			full_m = mj;
 		}
 	}
+	if (f->force)
+		return best;
 	if (best.to != UINT32_MAX && f->pmode && best.gain <= 0)
 		best.to = UINT32_MAX;
 	if (best.to != UINT32_MAX && !f->pmode &&
@@ -228,8 +241,8 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 		f->saturated |= *cb == CNT_SAT;
 	}
 	f->part[u] = b;
-	f->size[a]--;
-	f->size[b]++;
+	f->size[a] -= wt(f, u);
+	f->size[b] += wt(f, u);
 	return delta;
 }
 
@@ -240,6 +253,31 @@ static uint64_t sum_m(const struct parsa_nbrset *s)
 	for (uint32_t j = 0; j < s->k; j++)
 		t += s->size[j];
 	return t;
+}
+
+static int32_t clamp32(int64_t x)
+{
+	return x > INT32_MAX ? INT32_MAX : x < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)x;
+}
+
+/* Room for candidate nc (grows cand); 0 if out of memory (the swap phase
+ * and rebalancing then work with fewer candidates: benign). */
+static int cand_room(struct fm *f, uint32_t nc)
+{
+	struct fm_cand *p;
+	uint32_t cap;
+
+	if (nc < f->cand_cap)
+		return 1;
+	cap = f->cand_cap ? 2 * f->cand_cap : 1024;
+	p = realloc(f->cand, (size_t)cap * sizeof(*p));
+	if (!p) {
+		f->nomem = 1;
+		return 0;
+	}
+	f->cand = p;
+	f->cand_cap = cap;
+	return 1;
 }
 
 static int cmp_cand(const void *x, const void *y)
@@ -284,7 +322,8 @@ static uint64_t try_pair(struct fm *f, uint32_t u, uint32_t w)
 
 	d += apply_move(f, w, a);
 	if (d < 0 && f->used->size[a] <= f->m_limit &&
-	    f->used->size[b] <= f->m_limit)
+	    f->used->size[b] <= f->m_limit && f->size[a] <= f->cap &&
+	    f->size[b] <= f->cap)
 		return (uint64_t)-d;
 	apply_move(f, w, b);
 	apply_move(f, u, a);
@@ -312,7 +351,7 @@ static uint64_t swap_phase(struct fm *f, uint32_t n, uint64_t *moves)
 			for (je = j; je < n && c[je].from == b && c[je].to == a;)
 				je++;
 			for (uint32_t x = i; x < ie && j < je &&
-					     c[x].gain + c[j].gain > 0; x++, j++) {
+					     (int64_t)c[x].gain + c[j].gain > 0; x++, j++) {
 				uint64_t dd;
 
 				if (f->part[c[x].u] != a || f->part[c[j].u] != b)
@@ -342,15 +381,122 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
 		if (mv.to != UINT32_MAX) {
 			apply_move(f, u, mv.to);
 			++*moves;
-		} else if (full.to != UINT32_MAX && f->cand && !f->pmode) {
+		} else if (full.to != UINT32_MAX && f->swaps && !f->pmode &&
+			   cand_room(f, nc)) {
 			f->cand[nc++] = (struct fm_cand){ f->part[u], full.to,
-							  full.gain, u };
+							  clamp32(full.gain), u };
 		}
 	}
 	if (nc)
 		swap_phase(f, nc, moves);
 	assert(f->pmode || sum_m(f->used) <= before);
 	return (int64_t)before - (int64_t)sum_m(f->used);
+}
+
+static int cmp_gain(const void *x, const void *y)
+{
+	const struct fm_cand *p = x, *q = y;
+
+	if (p->gain != q->gain)
+		return p->gain > q->gain ? -1 : 1;
+	return p->u < q->u ? -1 : p->u > q->u;
+}
+
+/* The part with the smallest |U_j| (ties: lowest index). */
+static uint32_t lightest(const struct fm *f)
+{
+	uint32_t b = 0;
+
+	for (uint32_t j = 1; j < f->k; j++)
+		if (f->size[j] < f->size[b])
+			b = j;
+	return b;
+}
+
+/*
+ * Rebalancing: while a part is above the cap, move its examples out, best
+ * gain first (to the best part with room that shares a feature, else the
+ * lightest part).  Used when the entry placement breaks the cap (the
+ * coarse-to-fine projection of parsa_ml).  May raise Σ M.
+ */
+static void rebalance(struct fm *f, uint64_t *moves)
+{
+	uint32_t nc = 0;
+
+	f->force = 1;
+	for (uint32_t u = 0; u < f->g->n_rows; u++) {
+		struct fm_move full, mv;
+
+		if (f->size[f->part[u]] <= f->cap)
+			continue;
+		mv = eval_move(f, u, &full);
+		if (!cand_room(f, nc))
+			break;
+		f->cand[nc++] = (struct fm_cand){ f->part[u], mv.to, mv.to == UINT32_MAX ? INT32_MIN : clamp32(mv.gain), u };
+	}
+	qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t u = f->cand[i].u, a = f->part[u], b = f->cand[i].to;
+		struct fm_move full;
+
+		if (f->size[a] <= f->cap)
+			continue;
+		if (b == UINT32_MAX || f->size[b] + wt(f, u) > f->cap)
+			b = eval_move(f, u, &full).to;
+		if (b == UINT32_MAX || f->size[b] + wt(f, u) > f->cap)
+			b = lightest(f);
+		if (b == a)
+			continue;
+		apply_move(f, u, b);
+		++*moves;
+	}
+	f->force = 0;
+}
+
+/*
+ * Memory rebalancing: while parts are above m_limit (after a projection
+ * from a coarse level, whose partition was not bound by it), move their
+ * examples that have private features out, best gain first, to parts with
+ * room that stay within m_limit.  Up to 4 rounds; may raise Σ M.
+ */
+static void mbalance(struct fm *f, uint64_t *moves)
+{
+	const struct parsa_nbrset *s = f->used;
+
+	f->force = 2;
+	for (int round = 0; round < 4; round++) {
+		uint32_t nc = 0;
+		uint64_t moved = 0;
+
+		for (uint32_t u = 0; u < f->g->n_rows; u++) {
+			struct fm_move full, mv;
+
+			if (s->size[f->part[u]] <= f->m_limit)
+				continue;
+			mv = eval_move(f, u, &full);
+			if (mv.to == UINT32_MAX || !cand_room(f, nc))
+				continue;
+			f->cand[nc++] = (struct fm_cand){ f->part[u], mv.to,
+							  clamp32(mv.gain), u };
+		}
+		qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
+		for (uint32_t i = 0; i < nc; i++) {
+			uint32_t u = f->cand[i].u;
+			struct fm_move full, mv;
+
+			if (s->size[f->part[u]] <= f->m_limit)
+				continue;
+			mv = eval_move(f, u, &full); /* targets may have filled */
+			if (mv.to == UINT32_MAX)
+				continue;
+			apply_move(f, u, mv.to);
+			moved++;
+		}
+		*moves += moved;
+		if (moved == 0)
+			break;
+	}
+	f->force = 0;
 }
 
 uint64_t parsa_connectivity(const struct parsa_nbrset *s)
@@ -407,6 +553,9 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	if (rc)
 		return rc;
 	parsa_rng_seed(&rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
+	rebalance(&f, &s.moves);
+	mbalance(&f, &s.moves);
+	s.conn_mid = parsa_connectivity(used);
 	if (o->p_passes) {
 		f.entry = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 		if (!f.entry) {
@@ -427,7 +576,7 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 			break;
 		conn -= (uint64_t)gain;
 	}
-	if (f.entry && parsa_connectivity(used) > s.conn_before) {
+	if (f.entry && parsa_connectivity(used) > s.conn_mid) {
 		/* the surrogate did not pay: back to the entry placement */
 		memcpy(part, f.entry, (size_t)g->n_rows * sizeof(uint32_t));
 		f.saturated = 1;
@@ -436,7 +585,7 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 		rc = parsa_used_sets(g, part, used, err);
 	fm_free(&f);
 	s.conn_after = parsa_connectivity(used);
-	assert(s.conn_after <= s.conn_before);
+	assert(s.conn_after <= s.conn_mid);
 	if (st)
 		*st = s;
 	return rc;

@@ -17,7 +17,8 @@
  * A sweep visits the examples in a seeded random order and moves each to
  * the part b with the largest gain among the parts that share a feature
  * with it (ties: smallest M_b + add_b, then lowest index), when
- *   - |U_b| < cap (the balance bound is never broken), and
+ *   - |U_b| + w_u ≤ cap (the balance bound is never broken; w_u = 1
+ *     unless vertex weights are given), and
  *   - M_b + add_b ≤ m_limit (so M_max never rises above m_limit; pass the
  *     entry M_max to make the refinement never worsen M_max), and
  *   - the gain is > 0, or it is 0, priv_a(u) > 0 and M_b + add_b < M_a
@@ -39,6 +40,16 @@
  * leave plateaus of the exact objective; if the result after the exact
  * sweeps is worse than the entry placement, the entry placement is
  * restored, so the connectivity never rises.
+ *
+ * Rebalancing: if the entry placement breaks the cap (a projection from a
+ * coarse level, parsa_ml.h), the examples of the parts above it are first
+ * moved out, best gain first, to the best part with room (any gain, m_limit
+ * ignored), else to the lightest part, until every part is within the cap.
+ * Then, if parts are above m_limit, their examples with private features
+ * are moved out, best gain first (any gain), to parts with room that stay
+ * within m_limit, for up to 4 rounds (M_max can still end above m_limit
+ * when that is not enough; it never rises).
+ * These two may raise the connectivity; the rest of the call never does.
  *
  * Counts: dense uint16 per (feature, part), feature-major, saturating at
  * UINT16_MAX: a saturated count is never decremented (its feature stays in
@@ -66,12 +77,17 @@ struct parsa_fm_opts {
 	uint64_t seed;       /* visiting order */
 	int swaps;           /* 1: swap phase after every sweep (see above) */
 	uint32_t p_passes;   /* p-fanout sweeps before the exact ones */
+	const uint32_t *weight; /* borrowed, n_rows vertex weights (|U_j| is
+				 * then Σ weights: coarse levels of parsa_ml),
+				 * or NULL: all 1 */
 };
 
 struct parsa_fm_stats {
 	uint32_t passes;      /* sweeps run */
 	uint64_t moves;       /* examples moved */
 	uint64_t conn_before; /* Σ_i M_i − |V_used| on entry */
+	uint64_t conn_mid;    /* the same after rebalancing (= conn_before
+			       * when the entry placement keeps the cap) */
 	uint64_t conn_after;  /* the same on return */
 };
 

@@ -79,8 +79,22 @@ static const char usage_partition[] =
 	"  --imbalance X     max |U_i| / ceil(|U|/k), >= 1 (default %.2f)\n"
 	"  --block-imbalance X|off  Parsa: also cap each part within each\n"
 	"                    block at ceil(X * block size / k) (default %s)\n"
+	"  --quality Q       Parsa: fast | default | best: presets of the\n"
+	"                    refinement options below (default: default);\n"
+	"                    options given explicitly override the preset\n"
 	"  --refine N        Parsa: rounds of the M_max refinement, moves out\n"
 	"                    of the largest part; 0 = off (default %u)\n"
+	"  --refine-passes N Parsa: sweeps of the connectivity (T_sum)\n"
+	"                    refinement; 0 = off (default %u)\n"
+	"  --restream N      Parsa: restreaming passes, Algorithm 13 again from\n"
+	"                    the previous result's neighbor sets (default %u)\n"
+	"  --ml-levels N     Parsa: coarsening levels of a multilevel V-cycle\n"
+	"                    around the T_sum refinement; 0 = off (default %u)\n"
+	"  --multilevel on|off  Parsa: also compute a multilevel partition\n"
+	"                    (Algorithm 13 on the coarsest graph) and keep it\n"
+	"                    when it is better (default %s)\n"
+	"  --param-imbalance X  cap the parameters per server at\n"
+	"                    X * ceil(|V_used| / k); 0 = no cap (default)\n"
 	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
 	"  --seed S          seed of every random choice (default %" PRIu64 ")\n"
 	"  --init-from PREFIX --init-data OLD\n"
@@ -294,7 +308,9 @@ enum {
 	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
 	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
 	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
-	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE,
+	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_QUALITY,
+	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
+	OPT_MULTILEVEL,
 };
 
 /* streaming options (part_stream.h) */
@@ -312,6 +328,12 @@ static const struct option partition_longopts[] = {
 	{"block-imbalance", required_argument, NULL, OPT_BLOCK_IMB},
 	{"sweeps", required_argument, NULL, OPT_SWEEPS},
 	{"refine", required_argument, NULL, OPT_REFINE},
+	{"quality", required_argument, NULL, OPT_QUALITY},
+	{"refine-passes", required_argument, NULL, OPT_REFINE_PASSES},
+	{"restream", required_argument, NULL, OPT_RESTREAM},
+	{"ml-levels", required_argument, NULL, OPT_ML_LEVELS},
+	{"multilevel", required_argument, NULL, OPT_MULTILEVEL},
+	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
 	{"shards", required_argument, NULL, OPT_SHARDS},
@@ -357,7 +379,9 @@ static void print_partition_help(void)
 	       d.pu.init_blocks,
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
-	       d.refine_rounds, d.sweeps,
+	       d.refine_rounds, d.refine_passes, d.restream, d.ml_levels,
+	       d.ml_scratch ? "on" : "off",
+	       d.sweeps,
 	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
 	       d.random_trials);
 }
@@ -420,6 +444,33 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 			return die_usage("--refine must be an integer in 0..1000000, got '%s'", arg);
 		c->run.refine_rounds = (uint32_t)v;
 		return 0;
+	case OPT_QUALITY: {
+		enum part_quality q;
+
+		/* applied by parse_cmd before the other options */
+		if (part_quality_parse(arg, &q))
+			return die_usage("unknown --quality '%s' (fast, default, best)", arg);
+		return 0;
+	}
+	case OPT_REFINE_PASSES:
+	case OPT_RESTREAM:
+	case OPT_ML_LEVELS:
+		if (parse_u64(arg, 0, 1000, &v))
+			return die_usage("--refine-passes/--restream/--ml-levels must be an integer in 0..1000, got '%s'", arg);
+		*(opt == OPT_RESTREAM ? &c->run.restream
+		  : opt == OPT_ML_LEVELS ? &c->run.ml_levels
+					 : &c->run.refine_passes) = (uint32_t)v;
+		return 0;
+	case OPT_MULTILEVEL:
+		if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+			return die_usage("--multilevel must be on or off, got '%s'", arg);
+		c->run.ml_scratch = strcmp(arg, "on") == 0;
+		return 0;
+	case OPT_PARAM_IMB:
+		if (strcmp(arg, "0") != 0 &&
+		    parse_dbl(arg, 1.0, 1e6, &c->run.param_imbalance))
+			return die_usage("--param-imbalance must be 0 or a number >= 1, got '%s'", arg);
+		return 0;
 	case OPT_SEED:
 		if (parse_u64(arg, 0, UINT64_MAX, &pu->seed))
 			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
@@ -477,6 +528,24 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	return die_usage("%s", "unknown option");
 }
 
+/* The last --quality Q / --quality=Q of argv (before a "--"), applied
+ * first so explicit options override the preset.  Bad values are left to
+ * parse_one's usage error. */
+static void apply_quality(int argc, char **argv, struct part_run_opts *o)
+{
+	const char *q = NULL;
+	enum part_quality v;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--quality") == 0 && i + 1 < argc)
+			q = argv[++i];
+		else if (strncmp(argv[i], "--quality=", 10) == 0)
+			q = argv[i] + 10;
+	}
+	if (q && part_quality_parse(q, &v) == 0)
+		part_quality_apply(o, v);
+}
+
 /* Parse argv; returns -1 to continue, else an exit status (help: 0). */
 static int parse_cmd(int argc, char **argv, struct cmd_opts *c,
 		     void (*help)(void))
@@ -485,6 +554,7 @@ static int parse_cmd(int argc, char **argv, struct cmd_opts *c,
 
 	memset(c, 0, sizeof(*c));
 	part_run_opts_default(&c->run);
+	apply_quality(argc, argv, &c->run);
 	part_par_opts_default(&c->par);
 	optind = 1;
 	opterr = 0;

@@ -70,6 +70,9 @@ static json_t *params_json(const struct part_report_info *in)
 			    json_integer(o->random_trials));
 	if (o->method != PART_METHOD_RANDOM)
 		json_object_set_new(p, "sweeps", json_integer(o->sweeps));
+	if (o->method != PART_METHOD_RANDOM)
+		json_object_set_new(p, "param_imbalance",
+				    json_real(o->param_imbalance));
 	if (o->method == PART_METHOD_PARSA) {
 		json_object_set_new(p, "blocks",
 				    json_integer(in->stream ? (json_int_t)in->stream->blocks
@@ -82,6 +85,15 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_boolean(o->init_S != NULL));
 		json_object_set_new(p, "refine_rounds",
 				    json_integer(o->refine_rounds));
+		json_object_set_new(p, "quality",
+				    json_string(part_quality_name(o->quality)));
+		json_object_set_new(p, "refine_passes",
+				    json_integer(o->refine_passes));
+		json_object_set_new(p, "refine_ppasses",
+				    json_integer(o->refine_ppasses));
+		json_object_set_new(p, "restream", json_integer(o->restream));
+		json_object_set_new(p, "ml_levels", json_integer(o->ml_levels));
+		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
 		json_object_set_new(p, "block_imbalance",
 				    isinf(o->pu.block_imbalance)
 					    ? json_string("off")
@@ -90,6 +102,20 @@ static json_t *params_json(const struct part_report_info *in)
 								: o->pu.imbalance));
 	}
 	return p;
+}
+
+/* What Parsa's refinement phases did (part_run.h). */
+static json_t *refine_json(const struct part_result *r)
+{
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:b, s:b}",
+			 "mmax_moves", (json_int_t)r->refine_stats.moves,
+			 "tsum_moves", (json_int_t)r->fm_stats.moves,
+			 "tsum_passes", (int)r->fm_stats.passes,
+			 "conn_before", (json_int_t)r->fm_stats.conn_before,
+			 "conn_after", (json_int_t)r->fm_stats.conn_after,
+			 "restream_kept", (json_int_t)r->restream_kept,
+			 "guard_reverted", r->guard_reverted,
+			 "multilevel_kept", r->scratch_kept);
 }
 
 static json_t *seconds_json(const struct part_report_info *in)
@@ -195,6 +221,8 @@ json_t *part_report_json(const struct part_report_info *in)
 			  num(parsa_improvement(r->rnd.T_max, r->m.T_max)),
 			  "T_sum",
 			  num(parsa_improvement(r->rnd.T_sum, r->m.T_sum))));
+	if (in->opts && in->opts->method == PART_METHOD_PARSA)
+		json_object_set_new(j, "refine", refine_json(r));
 	json_object_set_new(j, "seconds", seconds_json(in));
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
 	if (in->par)

@@ -8,6 +8,8 @@
 
 #include "parsa_baseline.h"
 #include "parsa_fm.h"
+#include "parsa_ml.h"
+#include "parsa_pcap.h"
 #include "parsa_refine.h"
 #include "parsa_rng.h"
 #include "part_metis.h"
@@ -18,17 +20,27 @@
 #define PART_DEFAULT_TRIALS 5
 #define PART_DEFAULT_REFINE 16
 
-/* What each --quality preset sets (measured in BENCHMARKS.md). */
+/*
+ * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
+ * pipeline before the refinement existed; default adds a few connectivity
+ * sweeps (they converge in 3-8); best adds more sweeps, p-fanout sweeps,
+ * the multilevel candidate and more Algorithm 11 sweeps.  Restreaming and
+ * the in-part V-cycle (--restream, --ml-levels) stay options: measured,
+ * they gained < 2% of T_sum for their time.
+ */
 static const struct quality_preset {
 	const char *name;
 	uint32_t refine_rounds, refine_passes, refine_ppasses, restream;
+	uint32_t ml_levels;
+	int ml_scratch;
 	uint32_t sweeps, blocks;
 } presets[] = {
-	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 8, 0, 0,
-				   PART_DEFAULT_SWEEPS, 0 },
-	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0,
+	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 4, 0, 0, 0,
+				   0, PART_DEFAULT_SWEEPS, 0 },
+	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
 				PART_DEFAULT_SWEEPS, 0 },
-	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 32, 4, 2, 16, 0 },
+	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 32, 4, 0, 0, 1,
+				16, 0 },
 };
 
 void part_quality_apply(struct part_run_opts *o, enum part_quality q)
@@ -40,6 +52,8 @@ void part_quality_apply(struct part_run_opts *o, enum part_quality q)
 	o->refine_passes = p->refine_passes;
 	o->refine_ppasses = p->refine_ppasses;
 	o->restream = p->restream;
+	o->ml_levels = p->ml_levels;
+	o->ml_scratch = p->ml_scratch;
 	o->sweeps = p->sweeps;
 	o->pu.blocks = p->blocks;
 }
@@ -130,6 +144,9 @@ static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *use
 	if (!T)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (k=%u)", used->k);
 	rc = parsa_partition_v_ex(used, o->sweeps, owner, T, pv, err);
+	if (rc == 0 && o->param_imbalance > 0)
+		rc = parsa_param_cap(used, o->param_imbalance, owner, T, NULL,
+				     err);
 	if (tmax)
 		*tmax = 0;
 	if (mmax)
@@ -195,8 +212,89 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 	return rc;
 }
 
+/* A candidate placement of the guard: parts, owners and N(U_i). */
+struct cand {
+	uint32_t *part, *owner;
+	struct parsa_nbrset used;
+	uint64_t tmax, mmax;
+};
+
+static void cand_release(struct cand *c)
+{
+	free(c->part);
+	free(c->owner);
+	parsa_nbrset_release(&c->used);
+}
+
+/* c = a copy of (part, owner, used) with T_max t and M_max m. */
+static int cand_save(struct cand *c, const struct parsa_graph *g,
+		     const uint32_t *part, const uint32_t *owner,
+		     const struct parsa_nbrset *used, uint64_t t, uint64_t m,
+		     struct parsa_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	if (!c->part || !c->owner ||
+	    parsa_nbrset_init(&c->used, g->n_cols, used->k, err)) {
+		cand_release(c);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	}
+	memcpy(c->part, part, (size_t)g->n_rows * sizeof(uint32_t));
+	memcpy(c->owner, owner, (size_t)g->n_cols * sizeof(uint32_t));
+	parsa_nbrset_copy(&c->used, used);
+	c->tmax = t;
+	c->mmax = m;
+	return 0;
+}
+
+/* Put c's placement into r and used. */
+static void cand_take(const struct cand *c, const struct parsa_graph *g,
+		      struct part_result *r, struct parsa_nbrset *used)
+{
+	memcpy(r->part, c->part, (size_t)g->n_rows * sizeof(uint32_t));
+	memcpy(r->owner, c->owner, (size_t)g->n_cols * sizeof(uint32_t));
+	parsa_nbrset_copy(used, &c->used);
+}
+
 /*
- * Phases 2-3 of part_run.h and the guard, on part/used (the step-1
+ * The multilevel partition from scratch (parsa_ml_partition) with the
+ * M_max refinement; replaces r/used when it keeps the guard (T_max <= t0,
+ * M_max <= m0) and has a lower connectivity than r's.
+ */
+static int try_scratch(const struct part_dataset *ds,
+		       const struct part_run_opts *o,
+		       const struct parsa_fm_opts *fo, struct part_result *r,
+		       struct parsa_nbrset *used, uint64_t t0, uint64_t m0,
+		       struct parsa_err *err)
+{
+	const struct parsa_graph *g = &ds->g;
+	struct cand c;
+	struct parsa_fm_stats st;
+	int rc = cand_save(&c, g, r->part, r->owner, used, 0, 0, err);
+
+	if (rc == 0)
+		rc = parsa_ml_partition(g, &o->pu, c.part, &c.used, fo,
+					ML_MAX_LEVELS, &st, err);
+	if (rc == 0 && o->refine_rounds)
+		rc = parsa_refine_mmax(g, c.part, &c.used, fo->cap,
+				       o->refine_rounds, NULL, err);
+	if (rc == 0)
+		rc = place_v(o, &c.used, c.owner, NULL, &c.tmax, &c.mmax, err);
+	if (rc == 0 && c.tmax <= t0 && c.mmax <= m0 &&
+	    parsa_connectivity(&c.used) < parsa_connectivity(used)) {
+		cand_take(&c, g, r, used);
+		r->fm_stats.passes += st.passes;
+		r->fm_stats.moves += st.moves;
+		r->fm_stats.conn_after = parsa_connectivity(used);
+		r->scratch_kept = 1;
+	}
+	cand_release(&c);
+	return rc;
+}
+
+/*
+ * Phases 2-3 of part_run.h and the guard, on r->part/used (the step-1
  * result, whose Algorithm 11 placement is already in r->owner with
  * T_max t0 and M_max m0).
  */
@@ -207,40 +305,30 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	const struct parsa_graph *g = &ds->g;
 	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
 	struct parsa_fm_opts fo = { o->refine_passes, cap, m0, 1e-3,
-				    o->pu.seed, 1, o->refine_ppasses };
-	struct parsa_nbrset best;
-	uint32_t *part0 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	uint32_t *owner0 = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+				    o->pu.seed, 1, o->refine_ppasses, NULL };
+	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
-	int rc;
+	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
 
-	if (!part0 || !owner0) {
-		free(part0);
-		free(owner0);
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
-	}
-	memcpy(part0, r->part, (size_t)g->n_rows * sizeof(uint32_t));
-	memcpy(owner0, r->owner, (size_t)g->n_cols * sizeof(uint32_t));
-	rc = parsa_nbrset_init(&best, g->n_cols, r->k, err);
-	if (rc == 0)
-		parsa_nbrset_copy(&best, used);
-	if (rc == 0 && o->restream)
+	if (rc)
+		return rc;
+	if (o->restream)
 		rc = restream(ds, o, cap, m0, r->part, used, &r->restream_kept, err);
-	if (rc == 0)
+	if (rc == 0 && o->ml_levels)
+		rc = parsa_ml_refine(g, r->part, used, &fo, o->ml_levels,
+				     &r->fm_stats, err);
+	else if (rc == 0)
 		rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats, err);
-
 	if (rc == 0)
 		rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1, err);
 	if (rc == 0 && (t1 > t0 || m1 > m0)) {
 		/* the guard: keep the step-1 result */
-		memcpy(r->part, part0, (size_t)g->n_rows * sizeof(uint32_t));
-		memcpy(r->owner, owner0, (size_t)g->n_cols * sizeof(uint32_t));
-		parsa_nbrset_copy(used, &best);
+		cand_take(&step1, g, r, used);
 		r->guard_reverted = 1;
 	}
-	parsa_nbrset_release(&best);
-	free(part0);
-	free(owner0);
+	if (rc == 0 && o->ml_scratch)
+		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);
+	cand_release(&step1);
 	return rc;
 }
 
@@ -272,7 +360,8 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc == 0)
 		rc = place_v(o, &used, r->owner, &r->pv_stats, &t0, &m0, err);
 	r->t_partition_v = part_now() - tv;
-	if (rc == 0 && parsa && (o->restream || o->refine_passes) && r->k > 1) {
+	if (rc == 0 && parsa && r->k > 1 &&
+	    (o->restream || o->refine_passes || o->ml_scratch)) {
 		ts = part_now();
 		rc = improve(ds, o, r, &used, t0, m0, err);
 		r->t_refine += part_now() - ts;

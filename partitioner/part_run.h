@@ -57,6 +57,10 @@ struct part_run_opts {
 	uint32_t refine_passes;     /* Parsa: connectivity refinement sweeps (0 = off) */
 	uint32_t refine_ppasses;    /* Parsa: p-fanout sweeps before them (parsa_fm.h) */
 	uint32_t restream;          /* Parsa: restreaming passes (0 = off) */
+	uint32_t ml_levels;         /* Parsa: coarsening levels of the V-cycle
+				     * around the refinement (parsa_ml.h; 0 = off) */
+	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
+				     * guard keeps the better) */
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
@@ -90,6 +94,7 @@ struct part_result {
 	struct parsa_fm_stats fm_stats;
 	uint32_t restream_kept;  /* restreaming passes kept */
 	int guard_reverted;      /* 1: the step-1 result was kept (see top) */
+	int scratch_kept;        /* 1: the multilevel partition was kept */
 	struct parsa_partu_stats pu_stats;
 	struct parsa_partv_stats pv_stats;
 };

@@ -1,0 +1,390 @@
+/*
+ * parsa_ml: the multilevel V-cycle of parsa_ml.h.  Phases: match (pairs
+ * within a part, heavy-edge rating over sampled nets), contract (the coarse
+ * graph, weights and parts), then refine level by level on the way back.
+ */
+#include "parsa_ml.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_metrics.h"
+#include "parsa_partu.h"
+#include "parsa_rng.h"
+
+#define NIL UINT32_MAX
+
+/* One coarse level: its graph, vertex weights and parts, and the map from
+ * the vertices of the level below (finer) to this level's. */
+struct ml_level {
+	struct parsa_graph g; /* rows = clusters, cols = the original features */
+	uint32_t *w;          /* g.n_rows weights (examples per cluster) */
+	uint32_t *part;       /* g.n_rows parts */
+	uint32_t *cmap;       /* finer level's n_rows: its cluster here */
+	uint64_t m_limit;     /* the refinement's M cap on this level */
+};
+
+/* Scratch of the matching on one level (n = the level's rows). */
+struct ml_match {
+	struct parsa_graph t; /* transpose: feature -> vertices */
+	uint32_t *order, *mate, *touched;
+	float *score;
+};
+
+static void level_release(struct ml_level *l)
+{
+	parsa_graph_release(&l->g);
+	free(l->w);
+	free(l->part);
+	free(l->cmap);
+	memset(l, 0, sizeof(*l));
+}
+
+static void match_release(struct ml_match *m)
+{
+	parsa_graph_release(&m->t);
+	free(m->order);
+	free(m->mate);
+	free(m->touched);
+	free(m->score);
+}
+
+static int match_init(struct ml_match *m, const struct parsa_graph *g,
+		      struct parsa_rng *rng, struct parsa_err *err)
+{
+	size_t n = (size_t)g->n_rows + 1;
+
+	memset(m, 0, sizeof(*m));
+	parsa_graph_init(&m->t);
+	m->order = malloc(n * sizeof(uint32_t));
+	m->mate = malloc(n * sizeof(uint32_t));
+	m->touched = malloc(n * sizeof(uint32_t));
+	m->score = calloc(n, sizeof(float));
+	if (!m->order || !m->mate || !m->touched || !m->score) {
+		match_release(m);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	}
+	if (parsa_graph_transpose(g, &m->t, err)) {
+		match_release(m);
+		return PARSA_ENOMEM;
+	}
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		m->order[u] = u;
+		m->mate[u] = NIL;
+	}
+	parsa_rng_shuffle_u32(rng, m->order, g->n_rows);
+	return 0;
+}
+
+static uint32_t weight_of(const uint32_t *w, uint32_t u)
+{
+	return w ? w[u] : 1;
+}
+
+/* The best unmatched partner of u in its part (NIL: none). */
+static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
+			  const uint32_t *w, const uint32_t *part, uint32_t u,
+			  uint32_t max_w)
+{
+	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
+	uint32_t budget = ML_PIN_BUDGET;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint64_t b = m->t.row_ptr[v], d = m->t.row_ptr[v + 1] - b;
+		float rate;
+
+		if (d < 2 || d > ML_NET_MAX)
+			continue;
+		rate = 1.0f / (float)(d - 1);
+		if (budget < d)
+			break; /* scanned enough pins for u */
+		budget -= (uint32_t)d;
+		for (uint64_t i = 0; i < d; i++) {
+			uint32_t x = m->t.col[b + i];
+
+			if (x == u || m->mate[x] != NIL ||
+			    (part && part[x] != part[u]) ||
+			    wu + weight_of(w, x) > max_w)
+				continue;
+			if (m->score[x] == 0.0f)
+				m->touched[nt++] = x;
+			m->score[x] += rate;
+		}
+	}
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t x = m->touched[i];
+
+		if (best == NIL || m->score[x] > m->score[best] ||
+		    (m->score[x] == m->score[best] && x < best))
+			best = x;
+	}
+	for (uint32_t i = 0; i < nt; i++)
+		m->score[m->touched[i]] = 0.0f;
+	return best;
+}
+
+/*
+ * Match g's vertices and fill c->cmap; returns the number of clusters.
+ * mem[2c], mem[2c+1] receive cluster c's members (NIL for a singleton).
+ */
+static uint32_t match(struct ml_match *m, const struct parsa_graph *g,
+		      const uint32_t *w, const uint32_t *part, uint32_t max_w,
+		      uint32_t *cmap, uint32_t *mem)
+{
+	uint32_t nc = 0;
+
+	for (uint32_t i = 0; i < g->n_rows; i++) {
+		uint32_t u = m->order[i], x;
+
+		if (m->mate[u] != NIL)
+			continue;
+		x = best_mate(m, g, w, part, u, max_w);
+		m->mate[u] = u;
+		cmap[u] = nc;
+		mem[2 * (size_t)nc] = u;
+		mem[2 * (size_t)nc + 1] = x;
+		if (x != NIL) {
+			m->mate[x] = u;
+			cmap[x] = nc;
+		}
+		nc++;
+	}
+	return nc;
+}
+
+/* Build level c (graph, weights, parts) from the finer g/w/part and the
+ * clusters' members. */
+static int contract(struct ml_level *c, const struct parsa_graph *g,
+		    const uint32_t *w, const uint32_t *part, const uint32_t *mem,
+		    uint32_t nc, struct parsa_err *err)
+{
+	uint32_t maxd = 0, *buf;
+	int rc = 0;
+
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		maxd = parsa_graph_degree(g, u) > maxd ? parsa_graph_degree(g, u) : maxd;
+	buf = malloc(((size_t)2 * maxd + 1) * sizeof(uint32_t));
+	c->w = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	c->part = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	if (!buf || !c->w || !c->part) {
+		free(buf);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	}
+	for (uint32_t x = 0; x < nc && rc == 0; x++) {
+		size_t n = 0;
+
+		c->w[x] = 0;
+		for (int i = 0; i < 2; i++) {
+			uint32_t u = mem[2 * (size_t)x + i];
+
+			if (u == NIL)
+				continue;
+			c->w[x] += weight_of(w, u);
+			c->part[x] = part ? part[u] : 0;
+			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+				buf[n++] = g->col[e];
+		}
+		rc = parsa_graph_add_row(&c->g, buf, n, err);
+	}
+	c->g.n_cols = g->n_cols;
+	free(buf);
+	return rc;
+}
+
+/* Coarsen the finer level (g, w, part) into c; *nc = its clusters. */
+static int coarsen(struct ml_level *c, const struct parsa_graph *g,
+		   const uint32_t *w, const uint32_t *part, uint32_t max_w,
+		   struct parsa_rng *rng, struct parsa_err *err)
+{
+	struct ml_match m;
+	uint32_t *mem, nc;
+	int rc;
+
+	parsa_graph_init(&c->g);
+	c->cmap = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	mem = malloc(((size_t)g->n_rows + 1) * 2 * sizeof(uint32_t));
+	if (!c->cmap || !mem) {
+		free(mem);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	}
+	rc = match_init(&m, g, rng, err);
+	if (rc == 0) {
+		nc = match(&m, g, w, part, max_w, c->cmap, mem);
+		match_release(&m);
+		rc = contract(c, g, w, part, mem, nc, err);
+	}
+	free(mem);
+	return rc;
+}
+
+/* parsa_fm_refine on one coarse level (its own used sets). */
+static int refine_level(struct ml_level *l, uint32_t k,
+			const struct parsa_fm_opts *o,
+			struct parsa_fm_stats *st, struct parsa_err *err)
+{
+	struct parsa_nbrset used;
+	struct parsa_fm_opts lo = *o;
+	struct parsa_fm_stats s;
+	int rc = parsa_nbrset_init(&used, l->g.n_cols, k, err);
+
+	if (rc)
+		return rc;
+	lo.weight = l->w;
+	lo.p_passes = 0;
+	lo.m_limit = l->m_limit;
+	if (lo.max_passes > ML_COARSE_PASSES)
+		lo.max_passes = ML_COARSE_PASSES;
+	rc = parsa_used_sets(&l->g, l->part, &used, err);
+	if (rc == 0)
+		rc = parsa_fm_refine(&l->g, l->part, &used, &lo, &s, err);
+	if (rc == 0) {
+		st->passes += s.passes;
+		st->moves += s.moves;
+	}
+	parsa_nbrset_release(&used);
+	return rc;
+}
+
+/*
+ * Coarsen from (g, part) (part NULL: across parts) into lv[1..*nl]; lv[0]
+ * stands for g itself and is not touched.  Stops as parsa_ml.h says, or
+ * at min_rows rows.
+ */
+static int build_levels(struct ml_level *lv, uint32_t *nl,
+			const struct parsa_graph *g, const uint32_t *part,
+			uint32_t max_levels, uint32_t min_rows, uint32_t max_w,
+			struct parsa_rng *rng, struct parsa_err *err)
+{
+	int rc = 0;
+
+	*nl = 0;
+	if (max_levels > ML_MAX_LEVELS)
+		max_levels = ML_MAX_LEVELS;
+	while (rc == 0 && *nl < max_levels) {
+		const struct parsa_graph *fg = *nl ? &lv[*nl].g : g;
+		const uint32_t *fw = *nl ? lv[*nl].w : NULL;
+		const uint32_t *fp = *nl ? lv[*nl].part : part;
+
+		if (fg->n_rows < min_rows)
+			break;
+		rc = coarsen(&lv[*nl + 1], fg, fw, fp, max_w, rng, err);
+		++*nl;
+		if (rc == 0 && (uint64_t)lv[*nl].g.n_rows * 10 > (uint64_t)fg->n_rows * 9)
+			break; /* shrinks by less than 10%: this is the last */
+	}
+	return rc;
+}
+
+/*
+ * Refine lv[nl..1] with the parts they hold, projecting each level's parts
+ * to the next finer one, then the original graph (part, used: its sets
+ * are recomputed when nl > 0).
+ */
+static int uncoarsen(struct ml_level *lv, uint32_t nl,
+		     const struct parsa_graph *g, uint32_t *part,
+		     struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		     struct parsa_fm_stats *s, struct parsa_err *err)
+{
+	struct parsa_fm_stats s0;
+	int rc = 0;
+
+	for (uint32_t l = nl; rc == 0 && l >= 1; l--) {
+		uint32_t *fp = l > 1 ? lv[l - 1].part : part;
+		uint32_t n = l > 1 ? lv[l - 1].g.n_rows : g->n_rows;
+
+		rc = refine_level(&lv[l], used->k, o, s, err);
+		for (uint32_t u = 0; rc == 0 && u < n; u++)
+			fp[u] = lv[l].part[lv[l].cmap[u]];
+	}
+	if (rc == 0 && nl)
+		rc = parsa_used_sets(g, part, used, err);
+	if (rc == 0)
+		rc = parsa_fm_refine(g, part, used, o, &s0, err);
+	if (rc == 0) {
+		s->passes += s0.passes;
+		s->moves += s0.moves;
+		s->conn_after = parsa_connectivity(used);
+	}
+	return rc;
+}
+
+int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
+		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		    uint32_t max_levels, struct parsa_fm_stats *st,
+		    struct parsa_err *err)
+{
+	struct ml_level lv[ML_MAX_LEVELS + 1];
+	struct parsa_fm_stats s = { 0 };
+	struct parsa_rng rng;
+	uint32_t nl = 0, max_w = (uint32_t)(o->cap / 8 > 2 ? o->cap / 8 : 2);
+	int rc;
+
+	if (o->weight)
+		return parsa_fail(err, PARSA_EINVAL, "multilevel: weighted input");
+	memset(lv, 0, sizeof(lv));
+	parsa_rng_seed(&rng, o->seed ^ 0x5851f42d4c957f2dULL);
+	s.conn_before = s.conn_mid = parsa_connectivity(used);
+	rc = build_levels(lv, &nl, g, part, max_levels, 8 * used->k, max_w,
+			  &rng, err);
+	for (uint32_t l = 1; l <= nl; l++)
+		lv[l].m_limit = o->m_limit;
+	if (rc == 0)
+		rc = uncoarsen(lv, nl, g, part, used, o, &s, err);
+	assert(rc || s.conn_after <= s.conn_before);
+	for (uint32_t l = 1; l <= nl; l++)
+		level_release(&lv[l]);
+	if (st)
+		*st = s;
+	return rc;
+}
+
+int parsa_ml_partition(const struct parsa_graph *g,
+		       const struct parsa_partu_opts *pu, uint32_t *part,
+		       struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		       uint32_t max_levels, struct parsa_fm_stats *st,
+		       struct parsa_err *err)
+{
+	struct ml_level lv[ML_MAX_LEVELS + 1];
+	struct parsa_fm_stats s = { 0 };
+	struct parsa_partu_opts cpu = *pu;
+	struct parsa_nbrset S;
+	struct parsa_rng rng;
+	uint32_t nl = 0, k = used->k;
+	uint32_t max_w = (uint32_t)(o->cap / 16 > 2 ? o->cap / 16 : 2);
+	int rc;
+
+	if (o->weight || pu->k != k)
+		return parsa_fail(err, PARSA_EINVAL, "multilevel: bad arguments");
+	memset(lv, 0, sizeof(lv));
+	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
+	rc = build_levels(lv, &nl, g, NULL, max_levels, ML_COARSEST_PER_PART * k,
+			  max_w, &rng, err);
+	/* coarse levels: connectivity and weight balance only (the coarsest
+	 * partition is not bound by m_limit); level 0 rebalances M */
+	for (uint32_t l = 1; l <= nl; l++)
+		lv[l].m_limit = UINT64_MAX;
+	/* Algorithm 13 on the coarsest graph (balance by clusters; the
+	 * refinement below rebalances by weight) */
+	cpu.progress = NULL;
+	cpu.init_blocks = 0;
+	cpu.blocks = 1;
+	if (rc == 0)
+		rc = parsa_nbrset_init(&S, g->n_cols, k, err);
+	if (rc == 0) {
+		rc = parsa_partition_u(nl ? &lv[nl].g : g, &cpu, &S,
+				       nl ? lv[nl].part : part, NULL, err);
+		parsa_nbrset_release(&S);
+	}
+	if (rc == 0 && nl == 0)
+		rc = parsa_used_sets(g, part, used, err);
+	s.conn_before = s.conn_mid = 0;
+	if (rc == 0)
+		rc = uncoarsen(lv, nl, g, part, used, o, &s, err);
+	for (uint32_t l = 1; l <= nl; l++)
+		level_release(&lv[l]);
+	if (st)
+		*st = s;
+	return rc;
+}

@@ -1,0 +1,79 @@
+/*
+ * parsa_ml: a multilevel V-cycle around the connectivity refinement of
+ * parsa_fm, starting from a given example partition (Parsa's).
+ *
+ * Coarsening keeps the partition: at every level each example (vertex) is
+ * matched with at most one unmatched vertex of the *same part*, the one
+ * sharing the most features weighted by 1 / (|net| − 1) (heavy-edge
+ * rating over the feature nets; nets of more than ML_NET_MAX vertices are
+ * left out of the rating: they connect almost everything, and scanning
+ * them would cost O(|net|^2); at most ML_PIN_BUDGET pins are rated per
+ * vertex, so a level costs O(ML_PIN_BUDGET |U| + |E|)), and a pair becomes
+ * one coarse vertex whose features are the union of the pair's and whose
+ * weight is the sum of theirs (at most max_weight).  Levels stop when a
+ * level shrinks by less than 10%, when fewer than 8k vertices remain, or
+ * after max_levels.  Since N(cluster) is the union of its members'
+ * features, every M_j and the connectivity are the same at every level.
+ *
+ * Uncoarsening refines the coarsest level with parsa_fm_refine (weighted
+ * balance; at most ML_COARSE_PASSES sweeps per coarse level), projects the parts one level down, refines again, and so on
+ * to the original graph: moving a whole cluster at a coarse level is a
+ * move the single-example sweeps cannot find.  Every level keeps the
+ * balance cap and m_limit and never raises the connectivity, so neither
+ * does the cycle.
+ *
+ * Memory: the coarse graphs (their nonzeros shrink level by level) and one
+ * transpose per level during matching.  Deterministic for a given seed.
+ */
+#ifndef PARSA_ML_H
+#define PARSA_ML_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_fm.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+#include "parsa_partu.h"
+
+#define ML_NET_MAX 64
+#define ML_PIN_BUDGET 2048 /* pins rated per vertex at most */
+#define ML_MAX_LEVELS 32 /* coarsening levels at most */
+#define ML_COARSE_PASSES 3 /* refinement sweeps per coarse level at most */
+
+/*
+ * part, used, o as for parsa_fm_refine (o->weight must be NULL: level 0 is
+ * the original, unweighted graph).  max_levels: coarsening levels (0 = a
+ * plain parsa_fm_refine).  st (may be NULL) sums the levels' moves and
+ * passes; conn_before/after are those of the original graph.
+ * 0, PARSA_ENOMEM or PARSA_EINVAL.
+ */
+int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
+		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		    uint32_t max_levels, struct parsa_fm_stats *st,
+		    struct parsa_err *err);
+
+/* Clusters per part at which parsa_ml_partition stops coarsening. */
+#define ML_COARSEST_PER_PART 64
+
+/*
+ * A multilevel partition from scratch: coarsen across parts (same rating)
+ * down to about ML_COARSEST_PER_PART * k clusters (or max_levels), run
+ * Algorithm 13 (pu: k, rule, imbalance, seed; one block) on the coarsest
+ * graph, then refine level by level as parsa_ml_refine does, each level
+ * first rebalanced by weight to o->cap (parsa_fm.h); the coarse levels
+ * ignore o->m_limit (they optimise the connectivity alone), the original
+ * graph first moves examples out of the parts above it (parsa_fm.h).  part (n_rows,
+ * output) and used (initialised, n_feat == g->n_cols, k == pu->k;
+ * output: N(U_i) of part) receive the result; every part is within o->cap.
+ * o->m_limit still bounds the moves of the refinement, but the coarsest
+ * partition is not bound by it, so M_max is not guaranteed: the caller
+ * compares.  0, PARSA_ENOMEM or PARSA_EINVAL.
+ */
+int parsa_ml_partition(const struct parsa_graph *g,
+		       const struct parsa_partu_opts *pu, uint32_t *part,
+		       struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		       uint32_t max_levels, struct parsa_fm_stats *st,
+		       struct parsa_err *err);
+
+#endif /* PARSA_ML_H */
