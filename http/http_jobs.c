@@ -7,6 +7,10 @@
  * the state becomes succeeded and never change afterwards.
  */
 #include <dirent.h>
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,6 +23,9 @@
 #include "part_report.h"
 #include "http_jobs.h"
 #include "http_store.h"
+
+/* nice value of the job threads (see worker_main) */
+#define HTTP_JOBS_NICE 10
 
 const char *const http_job_state_names[HTTP_JOB_NSTATES] = {
 	"queued", "running", "succeeded", "failed", "cancelled",
@@ -608,6 +615,11 @@ static void *worker_main(void *arg)
 {
 	struct http_jobs *J = arg;
 	struct http_job *job;
+
+	/* batch work yields to the event loop: lookups keep their latency
+	 * while partitions run (Linux: nice applies per thread) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HTTP_JOBS_NICE) != 0)
+		errno = 0;
 
 	while ((job = next_job(J))) {
 		struct parsa_err err;

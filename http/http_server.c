@@ -36,6 +36,7 @@
 #include "http_store.h"
 
 struct reg_task;
+struct waiter;
 
 struct svc {
 	struct http_server_opts o;
@@ -49,6 +50,7 @@ struct svc {
 	char data_dir[PATH_MAX];     /* realpath of --data-dir, "" if none */
 	pthread_mutex_t mu;          /* done list and loaders */
 	struct reg_task *done;       /* finished registrations */
+	struct waiter *waiters;      /* long polls: GET /v1/jobs/{id}?wait=S */
 	unsigned loaders;            /* registration threads alive */
 	int stopping;                /* a stop signal came */
 	int interrupted;             /* running jobs asked to stop */
@@ -588,6 +590,104 @@ static void h_jobs(struct rctx *c, unsigned m)
 	reply_json(c, 202, http_jobs_get_json(c->s->jobs, id, 0));
 }
 
+/* ---- long polls: GET /v1/jobs/{id}?wait=SECONDS ----
+ *
+ * The reply is held until the job leaves queued/running or the wait ends
+ * (at most 600 s); checked whenever a job ends (on_notify).  Loop thread
+ * only. */
+
+struct waiter {
+	struct rctx c;
+	struct event *timer;
+	struct waiter *next;
+};
+
+static int job_active(json_t *j)
+{
+	const char *st = json_string_value(json_object_get(j, "state"));
+
+	return st && (strcmp(st, "queued") == 0 || strcmp(st, "running") == 0);
+}
+
+/* Unlink w, answer with the job's current state and free it. */
+static void waiter_finish(struct waiter *w)
+{
+	struct waiter **pp = &w->c.s->waiters;
+
+	while (*pp && *pp != w)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = w->next;
+	event_free(w->timer);
+	reply_json(&w->c, 200, http_jobs_get_json(w->c.s->jobs, w->c.r.rid, 1));
+	free(w);
+}
+
+static void waiter_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	waiter_finish(arg);
+}
+
+/* Answer the waiters whose job has ended (all of them when all != 0). */
+static void wake_waiters(struct svc *s, int all)
+{
+	struct waiter *w = s->waiters, *next;
+
+	for (; w; w = next) {
+		json_t *j = all ? NULL : http_jobs_get_json(s->jobs, w->c.r.rid, 0);
+
+		next = w->next;
+		if (all || !job_active(j))
+			waiter_finish(w);
+		json_decref(j);
+	}
+}
+
+/* Hold the request when ?wait= asks for it and the job is active; 1 if
+ * held (or answered with an error). */
+static int maybe_wait(struct rctx *c)
+{
+	char buf[32];
+	const char *v = query_param(c, "wait", buf, sizeof(buf));
+	struct timeval tv;
+	struct waiter *w;
+	json_t *j;
+	char *end;
+	double secs;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	secs = strtod(v, &end);
+	if (errno || end == v || *end || !(secs >= 0 && secs <= 600)) {
+		invalid(c, "wait", "wait must be seconds in 0..600");
+		return 1;
+	}
+	j = http_jobs_get_json(c->s->jobs, c->r.rid, 0);
+	if (!j || !job_active(j) || secs == 0) {
+		json_decref(j);
+		return 0;
+	}
+	json_decref(j);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return 0;
+	w->c = *c;
+	w->timer = evtimer_new(c->s->base, waiter_timeout, w);
+	if (!w->timer) {
+		free(w);
+		return 0;
+	}
+	tv.tv_sec = (time_t)secs;
+	tv.tv_usec = (suseconds_t)((secs - (double)tv.tv_sec) * 1e6);
+	evtimer_add(w->timer, &tv);
+	w->next = c->s->waiters;
+	c->s->waiters = w;
+	return 1;
+}
+
 static void h_job(struct rctx *c, unsigned m)
 {
 	enum http_job_state st = HTTP_JOB_QUEUED;
@@ -605,6 +705,8 @@ static void h_job(struct rctx *c, unsigned m)
 			reply_json(c, status, http_jobs_get_json(c->s->jobs, c->r.rid, 0));
 		return;
 	}
+	if (maybe_wait(c))
+		return;
 	json_t *j = http_jobs_get_json(c->s->jobs, c->r.rid, 1);
 
 	if (!j)
@@ -1138,8 +1240,10 @@ static void check_stop(struct svc *s)
 		http_jobs_interrupt(s->jobs);
 		s->interrupted = 1;
 	}
-	if (loaders == 0 && http_jobs_running(s->jobs) == 0)
+	if (loaders == 0 && http_jobs_running(s->jobs) == 0) {
+		wake_waiters(s, 1);
 		event_base_loopexit(s->base, NULL);
+	}
 }
 
 static void on_notify(evutil_socket_t fd, short what, void *arg)
@@ -1147,6 +1251,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	drain_done(arg);
+	wake_waiters(arg, 0);
 	check_stop(arg);
 }
 
@@ -1272,6 +1377,7 @@ static void teardown(struct svc *s)
 	/* registration threads have all ended when the loop exits cleanly;
 	 * after a setup failure none was started */
 	drain_done(s);
+	wake_waiters(s, 1);
 	if (s->http)
 		evhttp_free(s->http);
 	http_datasets_close(s->data);

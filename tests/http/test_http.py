@@ -87,11 +87,13 @@ class Server:
 
     def wait_job(self, jid, states=("succeeded", "failed", "cancelled"), timeout=SLOW):
         t0 = time.time()
+        # long poll (?wait) when waiting for the end, short polls otherwise
+        wait = "?wait=%d" % timeout if "running" not in states else ""
         while time.time() - t0 < timeout:
-            j = self.json("GET", "/v1/jobs/" + jid)
+            j = self.json("GET", "/v1/jobs/" + jid + wait)
             if j["state"] in states:
                 return j
-            time.sleep(0.05)
+            time.sleep(0.02)
         raise AssertionError("job %s still %s" % (jid, j["state"]))
 
     def kill(self, sig=signal.SIGKILL):
@@ -293,6 +295,28 @@ def test_parallel_job_and_methods():
         j = s.wait_job(jid)
         assert j["state"] == "succeeded", j
     assert "parallel" in s.json("GET", "/v1/jobs/" + ids[0])["report"]
+
+
+@serving
+def test_long_poll():
+    s, did = slow_server_data(tmp("st-wait"))
+    jid = submit(s, dict(SLOW_JOB, dataset=did))["id"]
+    t0 = time.time()
+    j = s.json("GET", "/v1/jobs/%s?wait=0.3" % jid)  # times out: still active
+    assert j["state"] in ("queued", "running") and time.time() - t0 >= 0.25, j
+    s.problem("GET", "/v1/jobs/%s?wait=abc" % jid, status=422)
+    holder = {}
+    th = threading.Thread(target=lambda: holder.update(
+        j=s.json("GET", "/v1/jobs/%s?wait=%d" % (jid, SLOW))))
+    th.start()
+    time.sleep(0.2)
+    s.json("DELETE", "/v1/jobs/" + jid, status=202)
+    th.join(SLOW)
+    assert holder["j"]["state"] == "cancelled", holder
+    # an ended job answers at once
+    t0 = time.time()
+    assert s.json("GET", "/v1/jobs/%s?wait=30" % jid)["state"] == "cancelled"
+    assert time.time() - t0 < 5
 
 
 # ---- assign ----
