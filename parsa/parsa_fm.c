@@ -432,7 +432,13 @@ static void rebalance(struct fm *f, uint64_t *moves)
 		mv = eval_move(f, u, &full);
 		if (!cand_room(f, nc))
 			break;
-		f->cand[nc++] = (struct fm_cand){ f->part[u], mv.to, mv.to == UINT32_MAX ? INT32_MIN : clamp32(mv.gain), u };
+		f->cand[nc++] = (struct fm_cand){
+			f->part[u], mv.to,
+			mv.to == UINT32_MAX ? INT32_MIN : clamp32(mv.gain), u };
+	}
+	if (nc == 0) {
+		f->force = 0;
+		return;
 	}
 	qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
 	for (uint32_t i = 0; i < nc; i++) {
@@ -479,6 +485,8 @@ static void mbalance(struct fm *f, uint64_t *moves)
 			f->cand[nc++] = (struct fm_cand){ f->part[u], mv.to,
 							  clamp32(mv.gain), u };
 		}
+		if (nc == 0)
+			break;
 		qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
 		for (uint32_t i = 0; i < nc; i++) {
 			uint32_t u = f->cand[i].u;

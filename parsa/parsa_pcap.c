@@ -48,13 +48,16 @@ int parsa_param_cap(const struct parsa_nbrset *used, double imbalance,
 		    struct parsa_err *err)
 {
 	uint32_t k = used->k, n = used->n_feat;
-	uint64_t *count, cap, ideal = ((uint64_t)n + k - 1) / k;
+	uint64_t *count, cap, ideal;
 	int64_t *t;
 	struct parsa_pcap_stats s = { 0, 0 };
 
-	if (!(imbalance >= 1.0) || !isfinite(imbalance))
+	if (!(imbalance >= 1.0) || !isfinite(imbalance) || k == 0 ||
+	    (n > 0 && !owner))
 		return parsa_fail(err, PARSA_EINVAL,
-				  "parameter cap: imbalance must be >= 1");
+				  "parameter cap: needs k >= 1, owners and "
+				  "imbalance >= 1");
+	ideal = ((uint64_t)n + k - 1) / k;
 	cap = (uint64_t)ceil(imbalance * (double)n / (double)k);
 	s.cap = cap = cap > ideal ? cap : ideal;
 	count = calloc(k, sizeof(*count));

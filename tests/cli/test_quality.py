@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""CLI tests of `parsa partition --quality fast|default|best` and the
+refinement options (--refine-passes, --restream, --ml-levels, --multilevel,
+--param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
+import json
+import math
+import os
+
+from clitest import (Skip, check_placement, eval_agrees, finish, read_lines,  # noqa: F401
+                     run, test, tmp)
+
+SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
+SAMPLES = (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
+           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
+           ("facebook-sample.txt.gz", ["--graph", "edges"]),
+           ("movielens-sample.csv.gz", []))
+
+
+def part(data, k, prefix, *extra):
+    run("partition", data, "-k", k, "--out", prefix, "-q", *extra)
+    return json.load(open(prefix + ".json"))
+
+
+@test
+def test_help_lists_quality():
+    out = run("partition", "--help").stdout
+    for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
+                "--multilevel", "--param-imbalance"):
+        assert opt in out, opt
+
+
+@test
+def test_presets_in_report():
+    data = "data/a9a-sample.svm.gz"
+    want = {"fast": 0, "default": None, "best": None}
+    for q in want:
+        rep = part(data, 4, tmp("p-" + q), "--quality", q)
+        assert rep["params"]["quality"] == q, rep["params"]
+        if q == "fast":
+            assert rep["params"]["refine_passes"] == 0
+            assert rep["params"]["multilevel"] is False
+        else:
+            assert rep["params"]["refine_passes"] > 0
+        assert "refine" in rep and "tsum_moves" in rep["refine"]
+    assert part(data, 4, tmp("p-d"))["params"]["quality"] == "default"
+
+
+@test
+def test_explicit_options_override_preset():
+    data = "data/a9a-sample.svm.gz"
+    for args in (["--quality", "best", "--refine-passes", "2"],
+                 ["--refine-passes", "2", "--quality", "best"],
+                 ["--quality=best", "--refine-passes=2"]):
+        rep = part(data, 4, tmp("ov"), *args)
+        assert rep["params"]["quality"] == "best"
+        assert rep["params"]["refine_passes"] == 2, (args, rep["params"])
+        assert rep["params"]["sweeps"] == 16  # from the preset
+
+
+@test
+def test_bad_values_are_usage_errors():
+    for args in (["--quality", "ultra"], ["--refine-passes", "-1"],
+                 ["--multilevel", "maybe"], ["--param-imbalance", "0.5"],
+                 ["--restream", "x"]):
+        p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
+        assert p.returncode == 2, (args, p.returncode)
+        assert "parsa:" in p.stderr
+
+
+@test
+def test_quality_never_worse_than_fast_on_samples():
+    # the guard: T_max and M_max never above the greedy result's; the
+    # refinement never raises T_sum; every placement valid and balanced
+    for f, extra in SAMPLES:
+        data = "data/" + f
+        reps = {}
+        for q in ("fast", "default", "best"):
+            prefix = tmp("g-%s-%s" % (q, f.split(".")[0] + "".join(extra)))
+            reps[q] = part(data, 4, prefix, "--quality", q, *extra)
+            check_placement(prefix, 4)
+            eval_agrees(data, prefix, reps[q], extra)
+        fm = reps["fast"]["metrics"]
+        for q in ("default", "best"):
+            m = reps[q]["metrics"]
+            assert m["T_max"] <= fm["T_max"] and m["M_max"] <= fm["M_max"], (f, q, m, fm)
+        assert reps["default"]["metrics"]["T_sum"] <= fm["T_sum"], f
+
+
+@test
+def test_best_deterministic():
+    data = "data/reuters-sample.svm.gz"
+    a, b = tmp("det-a"), tmp("det-b")
+    part(data, 8, a, "--quality", "best", "--seed", 3)
+    part(data, 8, b, "--quality", "best", "--seed", 3)
+    for ext in (".examples", ".features"):
+        assert read_lines(a + ext) == read_lines(b + ext), ext
+
+
+@test
+def test_param_imbalance_caps_features_per_server():
+    data = "data/movielens-sample.csv.gz"
+    k, x = 4, 1.05
+    prefix = tmp("pcap")
+    rep = part(data, k, prefix, "--param-imbalance", x)
+    assert rep["params"]["param_imbalance"] == x
+    feats = [int(l.split()[1]) for l in read_lines(prefix + ".features")]
+    counts = [feats.count(i) for i in range(k)]
+    cap = max(math.ceil(x * len(feats) / k), math.ceil(len(feats) / k))
+    assert max(counts) <= cap, (counts, cap)
+    eval_agrees(data, prefix, rep)
+
+
+@test
+def test_options_restream_and_levels_run():
+    data = "data/facebook-sample.txt.gz"
+    fast = part(data, 4, tmp("rs-f"), "--quality", "fast")
+    rep = part(data, 4, tmp("rs"), "--restream", 2, "--ml-levels", 4,
+               "--refine-passes", 8)
+    check_placement(tmp("rs"), 4)
+    assert rep["params"]["restream"] == 2 and rep["params"]["ml_levels"] == 4
+    assert rep["metrics"]["T_max"] <= fast["metrics"]["T_max"]
+    assert rep["metrics"]["M_max"] <= fast["metrics"]["M_max"]
+
+
+@test
+def test_shared_default_beats_fast_tsum():
+    data = os.path.join(SHARED, "libsvm/reuters_lasvm.test.svm.gz")
+    if not os.path.exists(data):
+        raise Skip("shared data not found")
+    f = part(data, 16, tmp("sh-f"), "--quality", "fast")
+    d = part(data, 16, tmp("sh-d"))
+    assert d["metrics"]["T_sum"] < 0.97 * f["metrics"]["T_sum"], (d["metrics"], f["metrics"])
+    assert d["metrics"]["M_max"] <= f["metrics"]["M_max"]
+    assert d["metrics"]["T_max"] <= f["metrics"]["T_max"]
+
+
+finish()

@@ -1,0 +1,471 @@
+/*
+ * test_fm: the connectivity refinement (parsa_fm), the multilevel cycle
+ * (parsa_ml), the parameter cap (parsa_pcap) and the --quality pipeline
+ * (part_run): property tests against brute-force evaluations of every
+ * metric (balance cap kept, M_max and connectivity never worse, the
+ * tracked sets exact), a planted partition that `best` recovers, and
+ * determinism for a seed.
+ */
+#include "harness.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_fm.h"
+#include "parsa_metrics.h"
+#include "parsa_ml.h"
+#include "parsa_partu.h"
+#include "parsa_partv.h"
+#include "parsa_pcap.h"
+#include "part_run.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Heavy-tailed random rows (as test_refine's), features < cols. */
+static void heavy_graph(struct parsa_graph *g, struct parsa_rng *r,
+			uint32_t rows, uint32_t cols, uint32_t maxdeg)
+{
+	uint32_t buf[300];
+
+	parsa_graph_init(g);
+	for (uint32_t u = 0; u < rows; u++) {
+		uint32_t d = (uint32_t)parsa_rng_below(r, maxdeg + 1);
+
+		if (parsa_rng_below(r, 10) == 0)
+			d = (uint32_t)parsa_rng_below(r, 300);
+		for (uint32_t i = 0; i < d; i++)
+			buf[i] = (uint32_t)parsa_rng_below(r, cols);
+		CHECK(parsa_graph_add_row(g, buf, d, NULL) == 0);
+	}
+	if (g->n_cols < cols)
+		g->n_cols = cols;
+}
+
+/* Brute force: M_j = |N(U_j)| by a boolean table, and the connectivity
+ * Σ_j M_j − |V_used|.  M has k entries. */
+static uint64_t brute(const struct parsa_graph *g, const uint32_t *part,
+		      uint32_t k, uint64_t *M)
+{
+	uint8_t *in = calloc((size_t)g->n_cols * k + 1, 1);
+	uint64_t sum = 0, vused = 0;
+
+	memset(M, 0, k * sizeof(uint64_t));
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			in[(size_t)g->col[e] * k + part[u]] = 1;
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		int any = 0;
+
+		for (uint32_t j = 0; j < k; j++) {
+			M[j] += in[(size_t)v * k + j];
+			sum += in[(size_t)v * k + j];
+			any |= in[(size_t)v * k + j];
+		}
+		vused += any;
+	}
+	free(in);
+	return sum - vused;
+}
+
+static uint64_t max_of(const uint64_t *a, uint32_t k)
+{
+	uint64_t m = 0;
+
+	for (uint32_t j = 0; j < k; j++)
+		m = a[j] > m ? a[j] : m;
+	return m;
+}
+
+static uint64_t max_size(const uint32_t *part, uint32_t n, uint32_t k)
+{
+	uint64_t *s = calloc(k, sizeof(uint64_t)), m;
+
+	for (uint32_t u = 0; u < n; u++)
+		s[part[u]]++;
+	m = max_of(s, k);
+	free(s);
+	return m;
+}
+
+/* The used sets must equal the brute-force sets of part. */
+static void check_used(const struct parsa_graph *g, const uint32_t *part,
+		       const struct parsa_nbrset *used)
+{
+	struct parsa_nbrset chk;
+
+	REQUIRE(parsa_nbrset_init(&chk, g->n_cols, used->k, NULL) == 0);
+	REQUIRE(parsa_used_sets(g, part, &chk, NULL) == 0);
+	for (uint32_t j = 0; j < used->k; j++)
+		CHECK_INT(used->size[j], ==, chk.size[j]);
+	CHECK(memcmp(used->bits, chk.bits,
+		     (size_t)g->n_cols * used->words * sizeof(uint64_t)) == 0);
+	parsa_nbrset_release(&chk);
+}
+
+/* T_sum of Algorithm 11's placement = 2 * connectivity (design §1). */
+static void check_tsum(const struct parsa_graph *g, const uint32_t *part,
+		       const struct parsa_nbrset *used, uint64_t conn)
+{
+	uint32_t *owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	struct parsa_metrics m;
+
+	REQUIRE(parsa_partition_v(used, 4, owner, NULL, NULL) == 0);
+	REQUIRE(parsa_metrics_compute(g, used->k, part, owner, &m, NULL) == 0);
+	CHECK_INT((uint64_t)m.T_sum, ==, 2 * conn);
+	free(owner);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* Every variant keeps the cap, never raises M_max or the connectivity, and
+ * leaves used exact; the stats agree with brute force. */
+static void test_fm_properties(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 7);
+	for (int iter = 0; iter < 120; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, iter % 8 == 0 ? 80 : 10);
+		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&r, 400);
+		uint32_t cols = 1 + (uint32_t)parsa_rng_below(&r, 300);
+		struct parsa_graph g;
+		struct parsa_nbrset used;
+		struct parsa_fm_stats st;
+		uint32_t *part = malloc(rows * sizeof(uint32_t));
+		uint64_t *M0 = calloc(k, sizeof(uint64_t)), *M1 = calloc(k, sizeof(uint64_t));
+		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0, c1;
+		struct parsa_fm_opts o = { 1 + iter % 6, cap, 0, 0.0, (uint64_t)iter,
+					   iter % 2, (uint32_t)(iter % 3 == 0 ? 2 : 0), NULL };
+
+		heavy_graph(&g, &r, rows, cols, 12);
+		/* dealt round-robin: within the cap on entry */
+		for (uint32_t u = 0; u < rows; u++)
+			part[u] = u % k;
+		c0 = brute(&g, part, k, M0);
+		o.m_limit = max_of(M0, k);
+		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+		REQUIRE(parsa_fm_refine(&g, part, &used, &o, &st, NULL) == 0);
+		c1 = brute(&g, part, k, M1);
+		CHECK_INT(st.conn_before, ==, c0);
+		CHECK_INT(st.conn_after, ==, c1);
+		CHECK_INT(c1, <=, c0);
+		CHECK_INT(max_of(M1, k), <=, max_of(M0, k));
+		CHECK_INT(max_size(part, rows, k), <=,
+			  cap > (rows + k - 1) / k ? cap : (rows + k - 1) / k);
+		check_used(&g, part, &used);
+		check_tsum(&g, part, &used, c1);
+		free(part);
+		free(M0);
+		free(M1);
+		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+	}
+}
+
+/* An entry placement above the cap is rebalanced into it. */
+static void test_fm_rebalances(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_nbrset used;
+	uint32_t rows = 300, k = 6, part[300];
+	uint64_t cap = parsa_balance_cap(rows, k, 1.03);
+	struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, 1, 1, 0, NULL };
+
+	parsa_rng_seed(&r, 3);
+	heavy_graph(&g, &r, rows, 200, 10);
+	for (uint32_t u = 0; u < rows; u++)
+		part[u] = u < 150 ? 0 : 1 + u % (k - 1);
+	REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+	REQUIRE(parsa_fm_refine(&g, part, &used, &o, NULL, NULL) == 0);
+	CHECK_INT(max_size(part, rows, k), <=, cap);
+	check_used(&g, part, &used);
+	parsa_nbrset_release(&used);
+	parsa_graph_release(&g);
+}
+
+/* Counts saturate at 65535 (a feature used by 70,000 examples of a part):
+ * the result is still exact after the final recount. */
+static void test_fm_saturated_counts(void)
+{
+	struct parsa_graph g;
+	struct parsa_nbrset used;
+	uint32_t n = 70000, k = 2, *part = malloc(n * sizeof(uint32_t));
+	uint64_t M[2];
+	struct parsa_fm_opts o = { 3, parsa_balance_cap(n, k, 1.03), UINT64_MAX,
+				   0.0, 1, 1, 0, NULL };
+
+	parsa_graph_init(&g);
+	for (uint32_t u = 0; u < n; u++) {
+		uint32_t row[2] = { 0, 1 + u % 50 };
+
+		CHECK(parsa_graph_add_row(&g, row, 2, NULL) == 0);
+		part[u] = u % 50 < 25 ? 0 : 1; /* feature 0 in both, > 65535 total */
+	}
+	REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+	REQUIRE(parsa_fm_refine(&g, part, &used, &o, NULL, NULL) == 0);
+	check_used(&g, part, &used);
+	CHECK_INT(brute(&g, part, k, M), ==, parsa_connectivity(&used));
+	parsa_nbrset_release(&used);
+	parsa_graph_release(&g);
+	free(part);
+}
+
+/* The multilevel refinement and partition: cap kept, used exact, the
+ * refinement never raises the connectivity. */
+static void test_ml_properties(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 5);
+	for (int iter = 0; iter < 30; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, 8);
+		uint32_t rows = 50 + (uint32_t)parsa_rng_below(&r, 1500);
+		struct parsa_graph g;
+		struct parsa_nbrset used;
+		struct parsa_fm_stats st;
+		struct parsa_partu_opts pu;
+		uint32_t *part = malloc(rows * sizeof(uint32_t));
+		uint64_t *M = calloc(k, sizeof(uint64_t));
+		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0;
+		struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, (uint64_t)iter, 1, 0, NULL };
+
+		heavy_graph(&g, &r, rows, 20 + (uint32_t)parsa_rng_below(&r, 400), 8);
+		for (uint32_t u = 0; u < rows; u++)
+			part[u] = u % k;
+		c0 = brute(&g, part, k, M);
+		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+		REQUIRE(parsa_ml_refine(&g, part, &used, &o, 6, &st, NULL) == 0);
+		CHECK_INT(brute(&g, part, k, M), <=, c0);
+		CHECK_INT(st.conn_after, ==, brute(&g, part, k, M));
+		CHECK_INT(max_size(part, rows, k), <=, cap);
+		check_used(&g, part, &used);
+		parsa_partu_opts_default(&pu);
+		pu.k = k;
+		pu.seed = (uint64_t)iter;
+		REQUIRE(parsa_ml_partition(&g, &pu, part, &used, &o, 8, &st, NULL) == 0);
+		CHECK_INT(max_size(part, rows, k), <=, cap);
+		check_used(&g, part, &used);
+		free(part);
+		free(M);
+		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+	}
+}
+
+/* The parameter cap: no server above it; T kept equal to the metrics'. */
+static void test_param_cap(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 9);
+	for (int iter = 0; iter < 40; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, 12);
+		uint32_t rows = 10 + (uint32_t)parsa_rng_below(&r, 300);
+		struct parsa_graph g;
+		struct parsa_nbrset used;
+		struct parsa_pcap_stats st;
+		struct parsa_metrics m;
+		uint32_t *part = malloc(rows * sizeof(uint32_t)), *owner;
+		uint64_t *T = calloc(k, sizeof(uint64_t)), *T2 = calloc(k, sizeof(uint64_t));
+		uint64_t *cnt = calloc(k, sizeof(uint64_t));
+		double x = 1.0 + (double)(iter % 4) * 0.1;
+
+		heavy_graph(&g, &r, rows, 1 + (uint32_t)parsa_rng_below(&r, 300), 10);
+		owner = malloc(((size_t)g.n_cols + 1) * sizeof(uint32_t));
+		for (uint32_t u = 0; u < rows; u++)
+			part[u] = (uint32_t)parsa_rng_below(&r, k);
+		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+		REQUIRE(parsa_partition_v_ex(&used, 2, owner, T, NULL, NULL) == 0);
+		REQUIRE(parsa_param_cap(&used, x, owner, T, &st, NULL) == 0);
+		for (uint32_t v = 0; v < g.n_cols; v++)
+			cnt[owner[v]]++;
+		CHECK_INT(max_of(cnt, k), <=, st.cap);
+		REQUIRE(parsa_metrics_parts(&g, k, part, owner, NULL, T2, NULL, &m, NULL) == 0);
+		for (uint32_t j = 0; j < k; j++)
+			CHECK_INT(T[j], ==, T2[j]);
+		free(part);
+		free(owner);
+		free(T);
+		free(T2);
+		free(cnt);
+		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+	}
+	CHECK_INT(parsa_param_cap(&(struct parsa_nbrset){ 0 }, 0.5, NULL, NULL,
+				  NULL, NULL), ==, PARSA_EINVAL);
+}
+
+/* A dataset over g (ids = compact ids); g is moved into it. */
+static void as_dataset(struct part_dataset *ds, struct parsa_graph *g)
+{
+	part_dataset_init(ds);
+	ds->g = *g;
+	ds->feat_id = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+	for (uint32_t v = 0; v < g->n_cols; v++)
+		ds->feat_id[v] = v;
+	parsa_graph_init(g);
+}
+
+static int run_quality(const struct part_dataset *ds, uint32_t k,
+		       enum part_quality q, uint64_t seed, struct part_result *r)
+{
+	struct part_run_opts o;
+
+	part_run_opts_default(&o);
+	part_quality_apply(&o, q);
+	o.pu.k = k;
+	o.pu.seed = seed;
+	o.random_trials = 1;
+	part_result_init(r);
+	return part_run(ds, &o, r, NULL);
+}
+
+/* default and best never have a larger T_max or M_max than fast (the
+ * guard), and keep the balance bound, on random data. */
+static void test_quality_guard(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 21);
+	for (int iter = 0; iter < 12; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, 20);
+		struct parsa_graph g;
+		struct part_dataset ds;
+		struct part_result f, d, b;
+
+		heavy_graph(&g, &r, 100 + (uint32_t)parsa_rng_below(&r, 2000),
+			    50 + (uint32_t)parsa_rng_below(&r, 800), 10);
+		as_dataset(&ds, &g);
+		REQUIRE(run_quality(&ds, k, PART_QUALITY_FAST, 3, &f) == 0);
+		REQUIRE(run_quality(&ds, k, PART_QUALITY_DEFAULT, 3, &d) == 0);
+		REQUIRE(run_quality(&ds, k, PART_QUALITY_BEST, 3, &b) == 0);
+		CHECK(d.m.T_max <= f.m.T_max && d.m.M_max <= f.m.M_max);
+		CHECK(b.m.T_max <= f.m.T_max && b.m.M_max <= f.m.M_max);
+		CHECK(d.m.T_sum <= f.m.T_sum);
+		CHECK(d.m.imbalance <= 1.03 + 1e-9 && b.m.imbalance <= 1.03 + 1e-9);
+		part_result_release(&f);
+		part_result_release(&d);
+		part_result_release(&b);
+		part_dataset_release(&ds);
+	}
+}
+
+/* k disjoint clusters of 40 features, 60 examples each drawing 8 features
+ * of their cluster, plus 2% noise features from anywhere, shuffled: best
+ * puts (almost) every cluster in one part. */
+static void test_planted_partition(void)
+{
+	const uint32_t k = 8, per = 60, vocab = 40;
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct part_dataset ds;
+	struct part_result b;
+	uint32_t n = k * per, *truth = malloc(n * sizeof(uint32_t));
+	uint32_t *perm = malloc(n * sizeof(uint32_t)), row[10];
+	uint32_t agree = 0;
+
+	parsa_rng_seed(&r, 42);
+	for (uint32_t u = 0; u < n; u++)
+		perm[u] = u;
+	parsa_rng_shuffle_u32(&r, perm, n);
+	parsa_graph_init(&g);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = perm[i] / per, d = 0;
+
+		truth[i] = c;
+		for (; d < 8; d++)
+			row[d] = c * vocab + (uint32_t)parsa_rng_below(&r, vocab);
+		if (parsa_rng_below(&r, 50) == 0)
+			row[d++] = (uint32_t)parsa_rng_below(&r, k * vocab);
+		CHECK(parsa_graph_add_row(&g, row, d, NULL) == 0);
+	}
+	as_dataset(&ds, &g);
+	REQUIRE(run_quality(&ds, k, PART_QUALITY_BEST, 1, &b) == 0);
+	/* the majority part of each planted cluster, and agreement with it */
+	for (uint32_t c = 0; c < k; c++) {
+		uint32_t cnt[8] = { 0 }, best = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			if (truth[i] == c)
+				cnt[b.part[i]]++;
+		for (uint32_t j = 0; j < k; j++)
+			best = cnt[j] > best ? cnt[j] : best;
+		agree += best;
+	}
+	CHECK_INT(agree * 100, >=, 95 * n);
+	part_result_release(&b);
+	part_dataset_release(&ds);
+	free(truth);
+	free(perm);
+}
+
+/* The same seed gives the same placement, for every quality. */
+static void test_deterministic(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct part_dataset ds;
+
+	parsa_rng_seed(&r, 77);
+	heavy_graph(&g, &r, 1500, 600, 12);
+	as_dataset(&ds, &g);
+	for (int q = 0; q < 3; q++) {
+		struct part_result a, b;
+
+		REQUIRE(run_quality(&ds, 7, (enum part_quality)q, 5, &a) == 0);
+		REQUIRE(run_quality(&ds, 7, (enum part_quality)q, 5, &b) == 0);
+		CHECK(memcmp(a.part, b.part, ds.g.n_rows * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(a.owner, b.owner, ds.g.n_cols * sizeof(uint32_t)) == 0);
+		part_result_release(&a);
+		part_result_release(&b);
+	}
+	part_dataset_release(&ds);
+}
+
+static void test_rejects_bad_input(void)
+{
+	struct parsa_graph g;
+	struct parsa_nbrset used;
+	struct parsa_err err;
+	uint32_t row[] = { 0, 1 }, part[1] = { 5 };
+	struct parsa_fm_opts o = { 2, 1, UINT64_MAX, 0.0, 1, 1, 0, NULL };
+	enum part_quality q;
+
+	parsa_graph_init(&g);
+	CHECK(parsa_graph_add_row(&g, row, 2, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(&used, g.n_cols, 2, NULL) == 0);
+	parsa_err_clear(&err);
+	CHECK_INT(parsa_fm_refine(&g, part, &used, &o, NULL, &err), ==, PARSA_EINVAL);
+	CHECK_CONTAINS(err.msg, "part 5");
+	parsa_nbrset_release(&used);
+	REQUIRE(parsa_nbrset_init(&used, 9, 2, NULL) == 0);
+	part[0] = 0;
+	CHECK_INT(parsa_fm_refine(&g, part, &used, &o, NULL, NULL), ==, PARSA_EINVAL);
+	parsa_nbrset_release(&used);
+	parsa_graph_release(&g);
+	CHECK_INT(part_quality_parse("best", &q), ==, 0);
+	CHECK_INT(q, ==, PART_QUALITY_BEST);
+	CHECK_INT(part_quality_parse("ultra", &q), ==, PARSA_EINVAL);
+	CHECK_STR(part_quality_name(PART_QUALITY_FAST), "fast");
+}
+
+int main(void)
+{
+	RUN(test_fm_properties);
+	RUN(test_fm_rebalances);
+	RUN(test_fm_saturated_counts);
+	RUN(test_ml_properties);
+	RUN(test_param_cap);
+	RUN(test_quality_guard);
+	RUN(test_planted_partition);
+	RUN(test_deterministic);
+	RUN(test_rejects_bad_input);
+	return harness_done();
+}
