@@ -7,6 +7,7 @@
 #ifndef HTTP_ROUTE_H
 #define HTTP_ROUTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum http_route_id {
