@@ -307,6 +307,45 @@ static void test_converges_same_objective(void)
 	train_data_release(&d);
 }
 
+/* KKT filter: fewer value bytes after the first pass, same objective. */
+static void test_kkt_filter(void)
+{
+	struct train_data d;
+	struct train_opts o;
+	struct train_result res;
+	struct collect c;
+	struct parsa_err err = {0};
+	uint32_t *part, *owner, k = 2;
+	double obj[2];
+	uint64_t bytes[2][2];
+	const char *p = random_set("kkt.svm", 400, 300, 6, 5);
+
+	REQUIRE(train_data_read(p, NULL, &d, &err) == 0);
+	part = malloc(d.n_rows * sizeof(uint32_t));
+	owner = malloc(d.n_cols * sizeof(uint32_t));
+	for (uint32_t r = 0; r < d.n_rows; r++)
+		part[r] = r % k;
+	for (uint32_t j = 0; j < d.n_cols; j++)
+		owner[j] = j % k;
+	for (int kkt = 0; kkt < 2; kkt++) {
+		train_opts_default(&o);
+		o.passes = 24;
+		o.lambda = 4;
+		o.kkt = kkt;
+		CHECK_INT(run(&d, part, owner, k, &o, &c, &res, &err), ==, 0);
+		obj[kkt] = res.last.objective;
+		bytes[kkt][0] = c.p[0].t.val_bytes[0] + c.p[0].t.val_bytes[1];
+		bytes[kkt][1] = c.p[1].t.val_bytes[0] + c.p[1].t.val_bytes[1];
+		train_result_release(&res);
+	}
+	CHECK_INT(bytes[1][0], ==, bytes[0][0]); /* the first pass is full */
+	CHECK(bytes[1][1] < bytes[0][1] / 2);    /* then most keys skip */
+	CHECK(fabs(obj[1] - obj[0]) <= 0.01 * obj[0]);
+	free(part);
+	free(owner);
+	train_data_release(&d);
+}
+
 /* ------------------------------------------------------------------ link */
 
 static void *message(uint32_t src, uint32_t dst, size_t *len)
@@ -420,6 +459,7 @@ int main(void)
 	RUN(test_own_examples_and_local_counting);
 	RUN(test_local_iff_same_machine);
 	RUN(test_converges_same_objective);
+	RUN(test_kkt_filter);
 	RUN(test_link_delays_remote_only);
 	RUN(test_link_bandwidth_and_order);
 	{

@@ -47,6 +47,8 @@ static const char usage[] =
 	"  --tau T           bounded delay in blocks (default 0)\n"
 	"  --blocks B        feature blocks per pass (default 8)\n"
 	"  --workers K       machines (default: the placement's k)\n"
+	"  --kkt             KKT filter: skip zero weights whose gradient\n"
+	"                    stays inside [-L, L] (every 5th pass is full)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa train ... --mpi\n"
 	"                    (rank r hosts worker and server i for i %% N == r)\n"
 	"  --test FILE       LIBSVM test set: AUC per pass\n"
@@ -110,7 +112,7 @@ static int parse_dbl(const char *s, double lo, double hi, double *out)
 enum {
 	OPT_PLACEMENT = 256, OPT_PASSES, OPT_LAMBDA, OPT_TAU, OPT_BLOCKS,
 	OPT_WORKERS, OPT_MPI, OPT_TEST, OPT_LINK, OPT_MODEL, OPT_LOG,
-	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT,
+	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT, OPT_KKT,
 };
 
 static const struct option longopts[] = {
@@ -121,6 +123,7 @@ static const struct option longopts[] = {
 	{"blocks", required_argument, NULL, OPT_BLOCKS},
 	{"workers", required_argument, NULL, OPT_WORKERS},
 	{"mpi", no_argument, NULL, OPT_MPI},
+	{"kkt", no_argument, NULL, OPT_KKT},
 	{"test", required_argument, NULL, OPT_TEST},
 	{"link", required_argument, NULL, OPT_LINK},
 	{"model", required_argument, NULL, OPT_MODEL},
@@ -144,6 +147,7 @@ static int parse_one(struct cli *c, int opt, const char *arg)
 	case OPT_MODEL: c->model = arg; return 0;
 	case OPT_LOG: c->log = arg; return 0;
 	case OPT_MPI: c->o.mpi = 1; return 0;
+	case OPT_KKT: c->o.kkt = 1; return 0;
 	case 'q': c->quiet = 1; return 0;
 	case OPT_PASSES:
 		if (parse_u64(arg, 1, 1000000, &v))
@@ -393,6 +397,7 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 	json_object_set_new(j, "lambda", json_real(c->o.lambda));
 	json_object_set_new(j, "tau", json_integer(c->o.tau));
 	json_object_set_new(j, "blocks", json_integer(c->o.blocks));
+	json_object_set_new(j, "kkt", json_boolean(c->o.kkt));
 	if (c->o.have_link) {
 		json_object_set_new(j, "link_bits_per_s",
 				    json_real(c->o.link.bits_per_s));

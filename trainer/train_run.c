@@ -223,7 +223,7 @@ static int hook_prox(struct ps_server *s, const void *req, size_t len,
 	hi = blk_lo(sv->n, b + 1, jb->B);
 	for (uint64_t o = lo; o < hi; o++) {
 		unsigned char *v;
-		double gu[2], nw;
+		double gu[2], nw, pub;
 		int rc = ps_server_value(s, TBL_GRAD, sv->lo + o, 0, &v, err);
 
 		if (rc)
@@ -234,13 +234,17 @@ static int hook_prox(struct ps_server *s, const void *req, size_t len,
 		memset(v, 0, sizeof(gu));
 		nw = train_prox_step(sv->w[o], gu[0], gu[1], jb->o->lambda,
 				     &sv->delta[o]);
-		if (nw == sv->w[o])
-			continue;
+		pub = nw;
+		/* KKT: a zero weight whose gradient is well inside [-l, l]
+		 * stays zero; published as -0.0 so workers skip it */
+		if (nw == 0 &&
+		    fabs(gu[0]) <= jb->o->lambda * (1 - TRAIN_KKT_DELTA))
+			pub = -0.0;
 		sv->w[o] = nw;
 		rc = ps_server_value(s, TBL_W, sv->lo + o, 1, &v, err);
 		if (rc)
 			return rc;
-		memcpy(v, &nw, sizeof(nw));
+		memcpy(v, &pub, sizeof(pub));
 	}
 	return 0;
 }
@@ -326,8 +330,11 @@ struct slot {
 	int64_t iter;
 	uint32_t block;
 	uint64_t push_ts;
-	double *gu;   /* 2 per key of the block */
-	double *wnew; /* pulled weights */
+	uint32_t n;     /* keys used: the block's, minus KKT-skipped ones */
+	uint64_t *keys; /* n keys (sorted) */
+	uint32_t *lid;  /* n local ids */
+	double *gu;     /* 2 per key */
+	double *wnew;   /* pulled weights */
 };
 
 /*
@@ -350,6 +357,7 @@ struct wk {
 	uint32_t *crow;
 	double *cval;
 	double *w;            /* nl: weights as last pulled */
+	uint8_t *inactive;    /* nl: KKT flag as last pulled (-0.0) */
 	struct slot *slots;   /* tau + 1 */
 	uint32_t max_block;
 	struct train_traffic t, t_total;
@@ -371,10 +379,13 @@ static void wk_release(struct wk *w)
 	free(w->crow);
 	free(w->cval);
 	free(w->w);
+	free(w->inactive);
 	if (w->slots) {
 		for (uint32_t i = 0; i <= w->jb->tau; i++) {
 			free(w->slots[i].gu);
 			free(w->slots[i].wnew);
+			free(w->slots[i].keys);
+			free(w->slots[i].lid);
 		}
 	}
 	free(w->slots);
@@ -491,7 +502,8 @@ static int wk_columns(struct wk *w, const uint32_t *rows,
 	w->cval = malloc((size_t)(nnz + 1) * sizeof(double));
 	fill = malloc(((size_t)w->nl + 1) * sizeof(uint64_t));
 	w->w = calloc((size_t)w->nl + 1, sizeof(double));
-	if (!w->crow || !w->cval || !fill || !w->w) {
+	w->inactive = calloc((size_t)w->nl + 1, 1);
+	if (!w->crow || !w->cval || !fill || !w->w || !w->inactive) {
 		free(fill);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
 	}
@@ -519,8 +531,11 @@ static int wk_slots(struct wk *w, struct parsa_err *err)
 	for (uint32_t i = 0; i < n; i++) {
 		w->slots[i].gu = malloc(((size_t)w->max_block + 1) * 16);
 		w->slots[i].wnew = malloc(((size_t)w->max_block + 1) * 8);
+		w->slots[i].keys = malloc(((size_t)w->max_block + 1) * 8);
+		w->slots[i].lid = malloc(((size_t)w->max_block + 1) * 4);
 		w->slots[i].iter = -1;
-		if (!w->slots[i].gu || !w->slots[i].wnew)
+		if (!w->slots[i].gu || !w->slots[i].wnew || !w->slots[i].keys ||
+		    !w->slots[i].lid)
 			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -580,16 +595,43 @@ static void count(struct wk *w, const uint64_t *keys, uint32_t n,
 	}
 }
 
-/* g and u of block b into slot->gu (2 per key). */
-static void wk_gradient(struct wk *w, uint32_t b, struct slot *sl)
+/* The keys of block b this iteration uses: all of them, or (KKT filter,
+ * outside the full passes) those not flagged inactive. */
+static void wk_select(struct wk *w, uint32_t b, int filter, struct slot *sl)
 {
-	uint32_t l0 = w->bstart[b], l1 = w->bstart[b + 1];
+	sl->n = 0;
+	for (uint32_t l = w->bstart[b]; l < w->bstart[b + 1]; l++) {
+		if (filter && w->inactive[l])
+			continue;
+		sl->keys[sl->n] = w->keys[l];
+		sl->lid[sl->n++] = l;
+	}
+}
 
-	for (uint32_t q = 0; q < w->nr; q++)
-		train_loss_derivs(w->m[q], w->y[q], &w->d1[q], &w->d2[q]);
-	for (uint64_t e = w->cptr[l0]; e < w->cptr[l1]; e++)
-		w->omega[w->crow[e]]++;
-	for (uint32_t l = l0; l < l1; l++) {
+/* g and u of the slot's keys into slot->gu (2 per key). */
+static void wk_gradient(struct wk *w, struct slot *sl)
+{
+	/* rows the block touches: their derivatives (once per row, at its
+	 * first entry) and omega = 1 + their active non-zeros in the block */
+	for (uint32_t i = 0; i < sl->n; i++) {
+		uint8_t act = !w->inactive[sl->lid[i]];
+
+		for (uint64_t e = w->cptr[sl->lid[i]];
+		     e < w->cptr[sl->lid[i] + 1]; e++) {
+			uint32_t q = w->crow[e];
+
+			if (w->omega[q] == 0) {
+				w->omega[q] = 1;
+				train_loss_derivs(w->m[q], w->y[q], &w->d1[q],
+						  &w->d2[q]);
+			}
+			w->omega[q] += act;
+		}
+	}
+	for (uint32_t i = 0; i < sl->n; i++) {
+		uint32_t l = sl->lid[i];
+		/* an active key is among the row's active ones already */
+		uint32_t self = w->inactive[l] ? 0 : 1;
 		double g = 0, u = 0;
 
 		for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++) {
@@ -597,13 +639,15 @@ static void wk_gradient(struct wk *w, uint32_t b, struct slot *sl)
 			double x = w->cval[e];
 
 			g += x * w->d1[q];
-			u += x * x * w->d2[q] * w->omega[q];
+			u += x * x * w->d2[q] * (w->omega[q] - self);
 		}
-		sl->gu[2 * (l - l0)] = g;
-		sl->gu[2 * (l - l0) + 1] = u;
+		sl->gu[2 * i] = g;
+		sl->gu[2 * i + 1] = u;
 	}
-	for (uint64_t e = w->cptr[l0]; e < w->cptr[l1]; e++)
-		w->omega[w->crow[e]] = 0;
+	for (uint32_t i = 0; i < sl->n; i++)
+		for (uint64_t e = w->cptr[sl->lid[i]];
+		     e < w->cptr[sl->lid[i] + 1]; e++)
+			w->omega[w->crow[e]] = 0;
 }
 
 /* Time blocking calls into w->wait: t0 = ps_clock_now(); rc = tock(w,
@@ -617,7 +661,7 @@ static int tock(struct wk *w, double t0, int rc)
 /* Iteration sl->iter: wait for its push, barrier, PROX, pull, margins. */
 static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
 {
-	uint32_t b = sl->block, l0 = w->bstart[b], n = w->bstart[b + 1] - l0;
+	uint32_t b = sl->block, n = sl->n;
 	unsigned char req[12];
 	uint64_t ts;
 	double t0;
@@ -635,18 +679,18 @@ static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
 		rc = tock(w, t0, ps_call_hook(w->node, PS_ALL, HOOK_PROX, req,
 					      sizeof(req), NULL, NULL, err));
 	if (!rc)
-		rc = ps_pull(w->node, TBL_W, w->keys + l0, n, sl->wnew, &ts,
-			     err);
+		rc = ps_pull(w->node, TBL_W, sl->keys, n, sl->wnew, &ts, err);
 	t0 = ps_clock_now();
 	if (!rc)
 		rc = tock(w, t0, ps_wait(w->node, ts, err));
 	if (rc)
 		return rc;
-	count(w, w->keys + l0, n, 8, 8, 1);
+	count(w, sl->keys, n, 8, 8, 1);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t l = l0 + i;
+		uint32_t l = sl->lid[i];
 		double dw = sl->wnew[i] - w->w[l];
 
+		w->inactive[l] = sl->wnew[i] == 0 && signbit(sl->wnew[i]);
 		if (dw == 0)
 			continue;
 		w->w[l] = sl->wnew[i];
@@ -657,12 +701,12 @@ static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
 	return 0;
 }
 
-/* Iteration t on block b: gradient, push; finish iteration t - tau. */
-static int wk_iterate(struct wk *w, int64_t t, uint32_t b,
+/* Iteration t on block b: gradient, push; finish iteration t - tau.
+ * filter: skip the keys the last pull flagged inactive (KKT). */
+static int wk_iterate(struct wk *w, int64_t t, uint32_t b, int filter,
 		      struct parsa_err *err)
 {
-	uint32_t ns = w->jb->tau + 1, l0 = w->bstart[b];
-	uint32_t n = w->bstart[b + 1] - l0;
+	uint32_t ns = w->jb->tau + 1;
 	struct slot *sl = &w->slots[t % ns];
 	double t0 = ps_clock_now();
 	int rc = tock(w, t0, ps_iter_begin(w->node, NULL, err));
@@ -671,13 +715,14 @@ static int wk_iterate(struct wk *w, int64_t t, uint32_t b,
 		rc = wk_finish(w, sl, err);
 	if (rc)
 		return rc;
-	wk_gradient(w, b, sl);
+	wk_select(w, b, filter, sl);
+	wk_gradient(w, sl);
 	sl->iter = t;
 	sl->block = b;
-	rc = ps_push(w->node, TBL_GRAD, w->keys + l0, n, sl->gu, &sl->push_ts,
+	rc = ps_push(w->node, TBL_GRAD, sl->keys, sl->n, sl->gu, &sl->push_ts,
 		     err);
 	if (!rc)
-		count(w, w->keys + l0, n, 8, 16, 0);
+		count(w, sl->keys, sl->n, 8, 16, 0);
 	return rc;
 }
 
@@ -848,11 +893,13 @@ static int worker_task(struct ps_node *node, uint64_t task_id,
 	rc = wk_init(&w, jb, node, err);
 	for (uint32_t p = 0; !rc && p < jb->o->passes; p++) {
 		double t0 = ps_clock_now();
+		/* KKT: every TRAIN_KKT_PERIOD-th pass (and the first) is full */
+		int filter = jb->o->kkt && p % TRAIN_KKT_PERIOD != 0;
 
 		memset(&w.t, 0, sizeof(w.t));
 		w.wait = 0;
 		for (uint32_t b = 0; !rc && b < jb->B; b++, t++)
-			rc = wk_iterate(&w, t, b, err);
+			rc = wk_iterate(&w, t, b, filter, err);
 		if (!rc)
 			rc = wk_drain(&w, t, err);
 		if (!rc)

@@ -18,8 +18,12 @@
  *   1. ps_iter_begin (bounded delay tau: at most tau earlier iterations
  *      unfinished);
  *   2. from its margins, the gradient g_j and the curvature bound
- *      u_j = sum_r omega_r s_r (1 - s_r) x_rj^2 (omega_r = nonzeros of row r
- *      in block b, so diag(u) bounds the block's Hessian) for j in K;
+ *      u_j = sum_r omega_rj s_r (1 - s_r) x_rj^2 for j in K, omega_rj = the
+ *      active non-zeros of row r in block b, plus j itself if inactive
+ *      (a key is inactive while its last update left it at 0 with
+ *      |g| <= lambda (1 - TRAIN_KKT_DELTA): the server publishes it as
+ *      -0.0).  By Cauchy-Schwarz, diag(u) bounds the block's Hessian
+ *      along moves of the active keys and any one inactive key;
  *   3. push (g, u) for K (table GRAD, double ADD);
  *   4. finish iteration t - tau: wait for its push, barrier (every worker
  *      pushed), hook PROX on every server (the first call per iteration
@@ -27,6 +31,10 @@
  *      that received gradient, with a per-coordinate trust region, writes
  *      table W and clears GRAD), pull W for K, and update the margins by
  *      the weight changes.
+ * KKT filter (opt-in, train_opts.kkt): in the passes between full ones
+ * (every TRAIN_KKT_PERIOD-th pass, and the first, is full) workers neither
+ * push nor pull inactive keys.  Every worker got the flag from the same pull
+ * iteration, so all skip the same keys.  Traffic then drops below 12 T_sum.
  * A pass finishes all its iterations before it ends, so the end-of-pass
  * numbers are exact.  With tau = 0 and one worker this is sequential block
  * coordinate descent with a Newton-type proximal step.
@@ -52,6 +60,9 @@
 #include "parsa_err.h"
 #include "ps_link.h"
 #include "train_data.h"
+
+#define TRAIN_KKT_DELTA 0.1 /* skip when |g| <= lambda (1 - this) */
+#define TRAIN_KKT_PERIOD 5  /* every 5th pass (and the first) is full */
 
 /* Data-plane traffic, [0] local and [1] remote (PS_LOCAL, PS_REMOTE). */
 struct train_traffic {
@@ -87,6 +98,7 @@ struct train_opts {
 	double lambda;     /* >= 0 */
 	int tau;           /* >= 0 (capped at blocks - 1) */
 	uint32_t blocks;   /* >= 1 (capped at the number of features) */
+	int kkt;           /* KKT filter: skip inactive coordinates */
 	int mpi;           /* MPI transport (one machine per rank) */
 	int have_link;     /* wrap the transport in an emulated link */
 	struct ps_link_spec link;
