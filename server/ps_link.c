@@ -84,6 +84,7 @@ int ps_link_parse(const char *s, struct ps_link_spec *spec,
 	static const char *const lat_u[] = {"", "s", "ms", "us", NULL};
 	static const double lat_s[] = {1, 1, 1e-3, 1e-6};
 	const char *comma = s ? strchr(s, ',') : NULL;
+	const char *mode = comma ? strchr(comma + 1, ',') : NULL;
 
 	if (!comma)
 		return parsa_fail(err, PARSA_EINVAL, "link '%s': expected "
@@ -94,10 +95,15 @@ int ps_link_parse(const char *s, struct ps_link_spec *spec,
 		return parsa_fail(err, PARSA_EINVAL, "link '%s': bad bandwidth "
 				  "(a positive number with k, m, g or gbit...)",
 				  s);
-	if (parse_unit(comma + 1, strlen(comma + 1), lat_u, lat_s,
-		       &spec->latency_s))
+	if (parse_unit(comma + 1, mode ? (size_t)(mode - comma - 1)
+				       : strlen(comma + 1),
+		       lat_u, lat_s, &spec->latency_s))
 		return parsa_fail(err, PARSA_EINVAL, "link '%s': bad latency "
 				  "(a number >= 0 with s, ms or us)", s);
+	spec->per_machine = mode && strcmp(mode + 1, "nic") == 0;
+	if (mode && !spec->per_machine && strcmp(mode + 1, "pair") != 0)
+		return parsa_fail(err, PARSA_EINVAL, "link '%s': the third "
+				  "field is 'pair' or 'nic'", s);
 	return 0;
 }
 
@@ -223,7 +229,8 @@ static int enqueue(struct ps_link *lk, uint32_t a, uint32_t b, uint32_t dst,
 		   void *buf, size_t len, struct parsa_err *err)
 {
 	uint32_t M = lk->base.layout.num_machines;
-	double now = ps_clock_now(), *fa = &lk->free_at[(size_t)a * M + b];
+	double now = ps_clock_now();
+	double *fa = &lk->free_at[(size_t)a * M + (lk->spec.per_machine ? a : b)];
 	struct pending p;
 
 	if (lk->n == lk->cap) {

@@ -11,7 +11,9 @@
  * Model: one token bucket per ordered machine pair (a, b): a message of
  * len bytes sent at time t leaves the bucket at
  *     free[a][b] = max(t, free[a][b]) + 8 * len / bandwidth
- * and is delivered latency seconds later.  Delivery order per pair is the
+ * and is delivered latency seconds later.  With per_machine set, machine a
+ * has one bucket for all its remote messages (an egress NIC shared by
+ * every destination) instead.  Delivery order per pair is the
  * send order, so the FIFO order the parameter server relies on is kept.
  * send() never blocks: delayed messages wait in a heap served by one
  * delivery thread, which hands them to the inner transport.
@@ -35,13 +37,15 @@
 struct ps_link_spec {
 	double bits_per_s; /* bandwidth of each machine pair, > 0 */
 	double latency_s;  /* one-way latency, >= 0 */
+	int per_machine;   /* 0: bucket per machine pair; 1: per sender */
 };
 
 /*
  * Parse "BW,LAT": BW a number with an optional unit (bit/s: k, m, g with
  * optional "bit", e.g. "1gbit", "100mbit", "1e9"), LAT a number with an
- * optional unit (s, ms, us; default s), e.g. "1gbit,0.1ms".  0 or
- * PARSA_EINVAL with a message naming the bad part.
+ * optional unit (s, ms, us; default s), e.g. "1gbit,0.1ms", optionally
+ * ",pair" (the default: a bucket per machine pair) or ",nic" (one per
+ * sending machine).  0 or PARSA_EINVAL with a message naming the bad part.
  */
 int ps_link_parse(const char *s, struct ps_link_spec *spec,
 		  struct parsa_err *err);

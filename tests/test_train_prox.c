@@ -175,6 +175,13 @@ static void test_link_parse(void)
 	CHECK(fabs(sp.bits_per_s - 1e8) < 1 && fabs(sp.latency_s - 2e-3) < 1e-12);
 	CHECK_INT(ps_link_parse("5e6,0", &sp, &err), ==, 0);
 	CHECK(sp.bits_per_s == 5e6 && sp.latency_s == 0);
+	CHECK(sp.per_machine == 0);
+	CHECK_INT(ps_link_parse("1gbit,0.1ms,nic", &sp, &err), ==, 0);
+	CHECK(sp.per_machine == 1 && fabs(sp.latency_s - 1e-4) < 1e-12);
+	CHECK_INT(ps_link_parse("1gbit,0.1ms,pair", &sp, &err), ==, 0);
+	CHECK(sp.per_machine == 0);
+	CHECK_INT(ps_link_parse("1gbit,0.1ms,bus", &sp, &err), ==, PARSA_EINVAL);
+	parsa_err_clear(&err);
 	CHECK_INT(ps_link_parse("1gbit", &sp, &err), ==, PARSA_EINVAL);
 	parsa_err_clear(&err);
 	CHECK_INT(ps_link_parse("0gbit,1ms", &sp, &err), ==, PARSA_EINVAL);

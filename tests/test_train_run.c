@@ -449,6 +449,57 @@ static void test_link_bandwidth_and_order(void)
 	ps_transport_destroy(tp);
 }
 
+/* Seconds until 5 + 5 messages of 100 kB from worker 1 (machine 1) reach
+ * server 0 (machine 0) and server 2 (machine 2) over 80 Mbit/s. */
+static double two_streams(int per_machine)
+{
+	struct ps_layout l = {3, 3, 3};
+	struct ps_link_spec sp = {80e6, 0, per_machine};
+	struct parsa_err err = {0};
+	struct ps_transport *tp = ps_transport_threads_create(&l, &err);
+	static char blob[100000];
+	double t0;
+
+	tp = ps_link_create(tp, &sp, &err);
+	if (!tp)
+		return -1;
+	t0 = ps_clock_now();
+	for (int i = 0; i < 10; i++) {
+		struct ps_msg m = {0};
+		void *buf = NULL;
+		size_t len;
+
+		m.type = PS_MSG_PROGRESS;
+		m.src = 5;
+		m.dst = i % 2 ? 1 : 3;
+		m.blob_len = sizeof(blob);
+		ps_msg_encode(&m, NULL, NULL, blob, &buf, &len, NULL);
+		ps_transport_send(tp, m.dst, buf, len, NULL);
+	}
+	for (int i = 0; i < 10; i++) {
+		void *got = NULL;
+		size_t rl;
+
+		ps_transport_recv(tp, i % 2 ? 1 : 3, 5.0, &got, &rl, NULL);
+		free(got);
+	}
+	t0 = ps_clock_now() - t0;
+	ps_transport_close(tp, 5.0, &err);
+	ps_transport_destroy(tp);
+	return t0;
+}
+
+/* A bucket per pair lets both streams run at full speed; a NIC bucket
+ * per sending machine makes them share it. */
+static void test_link_pair_vs_nic(void)
+{
+	double pair = two_streams(0), nic = two_streams(1);
+
+	CHECK(pair >= 0.049 && pair < 2.0);
+	CHECK(nic >= 0.099 && nic < 2.0);
+	CHECK(nic > pair + 0.03); /* 0.1 s vs 0.05 s */
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmpdir)) {
@@ -462,6 +513,7 @@ int main(void)
 	RUN(test_kkt_filter);
 	RUN(test_link_delays_remote_only);
 	RUN(test_link_bandwidth_and_order);
+	RUN(test_link_pair_vs_nic);
 	{
 		char cmd[600];
 

@@ -52,8 +52,10 @@ static const char usage[] =
 	"  --mpi             run over MPI: mpirun -np N parsa train ... --mpi\n"
 	"                    (rank r hosts worker and server i for i %% N == r)\n"
 	"  --test FILE       LIBSVM test set: AUC per pass\n"
-	"  --link BW,LAT     emulated link between machines, e.g. 1gbit,0.1ms:\n"
-	"                    remote messages are delayed (timings emulated)\n"
+	"  --link BW,LAT[,nic]  emulated link between machines, e.g. 1gbit,0.1ms:\n"
+	"                    remote messages are delayed (timings emulated);\n"
+	"                    a token bucket per machine pair, or with ,nic one\n"
+	"                    per sending machine (a shared NIC)\n"
 	"  --model FILE      write the final model, 'feature_id weight' lines\n"
 	"                    (non-zero weights)\n"
 	"  --log FILE        write the per-pass objects as JSON lines\n"
@@ -403,6 +405,8 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 				    json_real(c->o.link.bits_per_s));
 		json_object_set_new(j, "link_latency_s",
 				    json_real(c->o.link.latency_s));
+		json_object_set_new(j, "link_model", json_string(
+			c->o.link.per_machine ? "nic" : "pair"));
 		json_object_set_new(j, "link_delayed_messages", json_integer(
 			(json_int_t)res->link.delayed_msgs));
 	}
