@@ -818,11 +818,17 @@ static void stream_fill(struct stream *st, struct evbuffer *b)
 		evbuffer_add(b, "]}\n", 3);
 }
 
+/* The client went away mid-stream.  On a read error libevent has already
+ * detached the unfinished request (then it is ours to free); when the
+ * server itself frees the connection the request is still attached and
+ * libevent frees it. */
 static void stream_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct stream *st = arg;
 
 	(void)evcon;
+	if (!evhttp_request_get_connection(st->c.req))
+		evhttp_request_free(st->c.req);
 	http_metrics_request(st->c.s->metrics, st->c.r.id, 499, now_s() - st->c.t0);
 	free(st);
 }

@@ -201,6 +201,26 @@ def register_path_in(s, name):
                   open(os.path.join(DATA, name), "rb").read(), status=201)["id"]
 
 
+def raw_exchange(port, data, close_early=False):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    out = b""
+    try:
+        s.sendall(data)
+        if close_early:
+            return b""
+        s.shutdown(socket.SHUT_WR)
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return out
+
+
 def libsvm_rows(path):
     rows = []
     for line in read_lines(path):
@@ -326,6 +346,9 @@ def test_long_poll():
     th = threading.Thread(target=lambda: holder.update(
         j=s.json("GET", "/v1/jobs/%s?wait=%d" % (jid, SLOW))))
     th.start()
+    # a long poll whose client goes away
+    raw_exchange(s.port, b"GET /v1/jobs/%s?wait=60 HTTP/1.1\r\n\r\n" % jid.encode(),
+                 close_early=True)
     time.sleep(0.2)
     s.json("DELETE", "/v1/jobs/" + jid, status=202)
     th.join(SLOW)
@@ -600,26 +623,6 @@ def test_wrk_bounded_run():
     assert line and int(line[0].split()[-1]) > 100, line
 
 
-def raw_exchange(port, data, close_early=False):
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    out = b""
-    try:
-        s.sendall(data)
-        if close_early:
-            return b""
-        s.shutdown(socket.SHUT_WR)
-        while True:
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
-    except OSError:
-        pass
-    finally:
-        s.close()
-    return out
-
-
 @serving
 def test_malformed_request_burst():
     s = Server(tmp("st-burst"))
@@ -644,10 +647,19 @@ def test_malformed_request_burst():
                 assert out.startswith(b"HTTP/1.1 " + want) or out.startswith(b"HTTP/1.0 " + want), (data[:40], out[:200])
                 assert b"application/problem+json" in out, out[:300]
             raw_exchange(s.port, data, close_early=True)
+    # clients that leave in the middle of a streamed placement
+    jid = submit(s, {"dataset": register_path(s, A9A)["id"], "k": 4})["id"]
+    s.wait_job(jid)
+    for _ in range(5):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(b"GET /v1/jobs/%s/placement/features HTTP/1.1\r\n\r\n" % jid.encode())
+        c.recv(100)
+        c.close()
     assert s.p.poll() is None, "server died"
     assert s.json("GET", "/healthz")["status"] == "ok"
     ds = register_path(s, A9A)
     assert s.json("GET", "/v1/datasets/" + ds["id"])["examples"] == 8000
+    assert s.req("GET", "/v1/jobs/%s/placement/examples" % jid)[0] == 200
 
 
 @test
