@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -82,6 +84,14 @@ static void reply_buf(struct rctx *c, int status, const char *ctype,
 
 	if (ctype)
 		evhttp_add_header(h, "Content-Type", ctype);
+	if (evhttp_request_get_command(c->req) == EVHTTP_REQ_HEAD && body) {
+		/* libevent 2.1 would send the body: announce its length only */
+		char n[32];
+
+		snprintf(n, sizeof(n), "%zu", evbuffer_get_length(body));
+		evhttp_add_header(h, "Content-Length", n);
+		evbuffer_drain(body, evbuffer_get_length(body));
+	}
 	evhttp_send_reply(c->req, status, http_status_phrase(status), body);
 	http_metrics_request(c->s->metrics, c->r.id, status, now_s() - c->t0);
 }
@@ -240,6 +250,9 @@ static int authorized(struct svc *s, struct evhttp_request *req)
 
 /* ---- datasets ---- */
 
+/* Registrations (dataset reads) running at once; more get 503. */
+#define MAX_LOADERS 4
+
 struct reg_task {
 	struct svc *s;
 	struct rctx c;
@@ -282,6 +295,9 @@ static void *reg_main(void *arg)
 	struct reg_task *t = arg;
 	struct svc *s = t->s;
 
+	/* batch work: yield to the event loop (as the job threads do) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0)
+		errno = 0;
 	t->rc = t->body ? write_upload(t) : 0;
 	if (t->body) {
 		evbuffer_free(t->body);
@@ -314,7 +330,19 @@ static void start_register(struct reg_task *t)
 {
 	pthread_t th;
 	pthread_attr_t at;
+	unsigned busy;
 
+	pthread_mutex_lock(&t->s->mu);
+	busy = t->s->loaders;
+	pthread_mutex_unlock(&t->s->mu);
+	if (busy >= MAX_LOADERS) {
+		evhttp_add_header(evhttp_request_get_output_headers(t->c.req),
+				  "Retry-After", "5");
+		problem(&t->c, 503, "busy", "%u datasets are being read already; "
+			"retry later", busy);
+		reg_free(t);
+		return;
+	}
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	pthread_mutex_lock(&t->s->mu);
@@ -661,6 +689,8 @@ static int maybe_wait(struct rctx *c)
 		return 0;
 	errno = 0;
 	secs = strtod(v, &end);
+	if (c->s->stopping)
+		secs = 0; /* never hold a reply while shutting down */
 	if (errno || end == v || *end || !(secs >= 0 && secs <= 600)) {
 		invalid(c, "wait", "wait must be seconds in 0..600");
 		return 1;
@@ -1289,6 +1319,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		s->bound = NULL;
 	}
 	http_jobs_stop(s->jobs);
+	wake_waiters(s, 1); /* answered now, while the loop still runs */
 	event_add(s->tick, &tv);
 	check_stop(s);
 }

@@ -238,11 +238,17 @@ def test_health_and_metrics():
     s = Server(tmp("st-health"))
     h = s.json("GET", "/healthz")
     assert h["status"] == "ok", h
+    # HEAD: the headers of GET, no body, and the connection stays usable
+    c = s.conn()
+    st, hd, body = s.req("HEAD", "/healthz", conn=c)
+    assert st == 200 and body == b"" and int(hd["content-length"]) > 10, (st, hd, body)
+    assert s.req("GET", "/healthz", conn=c)[0] == 200
+    c.close()
     st, hd, body = s.req("GET", "/metrics")
     assert st == 200 and hd["content-type"].startswith("text/plain"), hd
     text = body.decode()
-    for key in ('parsa_http_requests_total{route="/healthz",status="200"} 1',
-                'parsa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 1',
+    for key in ('parsa_http_requests_total{route="/healthz",status="200"} 3',
+                'parsa_http_request_duration_seconds_bucket{route="/healthz",le="+Inf"} 3',
                 'parsa_jobs{state="queued"} 0', "parsa_partition_nonzeros_total 0",
                 "# TYPE parsa_http_request_duration_seconds histogram"):
         assert key in text, key
