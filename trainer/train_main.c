@@ -229,7 +229,7 @@ static int parse_args(int argc, char **argv, struct cli *c)
 	c->data = argv[optind];
 	if (!c->placement)
 		return die_usage("%s", "--placement PREFIX|URL|random is required");
-	if (strcmp(c->placement, "random") == 0 && !c->workers && !c->o.mpi)
+	if (strcmp(c->placement, "random") == 0 && !c->workers)
 		return die_usage("%s", "--placement random needs --workers K");
 	return -1;
 }

@@ -608,14 +608,34 @@ static void wk_select(struct wk *w, uint32_t b, int filter, struct slot *sl)
 	}
 }
 
-/* g and u of the slot's keys into slot->gu (2 per key). */
+/* omega[q] += 1 for each active key of block b that row q uses (add 1),
+ * or omega[q] = 0 for every key of block b (add 0). */
+static void wk_omega_block(struct wk *w, uint32_t b, int add)
+{
+	for (uint32_t l = w->bstart[b]; l < w->bstart[b + 1]; l++) {
+		if (add && w->inactive[l])
+			continue;
+		for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++)
+			w->omega[w->crow[e]] = add ? w->omega[w->crow[e]] + 1
+						   : 0;
+	}
+}
+
+/*
+ * g and u of the slot's keys into slot->gu (2 per key).  With a delay
+ * tau, the blocks b - tau .. b + tau of this pass are computed before
+ * each other's updates reach the margins, so they move together: their
+ * active keys all count in omega (tau = 0: block b only).
+ */
 static void wk_gradient(struct wk *w, struct slot *sl)
 {
-	/* rows the block touches: their derivatives (once per row, at its
-	 * first entry) and omega = 1 + their active non-zeros in the block */
-	for (uint32_t i = 0; i < sl->n; i++) {
-		uint8_t act = !w->inactive[sl->lid[i]];
+	uint32_t b = sl->block, tau = w->jb->tau, B = w->jb->B;
+	uint32_t lo = b > tau ? b - tau : 0;
+	uint32_t hi = b + tau < B ? b + tau : B - 1;
 
+	/* rows the block touches: their derivatives (once per row, at its
+	 * first entry); omega starts at 1 there */
+	for (uint32_t i = 0; i < sl->n; i++) {
 		for (uint64_t e = w->cptr[sl->lid[i]];
 		     e < w->cptr[sl->lid[i] + 1]; e++) {
 			uint32_t q = w->crow[e];
@@ -625,12 +645,13 @@ static void wk_gradient(struct wk *w, struct slot *sl)
 				train_loss_derivs(w->m[q], w->y[q], &w->d1[q],
 						  &w->d2[q]);
 			}
-			w->omega[q] += act;
 		}
 	}
+	for (uint32_t bb = lo; bb <= hi; bb++)
+		wk_omega_block(w, bb, 1);
 	for (uint32_t i = 0; i < sl->n; i++) {
 		uint32_t l = sl->lid[i];
-		/* an active key is among the row's active ones already */
+		/* omega - 1 active keys besides j, plus j itself */
 		uint32_t self = w->inactive[l] ? 0 : 1;
 		double g = 0, u = 0;
 
@@ -644,10 +665,8 @@ static void wk_gradient(struct wk *w, struct slot *sl)
 		sl->gu[2 * i] = g;
 		sl->gu[2 * i + 1] = u;
 	}
-	for (uint32_t i = 0; i < sl->n; i++)
-		for (uint64_t e = w->cptr[sl->lid[i]];
-		     e < w->cptr[sl->lid[i] + 1]; e++)
-			w->omega[w->crow[e]] = 0;
+	for (uint32_t bb = lo; bb <= hi; bb++)
+		wk_omega_block(w, bb, 0);
 }
 
 /* Time blocking calls into w->wait: t0 = ps_clock_now(); rc = tock(w,
@@ -716,9 +735,9 @@ static int wk_iterate(struct wk *w, int64_t t, uint32_t b, int filter,
 	if (rc)
 		return rc;
 	wk_select(w, b, filter, sl);
+	sl->block = b;
 	wk_gradient(w, sl);
 	sl->iter = t;
-	sl->block = b;
 	rc = ps_push(w->node, TBL_GRAD, sl->keys, sl->n, sl->gu, &sl->push_ts,
 		     err);
 	if (!rc)

@@ -19,11 +19,12 @@
  *      unfinished);
  *   2. from its margins, the gradient g_j and the curvature bound
  *      u_j = sum_r omega_rj s_r (1 - s_r) x_rj^2 for j in K, omega_rj = the
- *      active non-zeros of row r in block b, plus j itself if inactive
- *      (a key is inactive while its last update left it at 0 with
- *      |g| <= lambda (1 - TRAIN_KKT_DELTA): the server publishes it as
- *      -0.0).  By Cauchy-Schwarz, diag(u) bounds the block's Hessian
- *      along moves of the active keys and any one inactive key;
+ *      active non-zeros of row r in blocks b - tau .. b + tau of the pass
+ *      (those move together: none sees the others' updates), plus j
+ *      itself if inactive (a key is inactive while its last update left it
+ *      at 0 with |g| <= lambda (1 - TRAIN_KKT_DELTA): the server publishes
+ *      it as -0.0).  By Cauchy-Schwarz, diag(u) then bounds the Hessian
+ *      along the joint move of the active keys and any one inactive key;
  *   3. push (g, u) for K (table GRAD, double ADD);
  *   4. finish iteration t - tau: wait for its push, barrier (every worker
  *      pushed), hook PROX on every server (the first call per iteration
