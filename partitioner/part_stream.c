@@ -197,7 +197,10 @@ struct swork {
 	struct parsa_balance bal;
 	uint64_t *ckeys, *s0, *diff;
 	double *cnt, *pcnt;
-	int barrier_done;
+	int barrier_done;          /* the first barrier (after block 0) */
+	int last;                  /* this block is the dataset's last */
+	int pending;               /* a full block waits for the next line */
+	uint64_t n;                /* examples in the file (at EOF) */
 	struct rec_end tot;
 };
 
@@ -371,6 +374,38 @@ static int sw_build(struct swork *w, struct parsa_err *err)
 	return rc;
 }
 
+/*
+ * The caps of a block that is not the last: part i may take
+ * floor(imb * n_b / k), plus one where that leaves fewer than n_b places:
+ * e = n_b - k * floor(imb * n_b / k) extras, dealt round-robin across
+ * blocks (block b's start at b * e mod k).  Without extras the caps of
+ * the blocks sum to <= floor(imb * n / k) per part; with them every block
+ * is filled exactly and the parts differ by at most one: either way within
+ * the global cap, whatever order the blocks run in.  Expressed as the
+ * balance's cap C_b and count[i] = C_b - cap_i (the trick of
+ * part_parallel's per-worker shares); the block cap and its pace stay.
+ */
+static void block_caps(struct swork *w)
+{
+	uint32_t k = w->jb->k;
+	uint64_t base = (uint64_t)floor(w->jb->o->imbalance *
+					(double)w->rows / k);
+	uint64_t e = w->rows > base * k ? w->rows - base * k : 0;
+	uint64_t start = (w->block % k) * (e % k) % k;
+
+	w->bal.cap = base + (e > 0);
+	/* the block cap (>= these caps) keeps its even pace within the
+	 * block, as in the sequential run */
+	w->bal.block_imbalance = w->jb->o->block_imbalance > 0
+					 ? w->jb->o->block_imbalance
+					 : w->jb->o->imbalance;
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t pos = (i + k - start) % k; /* i's place in the deal */
+
+		w->bal.count[i] = w->bal.cap - (base + (pos < e));
+	}
+}
+
 /* Pull the masks, |S_i| and the counts; set up the slice and balance. */
 static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 {
@@ -408,12 +443,21 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 		w->bal.count[i] = w->pcnt[i] > 0 ? (uint64_t)w->pcnt[i] : 0;
 		total += w->bal.count[i];
 	}
-	/* the global cap of the examples seen so far plus this block; a
-	 * stale count above it is clamped so the block always fits */
-	w->bal.cap = parsa_balance_cap(total + w->rows, k, jb->o->imbalance);
-	for (uint32_t i = 0; i < k; i++)
-		if (w->bal.count[i] > w->bal.cap)
-			w->bal.count[i] = w->bal.cap;
+	if (w->last) {
+		/* every other block is done and acknowledged: the counts are
+		 * exact, and the rest of the global cap of n takes the block */
+		w->bal.cap = parsa_balance_cap(w->n, k, jb->o->imbalance);
+		w->bal.block_imbalance = jb->o->block_imbalance > 0
+						 ? jb->o->block_imbalance
+						 : jb->o->imbalance;
+		if (total + w->rows != w->n)
+			return parsa_fail(err, PARSA_ESTATE, "last block: %llu "
+					  "examples counted before it, want %llu",
+					  (unsigned long long)total,
+					  (unsigned long long)(w->n - w->rows));
+	} else {
+		block_caps(w);
+	}
 	memcpy(w->s0, w->bal.s_size, k * sizeof(uint64_t));
 	return part_grow((void **)&w->before, &w->before_cap,
 			 (size_t)nf * words, sizeof(uint64_t), err);
@@ -531,6 +575,7 @@ static int sw_block(struct ps_node *nd, struct swork *w,
 		rc = ps_barrier(nd, err); /* block 0 is in S now */
 		w->barrier_done = 1;
 	}
+	assert(w->last || w->rows == w->B);
 	if (!rc)
 		rc = ps_iter_begin(nd, NULL, err);
 	if (!rc)
@@ -572,7 +617,29 @@ static int sw_block(struct ps_node *nd, struct swork *w,
 	return rc;
 }
 
-/* Read the file; partition blocks b with b mod W == me as they end. */
+/*
+ * The second barrier: every worker reaches it once all its blocks but the
+ * dataset's last are done and acknowledged; the owner of the last block
+ * then partitions it from exact counts.
+ */
+static int sw_barriers(struct ps_node *nd, struct swork *w,
+		       struct parsa_err *err)
+{
+	int rc = 0;
+
+	if (!w->barrier_done) { /* no earlier block of its own */
+		rc = ps_barrier(nd, err);
+		w->barrier_done = 1;
+	}
+	if (!rc)
+		rc = ps_wait_all(nd, err);
+	return rc ? rc : ps_barrier(nd, err);
+}
+
+/*
+ * Read the file; partition blocks b with b mod W == me.  A full block is
+ * partitioned when the next data line shows it is not the last one.
+ */
 static int sw_read(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 {
 	struct sjob *jb = w->jb;
@@ -592,10 +659,16 @@ static int sw_read(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 		w->tot.lines++;
 		if (part_line_is_skippable(line, len))
 			continue;
-		if (e >= UINT32_MAX) {
+		if (e >= UINT32_MAX - 1) {
 			rc = parsa_fail(err, PARSA_EINVAL, "%s: more than %u "
-					"examples", jb->path, UINT32_MAX - 1);
+					"examples", jb->path, UINT32_MAX - 2);
 			break;
+		}
+		if (w->pending) {
+			rc = sw_block(nd, w, err);
+			w->pending = 0;
+			if (rc)
+				break;
 		}
 		if (b % jb->W == w->me) {
 			if (w->rows == 0) {
@@ -605,16 +678,19 @@ static int sw_read(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 			rc = sw_add_line(w, l, line, err);
 		}
 		e++;
-		if (!rc && e % w->B == 0 && b % jb->W == w->me)
-			rc = sw_block(nd, w, err);
-	}
-	if (!rc && w->rows > 0)
-		rc = sw_block(nd, w, err);
-	if (!rc && !w->barrier_done) { /* no block of its own */
-		rc = ps_barrier(nd, err);
-		w->barrier_done = 1;
+		if (e % w->B == 0 && b % jb->W == w->me)
+			w->pending = 1;
 	}
 	part_lines_close(l);
+	w->n = e;
+	if (!rc && e > 0 && ((e - 1) / w->B) % jb->W == w->me) {
+		w->last = 1; /* its rows are the block being read */
+		rc = sw_barriers(nd, w, err);
+		if (!rc)
+			rc = sw_block(nd, w, err);
+	} else if (!rc) {
+		rc = sw_barriers(nd, w, err);
+	}
 	w->tot.examples = e;
 	return rc;
 }

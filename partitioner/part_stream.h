@@ -25,17 +25,24 @@
  * Tables on the servers:
  *   0 MASK   feature id -> S(v), ceil(k/8) bytes, OR (Algorithm 12's sets)
  *   1 SSIZE  i < k -> |S_i| (double, ADD; the MIN_S rule's key)
- *   2 COUNT  i < k -> examples given to part i so far (double, ADD)
+ *   2 COUNT  i < k -> examples given to part i (double, ADD; read by
+ *            the last block)
  *   3 USED   feature -> (1 + R) masks of ceil(k/8) bytes, OR: N(v) of the
  *            result, then N(v) of each of the R random placements
  *
  * A worker's block: pull the masks of its features, |S_i| and the counts;
- * Algorithm 13 (parsa_partu_block) with the global cap of the examples
- * counted so far plus this block; push the new bits, the size and count
+ * Algorithm 13 (parsa_partu_block); push the new bits, the size and count
  * deltas, and the block's USED masks; send the block's parts to the
  * scheduler.  One block = one PS iteration, so --tau bounds the delay.
  * Global initialization (9.4.4): block 0 is partitioned first, by worker
  * 0 alone; every other block starts from its sets (a barrier).
+ *
+ * Balance, exact whatever the interleaving: a block that is not the last
+ * gives part i at most floor(imb * B / k) examples (plus extras dealt
+ * round-robin across blocks when that leaves too few places), so those
+ * blocks stay within the global cap of n; the last block waits (a second
+ * barrier) until every other block is acknowledged and fills the rest of
+ * the global cap parsa_balance_cap(n, k, imb) from the exact counts.
  *
  * The random baseline: trial t deals each block's examples round-robin
  * from a random offset after a seeded shuffle (so |U_i| are balanced) and

@@ -244,8 +244,10 @@ int ps_sched_start_task(struct ps_node *s, int worker, const void *payload,
 
 /*
  * Wait until every started task finished, passing progress records to fn
- * (may be NULL).  Fails with the first failed task's message.  No timeout:
- * a dead peer is detected by the transport.
+ * (may be NULL).  Fails as soon as a task fails, with its message (the
+ * other tasks may be blocked on it: returning the error from sched_main
+ * stops the cluster).  No timeout: a dead peer is detected by the
+ * transport.
  */
 int ps_sched_wait_tasks(struct ps_node *s, ps_progress_fn fn, void *arg,
 			struct parsa_err *err);

@@ -260,7 +260,10 @@ int ps_sched_wait_tasks(struct ps_node *s, ps_progress_fn fn, void *arg,
 {
 	int rc = check_sched(s, "ps_sched_wait_tasks", err), got;
 
-	while (!rc && s->sched->tasks_open) {
+	/* the first failed task ends the wait: the other tasks may be
+	 * blocked on it (a barrier, its pushes), and the caller's error
+	 * stops the cluster */
+	while (!rc && s->sched->tasks_open && !s->sched->task_err.code) {
 		rc = ps_client_pump(s, -1, &got, err);
 		deliver_progress(s, fn, arg);
 	}

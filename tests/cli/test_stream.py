@@ -105,6 +105,19 @@ def test_tau_and_staleness():
 
 
 @test
+def test_exact_balance_any_interleaving():
+    """The global cap holds with stale counts (tau inf, 3 workers) and with
+    imbalance 1 and blocks that k does not divide (the extras' deal)."""
+    for k, rows, imb in [(8, 77, "1"), (7, 500, "1"), (16, 333, "1.03"),
+                         (5, 64, "1.2")]:
+        prefix = tmp("bal-%d-%d" % (k, rows))
+        stream(A9A, prefix, "-k", k, "--block-rows", rows, "--workers", 3,
+               "--tau", "inf", "--imbalance", imb)
+        rep = check_placement(prefix, k, imbalance=float(imb))
+        eval_agrees(A9A, prefix, rep)
+
+
+@test
 def test_extreme_feature_ids():
     """Ids 0 and 2^64-1 and a sparse id range: every server range works."""
     f = tmp("ids.svm")
