@@ -24,6 +24,17 @@ void part_idmap_release(struct part_idmap *m)
 	part_idmap_init(m);
 }
 
+void part_idmap_clear(struct part_idmap *m)
+{
+	for (uint32_t c = 0; c < m->n; c++)
+		if (m->ids[c] < m->dense_cap)
+			m->dense[m->ids[c]] = 0;
+	if (m->n_hashed)
+		memset(m->slot, 0xff, (size_t)m->cap * sizeof(uint32_t));
+	m->n = 0;
+	m->n_hashed = 0;
+}
+
 /* murmur3's 64-bit finalizer: every key bit affects the low bits */
 static inline uint64_t mix64(uint64_t k)
 {

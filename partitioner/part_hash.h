@@ -44,6 +44,10 @@ void part_idmap_init(struct part_idmap *m);
 /* Free everything and reset to empty.  m may be NULL. */
 void part_idmap_release(struct part_idmap *m);
 
+/* Forget every key, keeping the allocations (O(keys + table slots)): a
+ * map reused for one block after another. */
+void part_idmap_clear(struct part_idmap *m);
+
 /*
  * The compact id of key in *id, inserting key as id n when new (then *isnew
  * is 1, else 0; isnew may be NULL).  Returns 0, PARSA_ENOMEM, or

@@ -612,8 +612,7 @@ static int sw_block(struct ps_node *nd, struct swork *w,
 	/* the next block starts empty */
 	w->rows = 0;
 	w->ent_n = 0;
-	part_idmap_release(&w->map);
-	part_idmap_init(&w->map);
+	part_idmap_clear(&w->map);
 	return rc;
 }
 

@@ -333,6 +333,37 @@ static void test_idmap(void)
 	part_idmap_release(&m);
 }
 
+/* part_idmap_clear: a reused map (dense and hashed keys) forgets every
+ * key and numbers the next keys from 0 again. */
+static void test_idmap_clear(void)
+{
+	struct part_idmap m;
+	uint32_t id;
+	int isnew;
+
+	part_idmap_init(&m);
+	for (int round = 0; round < 3; round++) {
+		uint64_t salt = (uint64_t)round * 1000003;
+
+		for (uint32_t i = 0; i < 5000; i++) {
+			uint64_t key = (i % 2 ? (i + 1) * 0x9E3779B97F4A7C15ULL : i) +
+				       salt;
+
+			REQUIRE(part_idmap_get(&m, key, &id, &isnew, "keys",
+					       NULL) == 0);
+			CHECK(isnew && id == i);
+		}
+		CHECK_INT(m.n, ==, 5000);
+		part_idmap_clear(&m);
+		CHECK_INT(m.n, ==, 0);
+		for (uint32_t i = 0; i < 5000; i += 97)
+			CHECK(!part_idmap_find(
+				&m, (i % 2 ? (i + 1) * 0x9E3779B97F4A7C15ULL : i) +
+					    salt, &id));
+	}
+	part_idmap_release(&m);
+}
+
 /* ---- LIBSVM ------------------------------------------------------------- */
 
 static const char libsvm_text[] =
@@ -1038,6 +1069,7 @@ int main(void)
 	RUN(test_pairs_movielens_header);
 	RUN(test_empty_inputs);
 	RUN(test_names);
+	RUN(test_idmap_clear);
 	RUN(test_libsvm_row);
 	RUN(test_bad_args);
 	RUN(test_progress);
