@@ -24,9 +24,6 @@
 #include "http_jobs.h"
 #include "http_store.h"
 
-/* nice value of the job threads (see worker_main) */
-#define HTTP_JOBS_NICE 10
-
 const char *const http_job_state_names[HTTP_JOB_NSTATES] = {
 	"queued", "running", "succeeded", "failed", "cancelled",
 };
@@ -618,7 +615,8 @@ static void *worker_main(void *arg)
 
 	/* batch work yields to the event loop: lookups keep their latency
 	 * while partitions run (Linux: nice applies per thread) */
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HTTP_JOBS_NICE) != 0)
+	if (J->o.nice &&
+	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), J->o.nice) != 0)
 		errno = 0;
 
 	while ((job = next_job(J))) {

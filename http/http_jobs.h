@@ -69,6 +69,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 struct http_jobs_opts {
 	const char *state_dir;
 	unsigned workers;               /* concurrent jobs, >= 1 */
+	int nice;                       /* job threads' nice value (0..19) */
 	struct http_datasets *data;     /* borrowed */
 	struct http_metrics *metrics;   /* borrowed */
 	void (*notify)(void *arg);      /* after a job ends (worker thread) */

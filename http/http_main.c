@@ -37,10 +37,13 @@ static const char usage_serve[] =
 	"  --grace SECONDS     on SIGTERM, running jobs may finish this long\n"
 	"                      before they are interrupted and re-queued (30)\n"
 	"  --cache N           parsed datasets kept in memory (4)\n"
+	"  --job-nice N        nice value of the partition and dataset-reading\n"
+	"                      threads, so lookups keep their latency while jobs\n"
+	"                      run (10; 0 = same priority as the event loop)\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
-       O_GRACE, O_CACHE };
+       O_GRACE, O_CACHE, O_NICE };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -52,6 +55,7 @@ static const struct option longopts[] = {
 	{"max-upload", required_argument, NULL, O_MAXUP},
 	{"grace", required_argument, NULL, O_GRACE},
 	{"cache", required_argument, NULL, O_CACHE},
+	{"job-nice", required_argument, NULL, O_NICE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -174,6 +178,11 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 			return usage_error("--cache must be an integer in 0..1000, got '%s'", arg);
 		a->o.cache = (unsigned)v;
 		return 0;
+	case O_NICE:
+		if (parse_num(arg, 0, 19, &v) || v != (int)v)
+			return usage_error("--job-nice must be an integer in 0..19, got '%s'", arg);
+		a->o.nice = (int)v;
+		return 0;
 	case O_GRACE:
 		if (parse_num(arg, 0, 86400, &a->o.grace))
 			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
@@ -199,6 +208,7 @@ int http_main(int argc, char **argv)
 	a.o = (struct http_server_opts){
 		.port = 8080, .state_dir = "parsa-state", .workers = 1,
 		.max_upload = DEFAULT_MAX_UPLOAD, .grace = 30, .cache = 4,
+		.nice = 10,
 	};
 	optind = 1;
 	opterr = 0;

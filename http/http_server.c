@@ -296,7 +296,8 @@ static void *reg_main(void *arg)
 	struct svc *s = t->s;
 
 	/* batch work: yield to the event loop (as the job threads do) */
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) != 0)
+	if (s->o.nice &&
+	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), s->o.nice) != 0)
 		errno = 0;
 	t->rc = t->body ? write_upload(t) : 0;
 	if (t->body) {
@@ -1396,6 +1397,7 @@ static int setup(struct svc *s, struct parsa_err *err)
 		return rc;
 	jo = (struct http_jobs_opts){
 		.state_dir = s->o.state_dir, .workers = s->o.workers,
+		.nice = s->o.nice,
 		.data = s->data, .metrics = s->metrics,
 		.notify = notify_from_thread, .notify_arg = s,
 	};

@@ -28,6 +28,7 @@ struct http_server_opts {
 	uint64_t max_upload;     /* largest request body, bytes */
 	double grace;            /* seconds running jobs may finish on stop */
 	unsigned cache;          /* parsed datasets kept in memory */
+	int nice;                /* nice of job and dataset-reading threads */
 };
 
 /*
