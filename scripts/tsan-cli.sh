@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The parsa binary built with ThreadSanitizer (make tsan) on the threaded
+# runs: parallel Parsa and the streaming mode with several workers and
+# servers, tau 0 and inf.  Any data race fails the run (halt_on_error).
+# Usage: scripts/tsan-cli.sh BUILD_DIR; ends "N passed, N failed".
+set -u
+bin=${1:-build/tsan}/parsa
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+export TSAN_OPTIONS=halt_on_error=1
+passed=0 failed=0
+check() {
+	local name=$1; shift
+	if "$bin" partition "$@" --out "$out/p" -q >"$out/log" 2>&1; then
+		passed=$((passed + 1)); echo "ok   $name"
+	else
+		failed=$((failed + 1)); echo "FAIL $name"; tail -n 30 "$out/log"
+	fi
+}
+check stream-3w-inf data/a9a-sample.svm.gz -k 8 --stream --workers 3 --block-rows 300 --tau inf
+check stream-2w-tau0 data/reuters-sample.svm.gz -k 16 --stream --workers 2 --servers 3 --block-rows 100
+check parallel-2w-inf data/a9a-sample.svm.gz -k 8 --workers 2 --tau inf
+check parallel-3w-tau1 data/facebook-sample.txt.gz -k 8 --workers 3 --tau 1
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
