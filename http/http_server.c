@@ -50,6 +50,7 @@ struct svc {
 	struct http_jobs *jobs;
 	struct http_metrics *metrics;
 	char data_dir[PATH_MAX];     /* realpath of --data-dir, "" if none */
+	char state_dir[PATH_MAX];    /* realpath of --state-dir */
 	pthread_mutex_t mu;          /* done list and loaders */
 	struct reg_task *done;       /* finished registrations */
 	struct waiter *waiters;      /* long polls: GET /v1/jobs/{id}?wait=S */
@@ -1379,6 +1380,11 @@ static int setup(struct svc *s, struct parsa_err *err)
 	rc = http_store_mkdirs(s->o.state_dir, err);
 	if (rc)
 		return rc;
+	/* absolute, so stored paths survive a restart from another cwd */
+	if (!realpath(s->o.state_dir, s->state_dir))
+		return parsa_fail(err, PARSA_EIO, "--state-dir %s: %s",
+				  s->o.state_dir, strerror(errno));
+	s->o.state_dir = s->state_dir;
 	if (evthread_use_pthreads() != 0)
 		return parsa_fail(err, PARSA_ENOMEM, "libevent threads unavailable");
 	s->base = event_base_new();
