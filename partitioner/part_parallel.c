@@ -889,12 +889,6 @@ static void fill_info(const struct job *jb, const struct ps_transport *tp,
 	in->t_workers = jb->t_workers;
 }
 
-struct ps_transport *part_par_transport(const struct part_par_opts *po,
-					struct parsa_err *err)
-{
-	return make_transport(po, err);
-}
-
 static struct ps_transport *make_transport(const struct part_par_opts *po,
 					   struct parsa_err *err)
 {
@@ -912,10 +906,49 @@ static struct ps_transport *make_transport(const struct part_par_opts *po,
 }
 
 /* Everything once the transport exists: config, result, ps_run. */
-static int run_on(struct job *jb, struct ps_transport *tp,
-		  struct part_result *r, struct part_par_info *info,
-		  struct parsa_err *err)
+void part_par_config(struct ps_config *cfg, const struct ps_layout *l,
+		     const struct part_par_opts *po)
 {
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->num_servers = l->num_servers;
+	cfg->num_workers = l->num_workers;
+	cfg->num_machines = l->num_machines;
+	cfg->tau = po->tau;
+	cfg->timeout_s = po->timeout_s;
+}
+
+int part_par_launch(const struct part_par_opts *po, part_par_body_fn fn,
+		    void *arg, int *is_root, int *rank, struct parsa_err *err)
+{
+	struct ps_transport *tp = make_transport(po, err);
+	int rc = tp ? 0 : (err->code ? err->code : PARSA_EMPI);
+
+	*is_root = 0;
+	if (rank)
+		*rank = 0;
+	if (!rc) {
+		if (rank)
+			*rank = (int)tp->rank;
+		rc = fn(arg, tp, err);
+		*is_root = tp->rank == 0 && rc == 0;
+	}
+	ps_transport_destroy(tp);
+	return rc;
+}
+
+/* part_par_launch's body: everything once the transport exists. */
+struct run_args {
+	struct job *jb;
+	struct part_result *r;
+	struct part_par_info *info;
+};
+
+static int run_on(void *arg, struct ps_transport *tp, struct parsa_err *err)
+{
+	struct run_args *a = arg;
+	struct job *jb = a->jb;
+	struct part_result *r = a->r;
+	struct part_par_info *info = a->info;
 	const struct ps_layout *l = &tp->layout;
 	struct ps_config cfg = {0};
 	struct ps_app app = {0};
@@ -930,17 +963,14 @@ static int run_on(struct job *jb, struct ps_transport *tp,
 		ps_transport_fail(tp, err->code, "%s", err->msg);
 		return err->code;
 	}
+	jb->tp = tp;
 	if (tp->rank == 0)
 		rc = part_result_alloc(r, jb->ds, jb->k, err);
-	cfg.num_servers = l->num_servers;
-	cfg.num_workers = l->num_workers;
-	cfg.num_machines = l->num_machines;
+	part_par_config(&cfg, l, jb->po);
 	cfg.num_tables = NUM_TABLES;
 	cfg.tables[TBL_MASK] = (struct ps_table_spec){jb->width, PS_OP_OR};
 	cfg.tables[TBL_SSIZE] = (struct ps_table_spec){8, PS_OP_ADD_F64};
 	cfg.range_starts = starts;
-	cfg.tau = jb->po->tau;
-	cfg.timeout_s = jb->po->timeout_s;
 	app.task = worker_task;
 	app.sched_main = sched_main;
 	app.arg = jb;
@@ -962,8 +992,8 @@ int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct parsa_err *err)
 {
 	struct parsa_err local = {0};
-	struct ps_transport *tp = NULL;
 	struct job jb;
+	struct run_args a = {&jb, r, info};
 	int rc;
 
 	err = err ? err : &local;
@@ -974,20 +1004,10 @@ int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	rc = check_opts(ds, o, po, err);
 	if (!rc)
 		rc = job_init(&jb, ds, o, po, err);
-	if (!rc) {
-		tp = make_transport(po, err);
-		rc = tp ? 0 : (err->code ? err->code : PARSA_EMPI);
-	}
-	if (!rc) {
-		jb.tp = tp;
-		if (rank)
-			*rank = (int)tp->rank;
-		rc = run_on(&jb, tp, r, info, err);
-		*is_root = tp->rank == 0 && rc == 0;
-	}
+	if (!rc)
+		rc = part_par_launch(po, run_on, &a, is_root, rank, err);
 	if (rc)
 		part_result_release(r);
-	ps_transport_destroy(tp);
 	job_release(&jb);
 	return rc;
 }

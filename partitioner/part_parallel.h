@@ -151,9 +151,25 @@ int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct parsa_err *err);
 
 /* "inf", "-1" -> PART_PAR_TAU_INF; "0".."1000000" -> τ.  0 or -1. */
-/* The transport po asks for (threads or MPI; W and S from po). */
-struct ps_transport *part_par_transport(const struct part_par_opts *po,
-					struct parsa_err *err);
+/*
+ * The body of a run on a transport (the caller's args in arg): set up the
+ * config (part_par_config) and the app, ps_run them.  On failure before
+ * ps_run it must fail tp so that the other ranks stop too.
+ */
+typedef int (*part_par_body_fn)(void *arg, struct ps_transport *tp,
+				struct parsa_err *err);
+
+/*
+ * Create the transport po asks for, run fn(arg, tp), destroy it.  *is_root
+ * = this process is rank 0 (threads: always) and fn succeeded; *rank (may
+ * be NULL) = its rank.  Used by part_par_run and part_stream_run.
+ */
+int part_par_launch(const struct part_par_opts *po, part_par_body_fn fn,
+		    void *arg, int *is_root, int *rank, struct parsa_err *err);
+
+/* cfg zeroed, then the layout's S, W, M and po's τ and timeout. */
+void part_par_config(struct ps_config *cfg, const struct ps_layout *l,
+		     const struct part_par_opts *po);
 
 /* info's transport, layout, τ, traffic and staleness fields from a run's
  * statistics (the initialization fields zeroed, init "none"). */

@@ -123,6 +123,7 @@ struct sjob {
 	uint32_t k, width, uwidth, R, W;
 	uint64_t B;
 	uint64_t max_id;           /* largest feature id of the sample */
+	struct part_par_info *info; /* root: filled after the run */
 	struct srv_state *srv;     /* num_servers (only hosted ones used) */
 	/* scheduler (root) only */
 	struct part_stream_result *r;
@@ -1351,11 +1352,13 @@ static int check_opts(const struct part_stream_opts *o,
 	return 0;
 }
 
-static int run_on(struct sjob *jb, struct ps_transport *tp,
-		  struct part_par_info *info, struct parsa_err *err)
+/* part_par_launch's body (arg: the job; info in jb->info). */
+static int run_on(void *arg, struct ps_transport *tp, struct parsa_err *err)
 {
+	struct sjob *jb = arg;
+	struct part_par_info *info = jb->info;
 	const struct ps_layout *l = &tp->layout;
-	struct ps_config cfg = {0};
+	struct ps_config cfg;
 	struct ps_app app = {0};
 	struct ps_result res = {0};
 	int rc;
@@ -1372,17 +1375,14 @@ static int run_on(struct sjob *jb, struct ps_transport *tp,
 		free(starts);
 		return rc;
 	}
-	cfg.num_servers = l->num_servers;
-	cfg.num_workers = l->num_workers;
-	cfg.num_machines = l->num_machines;
+	jb->tp = tp;
+	part_par_config(&cfg, l, jb->po);
 	cfg.num_tables = NUM_TABLES;
 	cfg.tables[TBL_MASK] = (struct ps_table_spec){jb->width, PS_OP_OR};
 	cfg.tables[TBL_SSIZE] = (struct ps_table_spec){8, PS_OP_ADD_F64};
 	cfg.tables[TBL_COUNT] = (struct ps_table_spec){8, PS_OP_ADD_F64};
 	cfg.tables[TBL_USED] = (struct ps_table_spec){jb->uwidth, PS_OP_OR};
 	cfg.range_starts = starts;
-	cfg.tau = jb->po->tau;
-	cfg.timeout_s = jb->po->timeout_s;
 	app.server_init = server_init;
 	app.task = worker_task;
 	app.sched_main = sched_main;
@@ -1408,7 +1408,6 @@ int part_stream_run(const char *path, const struct part_stream_opts *o,
 		    int *is_root, int *rank, struct parsa_err *err)
 {
 	struct parsa_err local = {0};
-	struct ps_transport *tp = NULL;
 	struct sjob jb;
 	int rc;
 
@@ -1432,19 +1431,11 @@ int part_stream_run(const char *path, const struct part_stream_opts *o,
 	}
 	if (!rc) {
 		r->block_rows = jb.B;
-		tp = part_par_transport(po, err);
-		rc = tp ? 0 : (err->code ? err->code : PARSA_EMPI);
-	}
-	if (!rc) {
-		jb.tp = tp;
-		if (rank)
-			*rank = (int)tp->rank;
-		rc = run_on(&jb, tp, info, err);
-		*is_root = tp->rank == 0 && rc == 0;
+		jb.info = info;
+		rc = part_par_launch(po, run_on, &jb, is_root, rank, err);
 	}
 	if (rc || !*is_root)
 		part_stream_result_release(r);
-	ps_transport_destroy(tp);
 	free(jb.seen);
 	free(jb.offsets);
 	free(jb.block_n);
