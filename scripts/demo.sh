@@ -26,6 +26,12 @@ for spec in "a9a-sample.svm.gz" "reuters-sample.svm.gz" \
 	done
 done
 echo
+echo "== the same on the parameter server: 2 worker threads streaming a9a in"
+echo "   blocks of 2000 examples (neighbor sets, partition V and metrics on"
+echo "   the servers; see README 'Streaming') =="
+"$bin" partition data/a9a-sample.svm.gz -k 8 --stream --workers 2 \
+	--block-rows 2000 --out "$out/a9a-stream"
+echo
 echo "placements and reports: $out/<sample>.{examples,features,json}"
 echo "(the 'random' row is one seeded random placement; the 'random' column of"
 echo " each summary is the mean of 5, as in the reports)"
