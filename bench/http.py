@@ -9,7 +9,7 @@ of BENCHMARKS.md.
    placement (both files), each step timed; compared with `parsa partition`
    on the same file (wall time of the process, which also reads the data
    and writes the placement).  Median of --runs runs, each on a fresh
-   server and state dir.
+   server and state dir, service and CLI runs interleaved.
 2. Lookups: wrk (--latency, a Lua script cycling through feature ids) on
    GET /v1/jobs/{id}/features/{f} for --duration seconds on loopback while
    partition jobs run back to back on the server's worker thread (jobs are
@@ -191,8 +191,10 @@ def main():
         print("`python3 bench/http.py` (run by `make bench`): `parsa serve` on "
               "loopback, %s, k=%d; medians of %d runs; %d cores.\n" %
               (os.path.basename(args.data), args.k, args.runs, os.cpu_count()))
-        e2e = [end_to_end(binary, args.data, args.k, tmpdir) for _ in range(args.runs)]
-        cli = [cli_run(binary, args.data, args.k, tmpdir) for _ in range(args.runs)]
+        e2e, cli = [], []
+        for _ in range(args.runs):  # interleaved: both see the same load
+            e2e.append(end_to_end(binary, args.data, args.k, tmpdir))
+            cli.append(cli_run(binary, args.data, args.k, tmpdir))
         up, job, down = (med(x[i] for x in e2e) for i in range(3))
         total = med(x[0] + x[1] + x[2] for x in e2e)
         ct = med(c[0] for c in cli)
