@@ -38,6 +38,12 @@ struct fm {
 			    * gain, m_limit ignored; 2: rebalancing M_j: the
 			    * same within m_limit */
 	int64_t *acc;      /* k: p-mode cost scratch, zero between uses */
+	uint64_t *full;    /* words: the mask of all k parts */
+	uint32_t *lam;     /* n_cols: parts using the feature (bits of its mask) */
+	uint32_t *mark;    /* n_cols: the sweep that last moved an example
+			    * using the feature (0: none) */
+	uint32_t epoch;    /* the current sweep, from 1 */
+	uint32_t first_exact; /* the first exact sweep's epoch */
 	uint32_t *entry;   /* n_rows: the entry placement (p-mode only) */
 	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
 	uint32_t cand_cap;    /* allocated entries of cand */
@@ -69,12 +75,22 @@ static void fm_free(struct fm *f)
 	free(f->order);
 	free(f->cand);
 	free(f->acc);
+	free(f->full);
+	free(f->lam);
+	free(f->mark);
 	free(f->entry);
 }
 
 static uint64_t wt(const struct fm *f, uint32_t u)
 {
 	return f->weight ? f->weight[u] : 1;
+}
+
+/* Is v in more than half of the parts?  Then its complement is cheaper
+ * to walk. */
+static inline int is_dense(const struct fm *f, uint32_t v)
+{
+	return 2 * (uint64_t)f->lam[v] > f->k;
 }
 
 static uint16_t *cnt_at(const struct fm *f, uint32_t v, uint32_t j)
@@ -99,14 +115,23 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->size = calloc(f->k, sizeof(uint64_t));
 	f->hits = calloc(f->k, sizeof(uint32_t));
 	f->acc = calloc(f->k, sizeof(int64_t));
+	f->full = calloc(used->words, sizeof(uint64_t));
+	f->lam = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->touched = malloc(f->k * sizeof(uint32_t));
 	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->touched || !f->order) {
+	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->full || !f->mark ||
+	    !f->lam ||
+	    !f->touched || !f->order) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory (refine: %u features x %u parts)",
 				  g->n_cols, f->k);
 	}
+	for (uint32_t j = 0; j < f->k; j++)
+		f->full[j >> 6] |= 1ULL << (j & 63);
+	for (uint32_t v = 0; v < g->n_cols; v++)
+		f->lam[v] = parsa_nbrset_count(used, v);
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		f->order[u] = u;
 		f->size[part[u]] += wt(f, u);
@@ -136,6 +161,28 @@ static int64_t pw_of(uint32_t c)
 	return c >= 40 ? 0 : FM_P_ONE >> c;
 }
 
+/*
+ * The features of u in more than half of the parts add 1 to every hits[j]
+ * (the caller adds base) and are walked by their complement: −1 to each
+ * part missing them (unsigned wrap-around, made good by base).  Runs
+ * after the sparse features' increments, so touched stays duplicate-free.
+ */
+static void dense_hits(struct fm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		const uint64_t *m = parsa_nbrset_mask(s, g->col[e]);
+
+		if (!is_dense(f, g->col[e]))
+			continue;
+		for (uint32_t w = 0; w < s->words; w++)
+			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
+				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
+	}
+}
+
 /* Is (gain, m) a better choice than the current best (ties: smaller M of
  * the target after the move, then lower index)? */
 static int better(const struct fm_move *best, uint64_t best_m, uint32_t j,
@@ -156,7 +203,7 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
 	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), nt = 0;
-	uint32_t priv = 0;
+	uint32_t priv = 0, base = 0;
 	int64_t rm = 0; /* p-mode: Σ_v p q^(cnt[v][a] - 1) */
 	struct fm_move best = { UINT32_MAX, 0, 0 };
 	uint64_t best_m = UINT64_MAX, full_m = UINT64_MAX;
@@ -173,6 +220,10 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 
 		if (f->pmode)
 			rm += pw_of(*cnt_at(f, v, a) - 1);
+		else if (is_dense(f, v)) {
+			base++; /* in most parts: see dense_hits */
+			continue;
+		}
 		for (uint32_t w = 0; w < s->words; w++)
 			for (uint64_t x = m[w]; x; x &= x - 1) {
 				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
@@ -182,6 +233,15 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 				if (f->pmode)
 					f->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
 			}
+	}
+	if (base) {
+		/* every part shares a feature with u: all are candidates */
+		dense_hits(f, u);
+		nt = f->k;
+		for (uint32_t j = 0; j < f->k; j++) {
+			f->touched[j] = j;
+			f->hits[j] += base;
+		}
 	}
 	for (uint32_t t = 0; t < nt; t++) {
 		uint32_t j = f->touched[t], add = deg - f->hits[j];
@@ -227,15 +287,21 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 		uint32_t v = g->col[e];
 		uint16_t *ca = cnt_at(f, v, a), *cb = cnt_at(f, v, b);
 
+		/* only the counts 2 -> 1 -> 0 and 0 -> 1 -> 2 change gains */
+		if (*ca <= 2 || *cb <= 1)
+			f->mark[v] = f->epoch;
 		/* a saturated count is sticky: v stays in part a */
 		if (*ca != CNT_SAT && --*ca == 0) {
 			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
 				~(1ULL << (a & 63));
 			s->size[a]--;
+			f->lam[v]--;
 			delta--;
 		}
-		if (*cb == 0)
-			delta += parsa_nbrset_add(s, v, b);
+		if (*cb == 0 && parsa_nbrset_add(s, v, b)) {
+			f->lam[v]++;
+			delta++;
+		}
 		if (*cb < CNT_SAT)
 			++*cb;
 		f->saturated |= *cb == CNT_SAT;
@@ -366,6 +432,24 @@ static uint64_t swap_phase(struct fm *f, uint32_t n, uint64_t *moves)
 	return drop;
 }
 
+/*
+ * Is u worth evaluating?  The first sweep and p-fanout sweeps look at every
+ * example; later exact sweeps only at those with a feature whose counts
+ * crossed 0, 1 or 2 in some part in this sweep or the previous one (the
+ * others' gains are unchanged; only the caps' state may differ).
+ */
+static int active(const struct fm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+
+	if (f->pmode || f->epoch <= f->first_exact)
+		return 1;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+		if (f->mark[g->col[e]] + 1 >= f->epoch)
+			return 1;
+	return 0;
+}
+
 /* One sweep in a fresh random order, then the swap phase; returns the
  * drop of Σ M. */
 static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
@@ -373,10 +457,15 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
 	uint64_t before = sum_m(f->used);
 	uint32_t nc = 0;
 
+	f->epoch++;
 	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
 	for (uint32_t i = 0; i < f->g->n_rows; i++) {
 		uint32_t u = f->order[i];
-		struct fm_move full, mv = eval_move(f, u, &full);
+		struct fm_move full, mv;
+
+		if (!active(f, u))
+			continue;
+		mv = eval_move(f, u, &full);
 
 		if (mv.to != UINT32_MAX) {
 			apply_move(f, u, mv.to);
@@ -576,6 +665,7 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	for (f.pmode = 1; s.passes < o->p_passes; s.passes++)
 		sweep(&f, &rng, &s.moves);
 	f.pmode = 0;
+	f.first_exact = f.epoch + 1;
 	for (uint64_t conn = parsa_connectivity(used), n = 0; n < o->max_passes; n++) {
 		int64_t gain = sweep(&f, &rng, &s.moves);
 

@@ -82,10 +82,14 @@ static uint32_t weight_of(const uint32_t *w, uint32_t u)
 	return w ? w[u] : 1;
 }
 
-/* The best unmatched partner of u in its part (NIL: none). */
+/*
+ * The best vertex for u to join, in u's part: an unclustered vertex (a new
+ * pair) or a clustered one (u joins its cluster), whichever shares the most
+ * rated nets, if the resulting cluster weighs at most max_w (NIL: none).
+ */
 static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 			  const uint32_t *w, const uint32_t *part, uint32_t u,
-			  uint32_t max_w)
+			  uint32_t max_w, const uint32_t *cmap, const uint32_t *cw)
 {
 	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
 	uint32_t budget = ML_PIN_BUDGET;
@@ -103,10 +107,9 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 		budget -= (uint32_t)d;
 		for (uint64_t i = 0; i < d; i++) {
 			uint32_t x = m->t.col[b + i];
+			uint32_t wx = m->mate[x] != NIL ? cw[cmap[x]] : weight_of(w, x);
 
-			if (x == u || m->mate[x] != NIL ||
-			    (part && part[x] != part[u]) ||
-			    wu + weight_of(w, x) > max_w)
+			if (x == u || (part && part[x] != part[u]) || wu + wx > max_w)
 				continue;
 			if (m->score[x] == 0.0f)
 				m->touched[nt++] = x;
@@ -126,12 +129,14 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 }
 
 /*
- * Match g's vertices and fill c->cmap; returns the number of clusters.
- * mem[2c], mem[2c+1] receive cluster c's members (NIL for a singleton).
+ * Cluster g's vertices (visiting order m->order): each unclustered vertex
+ * joins its best mate's cluster, or forms a pair with an unclustered mate,
+ * or stays alone.  Fills cmap and cw (cluster weights); returns the number
+ * of clusters.
  */
-static uint32_t match(struct ml_match *m, const struct parsa_graph *g,
-		      const uint32_t *w, const uint32_t *part, uint32_t max_w,
-		      uint32_t *cmap, uint32_t *mem)
+static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
+			const uint32_t *w, const uint32_t *part, uint32_t max_w,
+			uint32_t *cmap, uint32_t *cw)
 {
 	uint32_t nc = 0;
 
@@ -140,82 +145,104 @@ static uint32_t match(struct ml_match *m, const struct parsa_graph *g,
 
 		if (m->mate[u] != NIL)
 			continue;
-		x = best_mate(m, g, w, part, u, max_w);
+		x = best_mate(m, g, w, part, u, max_w, cmap, cw);
 		m->mate[u] = u;
+		if (x != NIL && m->mate[x] != NIL) {
+			cmap[u] = cmap[x]; /* join x's cluster */
+			cw[cmap[x]] += weight_of(w, u);
+			continue;
+		}
 		cmap[u] = nc;
-		mem[2 * (size_t)nc] = u;
-		mem[2 * (size_t)nc + 1] = x;
+		cw[nc] = weight_of(w, u);
 		if (x != NIL) {
 			m->mate[x] = u;
 			cmap[x] = nc;
+			cw[nc] += weight_of(w, x);
 		}
 		nc++;
 	}
 	return nc;
 }
 
-/* Build level c (graph, weights, parts) from the finer g/w/part and the
- * clusters' members. */
+/*
+ * Build level c (graph, weights, parts) from the finer g/w/part and its
+ * clustering (cmap, nc clusters): members listed by a counting sort, a
+ * cluster's row the union of its members' rows.
+ */
 static int contract(struct ml_level *c, const struct parsa_graph *g,
-		    const uint32_t *w, const uint32_t *part, const uint32_t *mem,
-		    uint32_t nc, struct parsa_err *err)
+		    const uint32_t *w, const uint32_t *part, uint32_t nc,
+		    struct parsa_err *err)
 {
-	uint32_t maxd = 0, *buf;
+	uint64_t *start = calloc((size_t)nc + 2, sizeof(uint64_t)), maxd = 0;
+	uint32_t *mem = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	uint32_t *buf = NULL;
 	int rc = 0;
 
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		maxd = parsa_graph_degree(g, u) > maxd ? parsa_graph_degree(g, u) : maxd;
-	buf = malloc(((size_t)2 * maxd + 1) * sizeof(uint32_t));
-	c->w = malloc(((size_t)nc + 1) * sizeof(uint32_t));
-	c->part = malloc(((size_t)nc + 1) * sizeof(uint32_t));
-	if (!buf || !c->w || !c->part) {
-		free(buf);
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	c->w = calloc((size_t)nc + 1, sizeof(uint32_t));
+	c->part = calloc((size_t)nc + 1, sizeof(uint32_t));
+	if (start && mem && c->w && c->part) {
+		for (uint32_t u = 0; u < g->n_rows; u++) {
+			start[c->cmap[u] + 2] += parsa_graph_degree(g, u);
+			c->w[c->cmap[u]] += weight_of(w, u);
+			c->part[c->cmap[u]] = part ? part[u] : 0;
+		}
+		for (uint32_t x = 0; x < nc; x++)
+			maxd = start[x + 2] > maxd ? start[x + 2] : maxd;
+		memset(start, 0, ((size_t)nc + 2) * sizeof(uint64_t));
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			start[c->cmap[u] + 1]++;
+		for (uint32_t x = 0; x < nc; x++)
+			start[x + 1] += start[x];
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			mem[start[c->cmap[u]]++] = u;
+		for (uint32_t x = nc; x > 0; x--)
+			start[x] = start[x - 1];
+		start[0] = 0;
+		buf = malloc((size_t)(maxd + 1) * sizeof(uint32_t));
 	}
+	if (!start || !mem || !c->w || !c->part || !buf)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	for (uint32_t x = 0; x < nc && rc == 0; x++) {
 		size_t n = 0;
 
-		c->w[x] = 0;
-		for (int i = 0; i < 2; i++) {
-			uint32_t u = mem[2 * (size_t)x + i];
+		for (uint64_t i = start[x]; i < start[x + 1]; i++) {
+			uint32_t u = mem[i];
 
-			if (u == NIL)
-				continue;
-			c->w[x] += weight_of(w, u);
-			c->part[x] = part ? part[u] : 0;
 			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
 				buf[n++] = g->col[e];
 		}
 		rc = parsa_graph_add_row(&c->g, buf, n, err);
 	}
 	c->g.n_cols = g->n_cols;
+	free(start);
+	free(mem);
 	free(buf);
 	return rc;
 }
 
-/* Coarsen the finer level (g, w, part) into c; *nc = its clusters. */
+/* Coarsen the finer level (g, w, part) into c. */
 static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 		   const uint32_t *w, const uint32_t *part, uint32_t max_w,
 		   struct parsa_rng *rng, struct parsa_err *err)
 {
 	struct ml_match m;
-	uint32_t *mem, nc;
+	uint32_t *cw, nc;
 	int rc;
 
 	parsa_graph_init(&c->g);
 	c->cmap = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	mem = malloc(((size_t)g->n_rows + 1) * 2 * sizeof(uint32_t));
-	if (!c->cmap || !mem) {
-		free(mem);
+	cw = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (!c->cmap || !cw) {
+		free(cw);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	}
 	rc = match_init(&m, g, rng, err);
 	if (rc == 0) {
-		nc = match(&m, g, w, part, max_w, c->cmap, mem);
+		nc = cluster(&m, g, w, part, max_w, c->cmap, cw);
 		match_release(&m);
-		rc = contract(c, g, w, part, mem, nc, err);
+		rc = contract(c, g, w, part, nc, err);
 	}
-	free(mem);
+	free(cw);
 	return rc;
 }
 

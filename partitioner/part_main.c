@@ -86,6 +86,8 @@ static const char usage_partition[] =
 	"                    of the largest part; 0 = off (default %u)\n"
 	"  --refine-passes N Parsa: sweeps of the connectivity (T_sum)\n"
 	"                    refinement; 0 = off (default %u)\n"
+	"  --pfanout-passes N  Parsa: p-fanout sweeps before the T_sum\n"
+	"                    refinement's exact ones (default %u)\n"
 	"  --restream N      Parsa: restreaming passes, Algorithm 13 again from\n"
 	"                    the previous result's neighbor sets (default %u)\n"
 	"  --ml-levels N     Parsa: coarsening levels of a multilevel V-cycle\n"
@@ -310,7 +312,7 @@ enum {
 	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
-	OPT_MULTILEVEL,
+	OPT_MULTILEVEL, OPT_PFANOUT,
 };
 
 /* streaming options (part_stream.h) */
@@ -333,6 +335,7 @@ static const struct option partition_longopts[] = {
 	{"restream", required_argument, NULL, OPT_RESTREAM},
 	{"ml-levels", required_argument, NULL, OPT_ML_LEVELS},
 	{"multilevel", required_argument, NULL, OPT_MULTILEVEL},
+	{"pfanout-passes", required_argument, NULL, OPT_PFANOUT},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
@@ -379,7 +382,8 @@ static void print_partition_help(void)
 	       d.pu.init_blocks,
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
-	       d.refine_rounds, d.refine_passes, d.restream, d.ml_levels,
+	       d.refine_rounds, d.refine_passes, d.refine_ppasses, d.restream,
+	       d.ml_levels,
 	       d.ml_scratch ? "on" : "off",
 	       d.sweeps,
 	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
@@ -455,10 +459,12 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_REFINE_PASSES:
 	case OPT_RESTREAM:
 	case OPT_ML_LEVELS:
+	case OPT_PFANOUT:
 		if (parse_u64(arg, 0, 1000, &v))
-			return die_usage("--refine-passes/--restream/--ml-levels must be an integer in 0..1000, got '%s'", arg);
+			return die_usage("--refine-passes/--pfanout-passes/--restream/--ml-levels must be an integer in 0..1000, got '%s'", arg);
 		*(opt == OPT_RESTREAM ? &c->run.restream
 		  : opt == OPT_ML_LEVELS ? &c->run.ml_levels
+		  : opt == OPT_PFANOUT ? &c->run.refine_ppasses
 					 : &c->run.refine_passes) = (uint32_t)v;
 		return 0;
 	case OPT_MULTILEVEL:

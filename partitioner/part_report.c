@@ -107,14 +107,14 @@ static json_t *params_json(const struct part_report_info *in)
 /* What Parsa's refinement phases did (part_run.h). */
 static json_t *refine_json(const struct part_result *r)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:b, s:b}",
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
 			 "tsum_passes", (int)r->fm_stats.passes,
 			 "conn_before", (json_int_t)r->fm_stats.conn_before,
 			 "conn_after", (json_int_t)r->fm_stats.conn_after,
 			 "restream_kept", (json_int_t)r->restream_kept,
-			 "guard_reverted", r->guard_reverted,
+			 "guard_rejects", r->guard_reverted,
 			 "multilevel_kept", r->scratch_kept);
 }
 

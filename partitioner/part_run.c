@@ -19,11 +19,13 @@
 #define PART_DEFAULT_SWEEPS 4
 #define PART_DEFAULT_TRIALS 5
 #define PART_DEFAULT_REFINE 16
+#define PART_SCRATCH_PASSES 8 /* sweeps per level of the multilevel candidate */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
- * pipeline before the refinement existed; default adds a few connectivity
- * sweeps (they converge in 3-8); best adds more sweeps, p-fanout sweeps,
+ * pipeline before the refinement existed; default adds two connectivity
+ * sweeps (most of the gain is in the first; the issue-2 speed floors,
+ * 5x faster than METIS, leave room for about two); best adds more sweeps, p-fanout sweeps,
  * the multilevel candidate and more Algorithm 11 sweeps.  Restreaming and
  * the in-part V-cycle (--restream, --ml-levels) stay options: measured,
  * they gained < 2% of T_sum for their time.
@@ -35,11 +37,11 @@ static const struct quality_preset {
 	int ml_scratch;
 	uint32_t sweeps, blocks;
 } presets[] = {
-	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 4, 0, 0, 0,
+	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 2, 0, 0, 0,
 				   0, PART_DEFAULT_SWEEPS, 0 },
 	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
 				PART_DEFAULT_SWEEPS, 0 },
-	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 32, 4, 0, 0, 1,
+	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0, 0, 1,
 				16, 0 },
 };
 
@@ -273,8 +275,15 @@ static int try_scratch(const struct part_dataset *ds,
 	struct parsa_fm_stats st;
 	int rc = cand_save(&c, g, r->part, r->owner, used, 0, 0, err);
 
+	struct parsa_fm_opts mo = *fo;
+
+	/* the candidate's own sweeps: a few plain ones per level (measured:
+	 * more cost time and rarely change which candidate wins) */
+	mo.p_passes = fo->p_passes;
+	mo.max_passes = fo->max_passes < PART_SCRATCH_PASSES ? fo->max_passes
+							     : PART_SCRATCH_PASSES;
 	if (rc == 0)
-		rc = parsa_ml_partition(g, &o->pu, c.part, &c.used, fo,
+		rc = parsa_ml_partition(g, &o->pu, c.part, &c.used, &mo,
 					ML_MAX_LEVELS, &st, err);
 	if (rc == 0 && o->refine_rounds)
 		rc = parsa_refine_mmax(g, c.part, &c.used, fo->cap,
@@ -312,19 +321,37 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 
 	if (rc)
 		return rc;
-	if (o->restream)
-		rc = restream(ds, o, cap, m0, r->part, used, &r->restream_kept, err);
-	if (rc == 0 && o->ml_levels)
-		rc = parsa_ml_refine(g, r->part, used, &fo, o->ml_levels,
-				     &r->fm_stats, err);
-	else if (rc == 0)
-		rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats, err);
-	if (rc == 0)
-		rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1, err);
-	if (rc == 0 && (t1 > t0 || m1 > m0)) {
-		/* the guard: keep the step-1 result */
-		cand_take(&step1, g, r, used);
-		r->guard_reverted = 1;
+
+	/* attempt 0: the options as given; if the guard rejects it, 1: plain
+	 * sweeps (no restreaming, p-fanout or V-cycle), 2: one sweep */
+	for (int at = 0; rc == 0 && at < 3; at++) {
+		if (at == 1 && !o->restream && !o->refine_ppasses && !o->ml_levels)
+			continue;
+		if (at > 0) {
+			cand_take(&step1, g, r, used);
+			fo.p_passes = 0;
+			fo.max_passes = at == 1 ? o->refine_passes : 1;
+			r->guard_reverted++;
+		}
+		if (at == 0 && o->restream)
+			rc = restream(ds, o, cap, m0, r->part, used,
+				      &r->restream_kept, err);
+		if (rc == 0 && at == 0 && o->ml_levels)
+			rc = parsa_ml_refine(g, r->part, used, &fo, o->ml_levels,
+					     &r->fm_stats, err);
+		else if (rc == 0)
+			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
+					     err);
+		if (rc == 0)
+			rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1,
+				     err);
+		if (rc == 0 && t1 <= t0 && m1 <= m0)
+			break;
+		if (rc == 0 && at == 2) {
+			/* the guard: keep the step-1 result */
+			cand_take(&step1, g, r, used);
+			r->guard_reverted++;
+		}
 	}
 	if (rc == 0 && o->ml_scratch)
 		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);

@@ -18,8 +18,12 @@
  *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
  *      per server, param_imbalance).
  * Guard: when 2 or 3 ran, the result is compared with the step-1 result
- * (both through Algorithm 11): if its T_max or M_max is larger, the step-1
- * result is kept, so the extra phases never worsen T_max or M_max.
+ * (both through Algorithm 11): if its T_max or M_max is larger, 3 is tried
+ * again from the step-1 result with plain sweeps (no restreaming, p-fanout
+ * or V-cycle), then with one sweep, and if those fail too the step-1
+ * result is kept; so the extra phases never worsen T_max or M_max.
+ * --multilevel then builds a separate candidate (parsa_ml_partition) that
+ * replaces the result only if it keeps the same guard and lowers T_sum.
  */
 #ifndef PART_RUN_H
 #define PART_RUN_H
@@ -93,7 +97,8 @@ struct part_result {
 	struct parsa_refine_stats refine_stats;
 	struct parsa_fm_stats fm_stats;
 	uint32_t restream_kept;  /* restreaming passes kept */
-	int guard_reverted;      /* 1: the step-1 result was kept (see top) */
+	int guard_reverted;      /* attempts the guard rejected (see top); 3:
+				  * the step-1 result was kept */
 	int scratch_kept;        /* 1: the multilevel partition was kept */
 	struct parsa_partu_stats pu_stats;
 	struct parsa_partv_stats pv_stats;
