@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1331,12 +1332,18 @@ static int listen_on(struct svc *s, struct parsa_err *err)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	unsigned port = s->o.port;
+	int one = 1;
 
 	s->bound = evhttp_bind_socket_with_handle(s->http, s->o.host,
 						  (ev_uint16_t)s->o.port);
 	if (!s->bound)
 		return parsa_fail(err, PARSA_EIO, "cannot listen on %s:%u: %s",
 				  s->o.host, s->o.port, strerror(errno));
+	/* accepted sockets inherit it (Linux): replies, and the last chunk of
+	 * a stream, leave at once instead of waiting for the client's
+	 * delayed ACK */
+	setsockopt(evhttp_bound_socket_get_fd(s->bound), IPPROTO_TCP, TCP_NODELAY,
+		   &one, sizeof(one));
 	if (getsockname(evhttp_bound_socket_get_fd(s->bound),
 			(struct sockaddr *)&ss, &sl) == 0) {
 		if (ss.ss_family == AF_INET)
