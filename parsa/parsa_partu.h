@@ -31,6 +31,7 @@
 #ifndef PARSA_PARTU_H
 #define PARSA_PARTU_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "parsa_err.h"
@@ -57,7 +58,7 @@ struct parsa_partu_opts {
 	void *progress_arg;
 	/* may be NULL; when *cancel becomes non-zero (another thread may set
 	 * it) the run stops before its next block with PARSA_ECANCEL */
-	const volatile int *cancel;
+	const atomic_int *cancel;
 };
 
 /* Fill the defaults (k = 16; the measured defaults for the rest). */

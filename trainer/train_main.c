@@ -491,8 +491,15 @@ int train_main(int argc, char **argv)
 	if (c.logf)
 		fclose(c.logf);
 	if (rc && c.o.mpi) {
-		fprintf(stderr, "parsa: rank %d: %s\n", res.rank,
-			err.msg[0] ? err.msg : parsa_strerror(rc));
+		/* before MPI started, mpirun's environment knows the rank */
+		const char *r = getenv("OMPI_COMM_WORLD_RANK");
+
+		if (res.nranks > 0 || !r)
+			fprintf(stderr, "parsa: rank %d: %s\n", res.rank,
+				err.msg[0] ? err.msg : parsa_strerror(rc));
+		else
+			fprintf(stderr, "parsa: rank %.12s: %s\n", r,
+				err.msg[0] ? err.msg : parsa_strerror(rc));
 		fflush(stdout);
 		fflush(stderr);
 		_exit(1);

@@ -1124,8 +1124,10 @@ int train_run(const struct train_problem *pb, const struct train_opts *o,
 	}
 	if (!rc)
 		rc = run_on(&jb, tp, res, err);
-	if (tp)
+	if (tp) {
 		res->rank = (int)tp->rank;
+		res->nranks = (int)tp->nranks;
+	}
 	ps_transport_destroy(tp);
 	job_release(&jb);
 	return rc;

@@ -216,6 +216,14 @@ def test_mpi_two_ranks_same_model_as_threads():
     mpi_vs_threads(2, 2)
 
 
+@test
+def test_mpi_bad_placement_fails_cleanly():
+    p = mpirun(2, "train", SAMPLE, "--placement", tmp("missing"), "--mpi")
+    assert p.returncode not in (0, 124), "exit %d" % p.returncode
+    assert "parsa: rank " in p.stderr and "missing.examples" in p.stderr, \
+        p.stderr
+
+
 class PlacementHandler(http.server.BaseHTTPRequestHandler):
     files = {}
 
