@@ -32,7 +32,7 @@ struct http_job {
 	char id[HTTP_ID_MAX];
 	struct http_job_spec spec;
 	enum http_job_state state;
-	volatile int cancel;        /* set by cancel/interrupt, read by part_run */
+	atomic_int cancel;          /* set by cancel/interrupt, read by part_run */
 	int requeue;                /* interrupted by shutdown: store as queued */
 	atomic_uint progress_ppm;   /* 0..1000000 */
 	char *error;                /* failed: the message */
