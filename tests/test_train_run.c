@@ -123,6 +123,37 @@ static void test_reader(void)
 	CHECK_CONTAINS(err.msg, "bad3.svm:1:8: expected 'index:value'");
 }
 
+/* Random bytes and mangled lines: an error or a dataset, never a crash
+ * (ASan in make check). */
+static void test_reader_garbage(void)
+{
+	static const char alphabet[] = "0123456789:+-. \t#\nqide\r\x01";
+	uint64_t seed = 99;
+
+	for (int t = 0; t < 300; t++) {
+		char text[400];
+		int n = 1 + t % 399;
+		struct train_data d;
+		struct parsa_err err = {0};
+		int rc;
+
+		for (int i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			text[i] = alphabet[(seed >> 33) % (sizeof(alphabet) - 1)];
+		}
+		text[n] = '\0';
+		rc = train_data_read(write_file("garbage.svm", text), NULL, &d,
+				     &err);
+		CHECK(rc == 0 || rc == PARSA_EPARSE);
+		if (rc == 0) {
+			CHECK(d.rowptr[d.n_rows] == d.nnz);
+			train_data_release(&d);
+		} else {
+			CHECK(strstr(err.msg, "garbage.svm:") != NULL);
+		}
+	}
+}
+
 /* Run with part/owner; returns 0 and fills res. */
 static int run(const struct train_data *d, const uint32_t *part,
 	       const uint32_t *owner, uint32_t k, struct train_opts *o,
@@ -509,6 +540,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_reader);
+	RUN(test_reader_garbage);
 	RUN(test_own_examples_and_local_counting);
 	RUN(test_local_iff_same_machine);
 	RUN(test_converges_same_objective);

@@ -228,6 +228,12 @@ class PlacementHandler(http.server.BaseHTTPRequestHandler):
     files = {}
 
     def do_GET(self):  # noqa: N802 - http.server's name
+        if self.path.startswith("/v1/jobs/bad/"):  # a broken chunked body
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"zz\r\n0\n1\n")
+            return
         body = self.files.get(self.path)
         if body is None:
             self.send_response(404)
@@ -276,6 +282,9 @@ def test_placement_from_url():
         p = run("train", SAMPLE, "--placement", url.replace("j1", "nope"),
                 ok=False)
         assert p.returncode == 1 and "HTTP 404" in p.stderr, p.stderr
+        p = run("train", SAMPLE, "--placement", url.replace("j1", "bad"),
+                ok=False)
+        assert p.returncode == 1 and "bad chunked body" in p.stderr, p.stderr
     finally:
         srv.shutdown()
         srv.server_close()
