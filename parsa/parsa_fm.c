@@ -44,6 +44,7 @@ struct fm {
 			    * using the feature (0: none) */
 	uint32_t epoch;    /* the current sweep, from 1 */
 	uint32_t first_exact; /* the first exact sweep's epoch */
+	uint32_t ratio;    /* skip u when priv * ratio < deg (0: never) */
 	uint32_t *entry;   /* n_rows: the entry placement (p-mode only) */
 	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
 	uint32_t cand_cap;    /* allocated entries of cand */
@@ -111,6 +112,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->m_limit = o->m_limit;
 	f->weight = o->weight;
 	f->swaps = o->swaps;
+	f->ratio = o->skip_ratio;
 	f->cnt = calloc((size_t)g->n_cols * f->k + 1, sizeof(uint16_t));
 	f->size = calloc(f->k, sizeof(uint64_t));
 	f->hits = calloc(f->k, sizeof(uint32_t));
@@ -203,16 +205,22 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
 	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), nt = 0;
-	uint32_t priv = 0, base = 0;
+	uint32_t priv = 0, base = 0, shared = 0;
 	int64_t rm = 0; /* p-mode: Σ_v p q^(cnt[v][a] - 1) */
 	struct fm_move best = { UINT32_MAX, 0, 0 };
 	uint64_t best_m = UINT64_MAX, full_m = UINT64_MAX;
 
 	*full = (struct fm_move){ UINT32_MAX, 0, 0 };
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		priv += *cnt_at(f, g->col[e], a) == 1;
-	/* no private feature: no move can lower Σ M (gain <= 0) */
-	if (priv == 0 && !f->pmode && f->force != 1)
+		shared += f->lam[g->col[e]] >= 2;
+	}
+	/* hits[j] <= shared for j != a, and gain_j = priv − deg + hits[j]:
+	 * no private feature, or too few shared ones, and no move can lower
+	 * Σ M (every gain < 0, or <= 0 without a private feature) */
+	if (!f->pmode && f->force != 1 &&
+	    (priv == 0 || shared + priv < deg ||
+	     (f->ratio && (uint64_t)priv * f->ratio < deg)))
 		return best;
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
@@ -220,6 +228,8 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 
 		if (f->pmode)
 			rm += pw_of(*cnt_at(f, v, a) - 1);
+		else if (f->lam[v] == 1)
+			continue; /* only in part a: no hit elsewhere */
 		else if (is_dense(f, v)) {
 			base++; /* in most parts: see dense_hits */
 			continue;

@@ -77,6 +77,9 @@ struct parsa_fm_opts {
 	uint64_t seed;       /* visiting order */
 	int swaps;           /* 1: swap phase after every sweep (see above) */
 	uint32_t p_passes;   /* p-fanout sweeps before the exact ones */
+	uint32_t skip_ratio; /* exact sweeps skip u when |private features| *
+			      * skip_ratio < deg(u) (it can gain little for
+			      * its cost); 0 = evaluate every u */
 	const uint32_t *weight; /* borrowed, n_rows vertex weights (|U_j| is
 				 * then Σ weights: coarse levels of parsa_ml),
 				 * or NULL: all 1 */

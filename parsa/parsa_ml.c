@@ -1,7 +1,7 @@
 /*
- * parsa_ml: the multilevel V-cycle of parsa_ml.h.  Phases: match (pairs
- * within a part, heavy-edge rating over sampled nets), contract (the coarse
- * graph, weights and parts), then refine level by level on the way back.
+ * parsa_ml: the multilevel V-cycle of parsa_ml.h.  Phases: cluster
+ * (heavy-edge rating over the small nets), contract (the coarse graph,
+ * weights and parts), then refine level by level on the way back.
  */
 #include "parsa_ml.h"
 

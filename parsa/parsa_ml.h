@@ -2,28 +2,32 @@
  * parsa_ml: a multilevel V-cycle around the connectivity refinement of
  * parsa_fm, starting from a given example partition (Parsa's).
  *
- * Coarsening keeps the partition: at every level each example (vertex) is
- * matched with at most one unmatched vertex of the *same part*, the one
- * sharing the most features weighted by 1 / (|net| − 1) (heavy-edge
- * rating over the feature nets; nets of more than ML_NET_MAX vertices are
- * left out of the rating: they connect almost everything, and scanning
- * them would cost O(|net|^2); at most ML_PIN_BUDGET pins are rated per
- * vertex, so a level costs O(ML_PIN_BUDGET |U| + |E|)), and a pair becomes
- * one coarse vertex whose features are the union of the pair's and whose
- * weight is the sum of theirs (at most max_weight).  Levels stop when a
- * level shrinks by less than 10%, when fewer than 8k vertices remain, or
- * after max_levels.  Since N(cluster) is the union of its members'
- * features, every M_j and the connectivity are the same at every level.
+ * Coarsening: at every level each vertex (visited in a seeded random
+ * order) joins the vertex that shares the most features with it, weighted
+ * by 1 / (|net| − 1) (heavy-edge rating over the feature nets; nets of
+ * more than ML_NET_MAX vertices are left out of the rating: they connect
+ * almost everything, and scanning them would cost O(|net|^2); at most
+ * ML_PIN_BUDGET pins are rated per vertex, so a level costs
+ * O(ML_PIN_BUDGET |U| + |E|)): a pair with an unclustered vertex, or the
+ * cluster of a clustered one, as long as the cluster weighs at most
+ * max_weight.  parsa_ml_refine only joins vertices of the same part (the
+ * partition is kept); parsa_ml_partition joins across parts.  A cluster's
+ * features are the union of its members' and its weight their number of
+ * examples.  Levels stop when a level shrinks by less than 10%, at the
+ * size limit, or after max_levels.  Since N(cluster) is the union of its
+ * members' features, every M_j and the connectivity are the same at every
+ * level.
  *
  * Uncoarsening refines the coarsest level with parsa_fm_refine (weighted
- * balance; at most ML_COARSE_PASSES sweeps per coarse level), projects the parts one level down, refines again, and so on
- * to the original graph: moving a whole cluster at a coarse level is a
+ * balance; at most ML_COARSE_PASSES sweeps per coarse level), projects
+ * the parts one level down, refines again, and so on to the original
+ * graph: moving a whole cluster at a coarse level is a
  * move the single-example sweeps cannot find.  Every level keeps the
  * balance cap and m_limit and never raises the connectivity, so neither
  * does the cycle.
  *
  * Memory: the coarse graphs (their nonzeros shrink level by level) and one
- * transpose per level during matching.  Deterministic for a given seed.
+ * transpose per level during clustering.  Deterministic for a given seed.
  */
 #ifndef PARSA_ML_H
 #define PARSA_ML_H

@@ -91,6 +91,8 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_integer(o->refine_passes));
 		json_object_set_new(p, "refine_ppasses",
 				    json_integer(o->refine_ppasses));
+		json_object_set_new(p, "refine_skip_ratio",
+				    json_integer(o->refine_skip));
 		json_object_set_new(p, "restream", json_integer(o->restream));
 		json_object_set_new(p, "ml_levels", json_integer(o->ml_levels));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));

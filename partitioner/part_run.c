@@ -23,9 +23,9 @@
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
- * pipeline before the refinement existed; default adds two connectivity
- * sweeps (most of the gain is in the first; the issue-2 speed floors,
- * 5x faster than METIS, leave room for about two); best adds more sweeps, p-fanout sweeps,
+ * pipeline before the refinement existed; default adds one connectivity
+ * sweep (most of the gain is in the first; the issue-2 speed floors, 5x
+ * faster than METIS and 80 ns/nnz, leave room for one); best adds more sweeps, p-fanout sweeps,
  * the multilevel candidate and more Algorithm 11 sweeps.  Restreaming and
  * the in-part V-cycle (--restream, --ml-levels) stay options: measured,
  * they gained < 2% of T_sum for their time.
@@ -35,14 +35,14 @@ static const struct quality_preset {
 	uint32_t refine_rounds, refine_passes, refine_ppasses, restream;
 	uint32_t ml_levels;
 	int ml_scratch;
-	uint32_t sweeps, blocks;
+	uint32_t sweeps, blocks, skip;
 } presets[] = {
-	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 2, 0, 0, 0,
-				   0, PART_DEFAULT_SWEEPS, 0 },
+	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 1, 0, 0, 0,
+				   0, PART_DEFAULT_SWEEPS, 0, 8 },
 	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
-				PART_DEFAULT_SWEEPS, 0 },
+				PART_DEFAULT_SWEEPS, 0, 0 },
 	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0, 0, 1,
-				16, 0 },
+				16, 0, 0 },
 };
 
 void part_quality_apply(struct part_run_opts *o, enum part_quality q)
@@ -56,6 +56,7 @@ void part_quality_apply(struct part_run_opts *o, enum part_quality q)
 	o->restream = p->restream;
 	o->ml_levels = p->ml_levels;
 	o->ml_scratch = p->ml_scratch;
+	o->refine_skip = p->skip;
 	o->sweeps = p->sweeps;
 	o->pu.blocks = p->blocks;
 }
@@ -314,7 +315,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	const struct parsa_graph *g = &ds->g;
 	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
 	struct parsa_fm_opts fo = { o->refine_passes, cap, m0, 1e-3,
-				    o->pu.seed, 1, o->refine_ppasses, NULL };
+				    o->pu.seed, 1, o->refine_ppasses,
+				    o->refine_skip, NULL };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);

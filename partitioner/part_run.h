@@ -60,6 +60,7 @@ struct part_run_opts {
 	const struct parsa_nbrset *init_S; /* borrowed, may be NULL: incremental start */
 	uint32_t refine_passes;     /* Parsa: connectivity refinement sweeps (0 = off) */
 	uint32_t refine_ppasses;    /* Parsa: p-fanout sweeps before them (parsa_fm.h) */
+	uint32_t refine_skip;       /* Parsa: their skip_ratio (parsa_fm.h; preset) */
 	uint32_t restream;          /* Parsa: restreaming passes (0 = off) */
 	uint32_t ml_levels;         /* Parsa: coarsening levels of the V-cycle
 				     * around the refinement (parsa_ml.h; 0 = off) */

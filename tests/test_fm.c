@@ -136,7 +136,8 @@ static void test_fm_properties(void)
 		uint64_t *M0 = calloc(k, sizeof(uint64_t)), *M1 = calloc(k, sizeof(uint64_t));
 		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0, c1;
 		struct parsa_fm_opts o = { 1 + iter % 6, cap, 0, 0.0, (uint64_t)iter,
-					   iter % 2, (uint32_t)(iter % 3 == 0 ? 2 : 0), NULL };
+					   iter % 2, (uint32_t)(iter % 3 == 0 ? 2 : 0),
+					   (uint32_t)(iter % 4 == 1 ? 8 : 0), NULL };
 
 		heavy_graph(&g, &r, rows, cols, 12);
 		/* dealt round-robin: within the cap on entry */
@@ -172,7 +173,7 @@ static void test_fm_rebalances(void)
 	struct parsa_nbrset used;
 	uint32_t rows = 300, k = 6, part[300];
 	uint64_t cap = parsa_balance_cap(rows, k, 1.03);
-	struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, 1, 1, 0, NULL };
+	struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, 1, 1, 0, 0, NULL };
 
 	parsa_rng_seed(&r, 3);
 	heavy_graph(&g, &r, rows, 200, 10);
@@ -196,7 +197,7 @@ static void test_fm_saturated_counts(void)
 	uint32_t n = 70000, k = 2, *part = malloc(n * sizeof(uint32_t));
 	uint64_t M[2];
 	struct parsa_fm_opts o = { 3, parsa_balance_cap(n, k, 1.03), UINT64_MAX,
-				   0.0, 1, 1, 0, NULL };
+				   0.0, 1, 1, 0, 0, NULL };
 
 	parsa_graph_init(&g);
 	for (uint32_t u = 0; u < n; u++) {
@@ -232,7 +233,7 @@ static void test_ml_properties(void)
 		uint32_t *part = malloc(rows * sizeof(uint32_t));
 		uint64_t *M = calloc(k, sizeof(uint64_t));
 		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0;
-		struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, (uint64_t)iter, 1, 0, NULL };
+		struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, (uint64_t)iter, 1, 0, 0, NULL };
 
 		heavy_graph(&g, &r, rows, 20 + (uint32_t)parsa_rng_below(&r, 400), 8);
 		for (uint32_t u = 0; u < rows; u++)
@@ -435,7 +436,7 @@ static void test_rejects_bad_input(void)
 	struct parsa_nbrset used;
 	struct parsa_err err;
 	uint32_t row[] = { 0, 1 }, part[1] = { 5 };
-	struct parsa_fm_opts o = { 2, 1, UINT64_MAX, 0.0, 1, 1, 0, NULL };
+	struct parsa_fm_opts o = { 2, 1, UINT64_MAX, 0.0, 1, 1, 0, 0, NULL };
 	enum part_quality q;
 
 	parsa_graph_init(&g);
