@@ -1291,6 +1291,9 @@ static int sched_collect(struct ps_node *sn, struct sjob *jb,
 				"blocks received (%u of %u workers ended)",
 				(unsigned long long)jb->blocks_seen,
 				(unsigned long long)blocks, jb->ends, jb->W);
+	if (!rc && jb->examples == 0)
+		rc = parsa_fail(err, PARSA_EINVAL, "%s: empty dataset: no "
+				"examples to partition", jb->path);
 	jb->r->n_rows = (uint32_t)jb->examples;
 	jb->r->blocks = blocks;
 	jb->r->block_rows = jb->B;

@@ -169,6 +169,15 @@ def test_usage_errors():
 
 
 @test
+def test_empty_file():
+    f = tmp("empty.svm")
+    open(f, "w").write("# only a comment\n\n")
+    p = stream(f, tmp("empty"), "-k", 4, "--workers", 2, ok=False)
+    assert p.returncode == 1 and "empty dataset" in p.stderr, p.stderr
+    assert not os.path.exists(tmp("empty") + ".examples")
+
+
+@test
 def test_missing_file():
     p = run("partition", tmp("nope.svm"), "-k", 4, "--stream", ok=False)
     assert p.returncode == 1 and "nope.svm" in p.stderr, p.stderr
