@@ -603,6 +603,8 @@ static int check_stream_opts(struct cmd_opts *c)
 		return die_usage("%s", "--stream: --init-from, --shards, --blocks, --init-blocks and --init-sample do not apply (blocks: --block-rows or --mem-limit)");
 	if (strcmp(c->in.data, "-") == 0)
 		return die_usage("%s", "--stream needs a file (every worker reads it)");
+	if (c->run.param_imbalance > 0)
+		return die_usage("%s", "--stream: --param-imbalance is not supported (Algorithm 11 runs per server)");
 	return -1;
 }
 
@@ -879,7 +881,13 @@ static int stream_job(struct cmd_opts *c, double t0)
 		pr.t_partition_u = r.t_partition_u;
 		pr.t_partition_v = r.t_partition_v;
 		pr.t_metrics = r.t_metrics;
-		c->run.refine_rounds = 0; /* not part of the streaming mode */
+		/* the refinement phases need the whole graph: not run */
+		c->run.refine_rounds = 0;
+		c->run.refine_passes = 0;
+		c->run.refine_ppasses = 0;
+		c->run.restream = 0;
+		c->run.ml_levels = 0;
+		c->run.ml_scratch = 0;
 		info = (struct part_report_info){
 			.data_path = c->in.data, .opts = &c->run, .res = &pr,
 			.method = "parsa", .t_total = part_now() - t0,
