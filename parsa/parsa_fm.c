@@ -215,11 +215,14 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 		priv += *cnt_at(f, g->col[e], a) == 1;
 		shared += f->lam[g->col[e]] >= 2;
 	}
-	/* hits[j] <= shared for j != a, and gain_j = priv − deg + hits[j]:
-	 * no private feature, or too few shared ones, and no move can lower
-	 * Σ M (every gain < 0, or <= 0 without a private feature) */
-	if (!f->pmode && f->force != 1 &&
-	    (priv == 0 || shared + priv < deg ||
+	/* without a private feature no move lowers M_a (memory rebalancing)
+	 * or Σ M; and since hits[j] <= shared for j != a and gain_j = priv −
+	 * deg + hits[j], with too few shared features every gain is < 0 (the
+	 * sweeps' skip_ratio also drops examples that can gain little) */
+	if (!f->pmode && f->force != 1 && priv == 0)
+		return best;
+	if (!f->pmode && f->force == 0 &&
+	    (shared + priv < deg ||
 	     (f->ratio && (uint64_t)priv * f->ratio < deg)))
 		return best;
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
