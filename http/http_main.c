@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "part_cli.h"
 #include "http_main.h"
 #include "http_route.h"
 #include "http_server.h"
@@ -69,32 +70,6 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 /* "512M", "2G", "1048576" -> bytes; -1 if bad. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		mul = 1ULL << 10;
-	else if (*end == 'M' || *end == 'm')
-		mul = 1ULL << 20;
-	else if (*end == 'G' || *end == 'g')
-		mul = 1ULL << 30;
-	else if (*end)
-		return -1;
-	if (*end && end[1] && strcmp(end + 1, "iB") && strcmp(end + 1, "B"))
-		return -1;
-	if (v == 0 || v > (UINT64_MAX >> 1) / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
 static int parse_listen(const char *s, char *host, size_t len, unsigned *port)
 {
 	const char *colon = strrchr(s, ':');
@@ -137,19 +112,6 @@ static int read_token(const char *path, char **out)
 	return 0;
 }
 
-static int parse_num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= lo && v <= hi))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 struct serve_args {
 	char host[256];
 	struct http_server_opts o;
@@ -169,26 +131,26 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	case O_DATA: a->o.data_dir = arg; return 0;
 	case O_TOKEN: a->token_file = arg; return 0;
 	case O_WORKERS:
-		if (parse_num(arg, 1, 256, &v) || v != (unsigned)v)
+		if (part_cli_dbl(arg, 1, 256, &v) || v != (unsigned)v)
 			return usage_error("--workers must be an integer in 1..256, got '%s'", arg);
 		a->o.workers = (unsigned)v;
 		return 0;
 	case O_CACHE:
-		if (parse_num(arg, 0, 1000, &v) || v != (unsigned)v)
+		if (part_cli_dbl(arg, 0, 1000, &v) || v != (unsigned)v)
 			return usage_error("--cache must be an integer in 0..1000, got '%s'", arg);
 		a->o.cache = (unsigned)v;
 		return 0;
 	case O_NICE:
-		if (parse_num(arg, 0, 19, &v) || v != (int)v)
+		if (part_cli_dbl(arg, 0, 19, &v) || v != (int)v)
 			return usage_error("--job-nice must be an integer in 0..19, got '%s'", arg);
 		a->o.nice = (int)v;
 		return 0;
 	case O_GRACE:
-		if (parse_num(arg, 0, 86400, &a->o.grace))
+		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))
 			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
 		return 0;
 	case O_MAXUP:
-		if (parse_size(arg, &a->o.max_upload))
+		if (part_cli_size(arg, &a->o.max_upload) || a->o.max_upload == 0)
 			return usage_error("--max-upload must be a size such as 512M, got '%s'", arg);
 		return 0;
 	default:

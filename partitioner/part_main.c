@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "part_cli.h"
 #include "parsa_err.h"
 #include "http_main.h"
 #include "part_gen.h"
@@ -177,64 +178,8 @@ static int report_err(const struct parsa_err *err, int rc)
 	return 1;
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s == '\0' || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end != '\0' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* A byte size: digits with an optional K, M, G or T suffix (powers of
  * 1024, an optional trailing 'B' or 'iB'). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (shift && *end == 'i')
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end != '\0' || v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-static int parse_dbl(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end != '\0' || !(v >= lo && v <= hi))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* Options shared by partition and eval for reading the dataset. */
 struct input_opts {
 	const char *data;
@@ -397,7 +342,7 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 
 	switch (opt) {
 	case 'k':
-		if (parse_u64(arg, 1, 65536, &v))
+		if (part_cli_u64(arg, 1, 65536, &v))
 			return die_usage("-k must be an integer in 1..65536, got '%s'", arg);
 		pu->k = (uint32_t)v;
 		c->have_k = 1;
@@ -415,12 +360,12 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 			return die_usage("unknown --method '%s' (parsa, random, metis, greedy)", arg);
 		return 0;
 	case OPT_BLOCKS:
-		if (parse_u64(arg, 1, UINT32_MAX, &v))
+		if (part_cli_u64(arg, 1, UINT32_MAX, &v))
 			return die_usage("--blocks must be a positive integer, got '%s'", arg);
 		pu->blocks = (uint32_t)v;
 		return 0;
 	case OPT_INIT_BLOCKS:
-		if (parse_u64(arg, 0, UINT32_MAX, &v))
+		if (part_cli_u64(arg, 0, UINT32_MAX, &v))
 			return die_usage("--init-blocks must be an integer >= 0, got '%s'", arg);
 		pu->init_blocks = (uint32_t)v;
 		return 0;
@@ -429,22 +374,22 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 			return die_usage("unknown --rule '%s' (min-s, round-robin)", arg);
 		return 0;
 	case OPT_IMBALANCE:
-		if (parse_dbl(arg, 1.0, 1e6, &pu->imbalance))
+		if (part_cli_dbl(arg, 1.0, 1e6, &pu->imbalance))
 			return die_usage("--imbalance must be a number >= 1, got '%s'", arg);
 		return 0;
 	case OPT_BLOCK_IMB:
 		if (strcmp(arg, "off") == 0 || strcmp(arg, "inf") == 0)
 			pu->block_imbalance = INFINITY;
-		else if (parse_dbl(arg, 1.0, 1e6, &pu->block_imbalance))
+		else if (part_cli_dbl(arg, 1.0, 1e6, &pu->block_imbalance))
 			return die_usage("--block-imbalance must be a number >= 1 or 'off', got '%s'", arg);
 		return 0;
 	case OPT_SWEEPS:
-		if (parse_u64(arg, 0, 1000, &v))
+		if (part_cli_u64(arg, 0, 1000, &v))
 			return die_usage("--sweeps must be an integer in 0..1000, got '%s'", arg);
 		c->run.sweeps = (uint32_t)v;
 		return 0;
 	case OPT_REFINE:
-		if (parse_u64(arg, 0, 1000000, &v))
+		if (part_cli_u64(arg, 0, 1000000, &v))
 			return die_usage("--refine must be an integer in 0..1000000, got '%s'", arg);
 		c->run.refine_rounds = (uint32_t)v;
 		return 0;
@@ -460,7 +405,7 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_RESTREAM:
 	case OPT_ML_LEVELS:
 	case OPT_PFANOUT:
-		if (parse_u64(arg, 0, 1000, &v))
+		if (part_cli_u64(arg, 0, 1000, &v))
 			return die_usage("--refine-passes/--pfanout-passes/--restream/--ml-levels must be an integer in 0..1000, got '%s'", arg);
 		*(opt == OPT_RESTREAM ? &c->run.restream
 		  : opt == OPT_ML_LEVELS ? &c->run.ml_levels
@@ -474,21 +419,21 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		return 0;
 	case OPT_PARAM_IMB:
 		if (strcmp(arg, "0") != 0 &&
-		    parse_dbl(arg, 1.0, 1e6, &c->run.param_imbalance))
+		    part_cli_dbl(arg, 1.0, 1e6, &c->run.param_imbalance))
 			return die_usage("--param-imbalance must be 0 or a number >= 1, got '%s'", arg);
 		return 0;
 	case OPT_SEED:
-		if (parse_u64(arg, 0, UINT64_MAX, &pu->seed))
+		if (part_cli_u64(arg, 0, UINT64_MAX, &pu->seed))
 			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
 		return 0;
 	case OPT_TRIALS:
-		if (parse_u64(arg, 1, 1000, &v))
+		if (part_cli_u64(arg, 1, 1000, &v))
 			return die_usage("--random-trials must be in 1..1000, got '%s'", arg);
 		c->run.random_trials = (uint32_t)v;
 		return 0;
 	case OPT_WORKERS:
 	case OPT_SERVERS:
-		if (parse_u64(arg, 1, 4096, &v))
+		if (part_cli_u64(arg, 1, 4096, &v))
 			return die_usage("--workers/--servers must be an integer in 1..4096, got '%s'", arg);
 		*(opt == OPT_WORKERS ? &c->par.workers : &c->par.servers) =
 			(uint32_t)v;
@@ -501,7 +446,7 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		c->parallel = 1;
 		return 0;
 	case OPT_INIT_SAMPLE:
-		if (parse_dbl(arg, 0.0, 1.0, &c->par.init_sample))
+		if (part_cli_dbl(arg, 0.0, 1.0, &c->par.init_sample))
 			return die_usage("--init-sample must be a fraction in [0,1], got '%s'", arg);
 		c->parallel = 1;
 		return 0;
@@ -513,12 +458,12 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		c->stream = c->parallel = 1;
 		return 0;
 	case OPT_MEM_LIMIT:
-		if (parse_size(arg, &c->mem_limit) || c->mem_limit < 65536)
+		if (part_cli_size(arg, &c->mem_limit) || c->mem_limit < 65536)
 			return die_usage("--mem-limit must be a size >= 64K (e.g. 512M, 2G), got '%s'", arg);
 		c->stream = c->parallel = 1;
 		return 0;
 	case OPT_BLOCK_ROWS:
-		if (parse_u64(arg, 1, UINT32_MAX, &c->block_rows))
+		if (part_cli_u64(arg, 1, UINT32_MAX, &c->block_rows))
 			return die_usage("--block-rows must be an integer in 1..4294967295, got '%s'", arg);
 		c->stream = c->parallel = 1;
 		return 0;
@@ -1041,32 +986,32 @@ static int gen_one(struct part_gen_opts *g, const char **out, int *quiet,
 
 	switch (opt) {
 	case OPT_EXAMPLES:
-		if (parse_u64(arg, 1, UINT32_MAX - 1, &g->examples))
+		if (part_cli_u64(arg, 1, UINT32_MAX - 1, &g->examples))
 			return die_usage("--examples must be in 1..2^32-2, got '%s'", arg);
 		return 0;
 	case OPT_FEATURES:
-		if (parse_u64(arg, 1, UINT32_MAX - 1, &g->features))
+		if (part_cli_u64(arg, 1, UINT32_MAX - 1, &g->features))
 			return die_usage("--features must be in 1..2^32-2, got '%s'", arg);
 		return 0;
 	case OPT_AVG_NNZ:
-		if (parse_dbl(arg, 1e-9, 1e9, &g->avg_nnz))
+		if (part_cli_dbl(arg, 1e-9, 1e9, &g->avg_nnz))
 			return die_usage("--avg-nnz must be a positive number, got '%s'", arg);
 		return 0;
 	case OPT_TOPICS:
-		if (parse_u64(arg, 1, 1u << 24, &v))
+		if (part_cli_u64(arg, 1, 1u << 24, &v))
 			return die_usage("--topics must be in 1..16777216, got '%s'", arg);
 		g->topics = (uint32_t)v;
 		return 0;
 	case OPT_TOPIC_FRAC:
-		if (parse_dbl(arg, 0.0, 1.0, &g->topic_frac))
+		if (part_cli_dbl(arg, 0.0, 1.0, &g->topic_frac))
 			return die_usage("--topic-frac must be in [0,1], got '%s'", arg);
 		return 0;
 	case OPT_ZIPF:
-		if (parse_dbl(arg, 0.0, 10.0, &g->zipf))
+		if (part_cli_dbl(arg, 0.0, 10.0, &g->zipf))
 			return die_usage("--zipf must be in [0,10], got '%s'", arg);
 		return 0;
 	case OPT_SEED:
-		if (parse_u64(arg, 0, UINT64_MAX, &g->seed))
+		if (part_cli_u64(arg, 0, UINT64_MAX, &g->seed))
 			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
 		return 0;
 	case OPT_OUT: *out = arg; return 0;

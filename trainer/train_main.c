@@ -7,6 +7,7 @@
  * failed MPI run is not finalised (a peer may be dead): the process ends
  * with _exit(1) after printing "parsa: rank R: message".
  */
+#include "part_cli.h"
 #include "train_main.h"
 
 #include <errno.h>
@@ -83,34 +84,6 @@ static int die_usage(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_dbl(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= lo && v <= hi))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 enum {
 	OPT_PLACEMENT = 256, OPT_PASSES, OPT_LAMBDA, OPT_TAU, OPT_BLOCKS,
 	OPT_WORKERS, OPT_MPI, OPT_TEST, OPT_LINK, OPT_MODEL, OPT_LOG,
@@ -152,35 +125,35 @@ static int parse_one(struct cli *c, int opt, const char *arg)
 	case OPT_KKT: c->o.kkt = 1; return 0;
 	case 'q': c->quiet = 1; return 0;
 	case OPT_PASSES:
-		if (parse_u64(arg, 1, 1000000, &v))
+		if (part_cli_u64(arg, 1, 1000000, &v))
 			return die_usage("--passes must be an integer in 1..1000000, got '%s'", arg);
 		c->o.passes = (uint32_t)v;
 		return 0;
 	case OPT_LAMBDA:
-		if (parse_dbl(arg, 0, 1e300, &c->o.lambda))
+		if (part_cli_dbl(arg, 0, 1e300, &c->o.lambda))
 			return die_usage("--lambda must be a number >= 0, got '%s'", arg);
 		return 0;
 	case OPT_TAU:
-		if (parse_u64(arg, 0, 1000000, &v))
+		if (part_cli_u64(arg, 0, 1000000, &v))
 			return die_usage("--tau must be an integer >= 0, got '%s'", arg);
 		c->o.tau = (int)v;
 		return 0;
 	case OPT_BLOCKS:
-		if (parse_u64(arg, 1, 1000000, &v))
+		if (part_cli_u64(arg, 1, 1000000, &v))
 			return die_usage("--blocks must be an integer in 1..1000000, got '%s'", arg);
 		c->o.blocks = (uint32_t)v;
 		return 0;
 	case OPT_WORKERS:
-		if (parse_u64(arg, 1, 4096, &v))
+		if (part_cli_u64(arg, 1, 4096, &v))
 			return die_usage("--workers must be an integer in 1..4096, got '%s'", arg);
 		c->workers = (uint32_t)v;
 		return 0;
 	case OPT_SEED:
-		if (parse_u64(arg, 0, UINT64_MAX, &c->seed))
+		if (part_cli_u64(arg, 0, UINT64_MAX, &c->seed))
 			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
 		return 0;
 	case OPT_TIMEOUT:
-		if (parse_dbl(arg, 0.001, 1e6, &c->o.timeout_s))
+		if (part_cli_dbl(arg, 0.001, 1e6, &c->o.timeout_s))
 			return die_usage("--timeout must be a positive number, got '%s'", arg);
 		return 0;
 	case OPT_FORMAT:
