@@ -469,7 +469,10 @@ static int comm_round(struct tp_mpi *t, double *idle)
 		if (stop && step_close(t) && t->nfl == 0)
 			return 1;
 	}
-	*idle = busy ? IDLE_MIN : (*idle * 2 > IDLE_MAX ? IDLE_MAX : *idle * 2);
+	/* sends in flight only progress inside MPI calls (the TCP transport
+	 * moves a large message in fragments): keep polling briskly */
+	*idle = busy || t->nfl ? IDLE_MIN
+			       : (*idle * 2 > IDLE_MAX ? IDLE_MAX : *idle * 2);
 	if (!busy)
 		idle_wait(t, *idle);
 	return 0;
