@@ -202,6 +202,7 @@ struct swork {
 	int last;                  /* this block is the dataset's last */
 	int pending;               /* a full block waits for the next line */
 	uint64_t n;                /* examples in the file (at EOF) */
+	uint32_t done;             /* blocks partitioned */
 	struct rec_end tot;
 };
 
@@ -604,6 +605,10 @@ static int sw_block(struct ps_node *nd, struct swork *w,
 		rc = ps_report_progress(nd, w->rec,
 					(hw + w->rows) * sizeof(uint32_t), err);
 	}
+	w->done++;
+	if (!rc && jb->po->test_hook) /* tests: die, send garbage */
+		rc = jb->po->test_hook(jb->po->test_arg, jb->tp, jb->tp->rank,
+				       w->me, w->done, err);
 	if (!rc && !w->barrier_done) { /* worker 0 after block 0 */
 		rc = ps_wait_all(nd, err);
 		if (!rc)

@@ -12,9 +12,9 @@ import os
 import subprocess
 import time
 
-from clitest import (BIN, MPI_TIMEOUT, MPIRUN, Skip, check_placement,  # noqa: F401
-                     eval_agrees, finish, mpi_env, mpirun, read_lines,
-                     run, test, tmp)
+from clitest import (BIN, MPI_TIMEOUT, MPIRUN, Skip, check_failed_everywhere,  # noqa: F401
+                     check_placement, eval_agrees, finish, mpi_env, mpirun,
+                     read_lines, run, test, tmp)
 
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
@@ -198,31 +198,6 @@ def test_mpi_one_worker_tau0_equals_sequential():
                "--workers", 1, "--tau", 0, "--out", tmp("m1-par"), "-q")
     assert p.returncode == 0, p.stderr
     assert same_files(tmp("m1-seq"), tmp("m1-par"))
-
-
-def check_failed_everywhere(p, np, dead, needles):
-    """Non-zero, in time, and the ranks said why they stopped: mpirun ends
-    the job (SIGTERM, then SIGKILL soon after) once a rank fails, so not
-    every survivor is sure to get its line out; at least one must."""
-    out = p.stdout + p.stderr
-    assert p.returncode not in (0, 124, 137), "exit %d: %s" % (p.returncode, out)
-    assert p.seconds < MPI_TIMEOUT - 10, "took %.1f s" % p.seconds
-    said = 0
-    for r in range(np):
-        if r == dead:
-            continue
-        lines = ["parsa: rank %d: " % r,
-                 "parsa: terminated (another rank failed), rank %d" % r]
-        said += any(s in out for s in lines)
-    # or Open MPI's run-time ended the job itself (it may, when the dead
-    # rank's sockets close) and said so: every rank still ended, in time
-    ended_by_mpirun = ("exited with non-zero status" in out or
-                       "has been aborted" in out or "MPI_ABORT" in out)
-    assert said > 0 or ended_by_mpirun, \
-        "no surviving rank said why it stopped: %s" % out
-    for n in needles:
-        assert n in out, "%r not in %s" % (n, out)
-    assert "method parsa" not in p.stdout, "a summary was printed"
 
 
 @test

@@ -12,8 +12,8 @@ import json
 import math
 import os
 
-from clitest import (check_placement, eval_agrees, finish, mpirun,
-                     read_lines, run, test, tmp)
+from clitest import (check_failed_everywhere, check_placement, eval_agrees,
+                     finish, mpirun, read_lines, run, test, tmp)
 
 A9A = "data/a9a-sample.svm.gz"
 REUTERS = "data/reuters-sample.svm.gz"
@@ -218,6 +218,36 @@ def test_mpi_stream_parse_error_every_rank_exits():
     if p.returncode == 0:
         raise AssertionError("a parse error exited 0")
     assert "bad-mpi.svm:2501:" in p.stdout + p.stderr, p.stdout + p.stderr
+
+
+@test
+def test_threads_malformed_message_fails_cleanly():
+    env = dict(os.environ, PARSA_TEST_GARBAGE_RANK="0")
+    prefix = tmp("st-garbage")
+    p = run("partition", A9A, "-k", 4, "--stream", "--workers", 2,
+            "--block-rows", 1000, "--out", prefix, "-q", ok=False, env=env)
+    assert p.returncode == 1 and "malformed message" in p.stderr, p.stderr
+    assert not os.path.exists(prefix + ".examples")
+
+
+@test
+def test_mpi_stream_rank_dies():
+    prefix = tmp("st-mpi-die")
+    p = mpirun(3, "partition", A9A, "-k", 8, "--mpi", "--stream",
+               "--block-rows", 500, "--out", prefix, "-q",
+               env={"PARSA_TEST_DIE_RANK": "1"})
+    check_failed_everywhere(p, 3, 1, ["rank 1: dying on purpose"])
+    assert not os.path.exists(prefix + ".examples")
+
+
+@test
+def test_mpi_stream_malformed_message():
+    prefix = tmp("st-mpi-garbage")
+    p = mpirun(2, "partition", A9A, "-k", 8, "--mpi", "--stream",
+               "--block-rows", 500, "--out", prefix, "-q",
+               env={"PARSA_TEST_GARBAGE_RANK": "1"})
+    check_failed_everywhere(p, 2, -1, ["malformed message"])
+    assert not os.path.exists(prefix + ".examples")
 
 
 finish()
