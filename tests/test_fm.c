@@ -22,26 +22,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Heavy-tailed random rows (as test_refine's), features < cols. */
-static void heavy_graph(struct parsa_graph *g, struct parsa_rng *r,
-			uint32_t rows, uint32_t cols, uint32_t maxdeg)
-{
-	uint32_t buf[300];
-
-	parsa_graph_init(g);
-	for (uint32_t u = 0; u < rows; u++) {
-		uint32_t d = (uint32_t)parsa_rng_below(r, maxdeg + 1);
-
-		if (parsa_rng_below(r, 10) == 0)
-			d = (uint32_t)parsa_rng_below(r, 300);
-		for (uint32_t i = 0; i < d; i++)
-			buf[i] = (uint32_t)parsa_rng_below(r, cols);
-		CHECK(parsa_graph_add_row(g, buf, d, NULL) == 0);
-	}
-	if (g->n_cols < cols)
-		g->n_cols = cols;
-}
-
 /* Brute force: M_j = |N(U_j)| by a boolean table, and the connectivity
  * Σ_j M_j − |V_used|.  M has k entries. */
 static uint64_t brute(const struct parsa_graph *g, const uint32_t *part,
@@ -139,7 +119,7 @@ static void test_fm_properties(void)
 					   iter % 2, (uint32_t)(iter % 3 == 0 ? 2 : 0),
 					   (uint32_t)(iter % 4 == 1 ? 8 : 0), NULL };
 
-		heavy_graph(&g, &r, rows, cols, 12);
+		tu_heavy_graph(&g, &r, rows, cols, 12, 300);
 		/* dealt round-robin: within the cap on entry */
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = u % k;
@@ -176,7 +156,7 @@ static void test_fm_rebalances(void)
 	struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, 1, 1, 0, 0, NULL };
 
 	parsa_rng_seed(&r, 3);
-	heavy_graph(&g, &r, rows, 200, 10);
+	tu_heavy_graph(&g, &r, rows, 200, 10, 300);
 	for (uint32_t u = 0; u < rows; u++)
 		part[u] = u < 150 ? 0 : 1 + u % (k - 1);
 	REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
@@ -235,7 +215,9 @@ static void test_ml_properties(void)
 		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0;
 		struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, (uint64_t)iter, 1, 0, 0, NULL };
 
-		heavy_graph(&g, &r, rows, 20 + (uint32_t)parsa_rng_below(&r, 400), 8);
+		tu_heavy_graph(&g, &r, rows,
+			       20 + (uint32_t)parsa_rng_below(&r, 400),
+			       8, 300);
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = u % k;
 		c0 = brute(&g, part, k, M);
@@ -277,7 +259,9 @@ static void test_param_cap(void)
 		uint64_t *cnt = calloc(k, sizeof(uint64_t));
 		double x = 1.0 + (double)(iter % 4) * 0.1;
 
-		heavy_graph(&g, &r, rows, 1 + (uint32_t)parsa_rng_below(&r, 300), 10);
+		tu_heavy_graph(&g, &r, rows,
+			       1 + (uint32_t)parsa_rng_below(&r, 300),
+			       10, 300);
 		owner = malloc(((size_t)g.n_cols + 1) * sizeof(uint32_t));
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = (uint32_t)parsa_rng_below(&r, k);
@@ -341,8 +325,8 @@ static void test_quality_guard(void)
 		struct part_dataset ds;
 		struct part_result f, d, b;
 
-		heavy_graph(&g, &r, 100 + (uint32_t)parsa_rng_below(&r, 2000),
-			    50 + (uint32_t)parsa_rng_below(&r, 800), 10);
+		tu_heavy_graph(&g, &r, 100 + (uint32_t)parsa_rng_below(&r, 2000),
+			    50 + (uint32_t)parsa_rng_below(&r, 800), 10, 300);
 		as_dataset(&ds, &g);
 		REQUIRE(run_quality(&ds, k, PART_QUALITY_FAST, 3, &f) == 0);
 		REQUIRE(run_quality(&ds, k, PART_QUALITY_DEFAULT, 3, &d) == 0);
@@ -415,7 +399,7 @@ static void test_deterministic(void)
 	struct part_dataset ds;
 
 	parsa_rng_seed(&r, 77);
-	heavy_graph(&g, &r, 1500, 600, 12);
+	tu_heavy_graph(&g, &r, 1500, 600, 12, 300);
 	as_dataset(&ds, &g);
 	for (int q = 0; q < 3; q++) {
 		struct part_result a, b;

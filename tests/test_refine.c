@@ -4,6 +4,7 @@
  * heavy example.
  */
 #include "harness.h"
+#include "testutil.h"
 
 #include <stdlib.h>
 
@@ -11,26 +12,6 @@
 #include "parsa_partu.h"
 #include "parsa_refine.h"
 #include "parsa_rng.h"
-
-static void random_graph(struct parsa_graph *g, struct parsa_rng *r,
-			 uint32_t rows, uint32_t cols, uint32_t maxdeg)
-{
-	uint32_t buf[256];
-
-	parsa_graph_init(g);
-	for (uint32_t u = 0; u < rows; u++) {
-		/* heavy tail: a few rows are much longer */
-		uint32_t d = (uint32_t)parsa_rng_below(r, maxdeg + 1);
-
-		if (parsa_rng_below(r, 10) == 0)
-			d = (uint32_t)parsa_rng_below(r, 256);
-		for (uint32_t i = 0; i < d; i++)
-			buf[i] = (uint32_t)parsa_rng_below(r, cols);
-		parsa_graph_add_row(g, buf, d, NULL);
-	}
-	if (g->n_cols < cols)
-		g->n_cols = cols;
-}
 
 static uint64_t mmax_of(const struct parsa_nbrset *s)
 {
@@ -55,7 +36,9 @@ static void test_random_invariants(void)
 		uint32_t *part = malloc(rows * sizeof(uint32_t));
 		uint64_t cap = parsa_balance_cap(rows, k, 1.03), before, *size;
 
-		random_graph(&g, &r, rows, 1 + (uint32_t)parsa_rng_below(&r, 400), 12);
+		tu_heavy_graph(&g, &r, rows,
+			       1 + (uint32_t)parsa_rng_below(&r, 400),
+			       12, 256);
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = (uint32_t)(u % k);
 		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);

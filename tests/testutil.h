@@ -31,4 +31,29 @@ static inline void tu_random_graph(struct parsa_graph *g,
 	free(cols);
 }
 
+/*
+ * Heavy-tailed random rows over cols features: degree uniform in
+ * 0..maxdeg, and one row in ten uniform in 0..tail-1 instead (tail <= 512);
+ * n_cols is at least cols.
+ */
+static inline void tu_heavy_graph(struct parsa_graph *g, struct parsa_rng *r,
+				  uint32_t rows, uint32_t cols,
+				  uint32_t maxdeg, uint32_t tail)
+{
+	uint32_t buf[512];
+
+	parsa_graph_init(g);
+	for (uint32_t u = 0; u < rows; u++) {
+		uint32_t d = (uint32_t)parsa_rng_below(r, maxdeg + 1);
+
+		if (parsa_rng_below(r, 10) == 0)
+			d = (uint32_t)parsa_rng_below(r, tail);
+		for (uint32_t i = 0; i < d; i++)
+			buf[i] = (uint32_t)parsa_rng_below(r, cols);
+		CHECK_INT(parsa_graph_add_row(g, buf, d, NULL), ==, 0);
+	}
+	if (g->n_cols < cols)
+		g->n_cols = cols;
+}
+
 #endif /* PARSA_TESTS_TESTUTIL_H */
