@@ -17,6 +17,13 @@
 void part_mask_decode(uint64_t *w, uint32_t words, uint32_t k,
 		      const unsigned char *v, uint32_t width);
 
+/*
+ * n masks at once: w[l * words ..] from v[l * width ..] for l < n, as
+ * part_mask_decode of each (one tight loop per width when k <= 64).
+ */
+void part_mask_decode_n(uint64_t *w, uint32_t words, uint32_t k,
+			const unsigned char *v, uint32_t width, size_t n);
+
 /* width bytes from mask words (the low 8 * width bits). */
 void part_mask_encode(unsigned char *v, uint32_t width, const uint64_t *w);
 

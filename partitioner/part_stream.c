@@ -412,7 +412,7 @@ static void block_caps(struct swork *w)
 static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 {
 	struct sjob *jb = w->jb;
-	uint32_t nf = w->blk.g.n_cols, k = jb->k, words;
+	uint32_t nf = w->blk.g.n_cols, k = jb->k;
 	uint64_t t1 = 0, t2, t3, total = 0;
 	int rc;
 
@@ -435,11 +435,10 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 		rc = ps_wait(nd, t3, err);
 	if (rc)
 		return rc;
-	words = w->slice.words;
-	for (uint32_t l = 0; l < nf; l++)
-		part_mask_decode(w->slice.bits + (uint64_t)l * words, words, k,
-				 w->vals + (size_t)l * jb->width, jb->width);
-	parsa_nbrset_recount(&w->slice);
+	/* the slice's own sizes stay unset: parsa_partu_block reads only
+	 * bal.s_size, the global |S_i| */
+	part_mask_decode_n(w->slice.bits, w->slice.words, k, w->vals,
+			   jb->width, nf);
 	for (uint32_t i = 0; i < k; i++) {
 		w->bal.s_size[i] = w->cnt[i] > 0 ? (uint64_t)w->cnt[i] : 0;
 		w->bal.count[i] = w->pcnt[i] > 0 ? (uint64_t)w->pcnt[i] : 0;
@@ -462,7 +461,7 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 	}
 	memcpy(w->s0, w->bal.s_size, k * sizeof(uint64_t));
 	return part_grow((void **)&w->before, &w->before_cap,
-			 (size_t)nf * words, sizeof(uint64_t), err);
+			 (size_t)nf * w->slice.words, sizeof(uint64_t), err);
 }
 
 /* Set bit i of the width-byte mask at v. */
