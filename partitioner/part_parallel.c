@@ -202,27 +202,47 @@ static int job_init(struct job *jb, const struct part_dataset *ds,
 	jb->po = po;
 	jb->k = o->pu.k;
 	jb->width = (o->pu.k + 7) / 8;
-	jb->b = parsa_partu_blocks(&o->pu, n);
-	jb->a = o->pu.init_blocks < jb->b ? o->pu.init_blocks : jb->b;
 	jb->perm = malloc((size_t)n * sizeof(uint32_t));
-	jb->start = malloc(((size_t)jb->b + 1) * sizeof(uint32_t));
-	if (!jb->perm || !jb->start)
+	if (!jb->perm)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for %u examples", n);
-	return parsa_blocks_split(n, jb->b, o->pu.seed, jb->perm, jb->start,
-				  err);
+	return 0;
 }
 
-/* The parts that depend on the layout (known once the transport runs). */
+/*
+ * The parts that depend on the layout (known once the transport runs; the
+ * same on every rank).  The split: parsa_partu_blocks' blocks, and with
+ * the automatic count and W > 1 workers rounded up to a multiple of W, so
+ * that every worker partitions as many blocks (one worker: exactly the
+ * sequential split).
+ */
 static int job_layout(struct job *jb, const struct ps_layout *l,
 		      struct parsa_err *err)
 {
+	const struct part_run_opts *o = jb->o;
+	uint32_t n = jb->ds->g.n_rows;
+	uint64_t b;
 	double f;
+	int rc;
 
 	jb->W = l->num_workers;
-	f = part_par_auto_sample(jb->po, jb->W, jb->a, jb->ds->g.n_rows);
+	b = parsa_partu_blocks(&o->pu, n);
+	if (o->pu.blocks == 0 && jb->W > 1 && b % jb->W)
+		b += jb->W - b % jb->W;
+	jb->b = (uint32_t)(b < n ? b : n);
+	jb->a = o->pu.init_blocks < jb->b ? o->pu.init_blocks : jb->b;
+	free(jb->start);
+	jb->start = malloc(((size_t)jb->b + 1) * sizeof(uint32_t));
+	if (!jb->start)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory for %u "
+				  "blocks", jb->b);
+	rc = parsa_blocks_split(n, jb->b, o->pu.seed, jb->perm, jb->start,
+				err);
+	if (rc)
+		return rc;
+	f = part_par_auto_sample(jb->po, jb->W, jb->a, n);
 	jb->sample = jb->a > 0 ? 0.0 : f;
-	jb->m_sample = (uint32_t)llround(jb->sample * jb->ds->g.n_rows);
+	jb->m_sample = (uint32_t)llround(jb->sample * n);
 	if (jb->sample > 0 && jb->m_sample == 0)
 		jb->m_sample = 1;
 	return job_caps(jb, err);
@@ -253,25 +273,40 @@ static uint64_t *range_starts(uint32_t S, uint32_t n_cols,
 
 /* -------------------------------------------------------------- worker */
 
-/* A worker's state for its blocks.  Buffers grow with the blocks. */
-struct wstate {
-	struct job *jb;
-	uint32_t index;            /* worker index w */
-	struct parsa_partu_ctx *ctx;
-	struct parsa_balance bal;
+/*
+ * A block in flight: its rows and local features, its keys, and the
+ * pulled masks and counters.  Two of them when the worker prefetches
+ * (τ != 0): block j+W is extracted and its pull sent before block j is
+ * partitioned, so the servers answer while the worker computes.
+ */
+struct wslot {
 	struct parsa_block blk;
-	struct parsa_nbrset slice; /* the block's masks */
-	uint32_t *map;             /* n_cols scratch, all UINT32_MAX */
 	uint64_t *keys;            /* block keys / push keys */
 	size_t keys_cap;
 	unsigned char *vals;       /* pulled / pushed mask bytes */
 	size_t vals_cap;
+	double *cnt;               /* k: pulled |S_i|, then pushed deltas */
+	uint64_t ts_mask, ts_size; /* the pull's timestamps (0: none) */
+	uint32_t pushed;           /* keys[0..pushed) / vals: the block's push */
+	uint32_t block;            /* block index j */
+};
+
+/* A worker's state for its blocks.  Buffers grow with the blocks. */
+struct wstate {
+	struct job *jb;
+	uint32_t index;            /* worker index w */
+	int prefetch;              /* τ != 0: pull block j+W before j runs */
+	struct parsa_partu_ctx *ctx;
+	struct parsa_balance bal;
+	struct wslot slot[2];
+	uint32_t cur;              /* slot of the block being partitioned */
+	struct parsa_nbrset slice; /* the block's masks */
+	uint32_t *map;             /* n_cols scratch, all UINT32_MAX */
 	uint64_t *before;          /* slice bits before the block */
 	size_t before_cap;
 	uint32_t *rec;             /* progress record (head + parts) */
 	size_t rec_cap;
 	uint64_t *ckeys;           /* 0..k-1 */
-	double *cnt;               /* k: pulled |S_i|, then deltas */
 	uint64_t *s0;              /* k: s_size before the block */
 	uint64_t *diff;            /* one mask: new bits of a feature */
 	uint32_t done;             /* blocks finished */
@@ -281,15 +316,17 @@ static void ws_release(struct wstate *ws)
 {
 	parsa_partu_ctx_destroy(ws->ctx);
 	parsa_balance_release(&ws->bal);
-	parsa_block_release(&ws->blk);
+	for (int q = 0; q < 2; q++) {
+		parsa_block_release(&ws->slot[q].blk);
+		free(ws->slot[q].keys);
+		free(ws->slot[q].vals);
+		free(ws->slot[q].cnt);
+	}
 	parsa_nbrset_release(&ws->slice);
 	free(ws->map);
-	free(ws->keys);
-	free(ws->vals);
 	free(ws->before);
 	free(ws->rec);
 	free(ws->ckeys);
-	free(ws->cnt);
 	free(ws->s0);
 	free(ws->diff);
 }
@@ -322,13 +359,17 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	memset(ws, 0, sizeof(*ws));
 	ws->jb = jb;
 	ws->index = index;
-	parsa_block_init(&ws->blk);
+	ws->prefetch = jb->po->tau != 0;
+	parsa_block_init(&ws->slot[0].blk);
+	parsa_block_init(&ws->slot[1].blk);
 	ws->map = malloc((nc ? nc : 1) * sizeof(uint32_t));
 	ws->ckeys = malloc(k * sizeof(uint64_t));
-	ws->cnt = malloc(k * sizeof(double));
+	ws->slot[0].cnt = malloc(k * sizeof(double));
+	ws->slot[1].cnt = malloc(k * sizeof(double));
 	ws->s0 = malloc(k * sizeof(uint64_t));
 	ws->diff = malloc((k / 64 + 1) * sizeof(uint64_t));
-	if (!ws->map || !ws->ckeys || !ws->cnt || !ws->s0 || !ws->diff)
+	if (!ws->map || !ws->ckeys || !ws->slot[0].cnt || !ws->slot[1].cnt ||
+	    !ws->s0 || !ws->diff)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
 	memset(ws->map, 0xff, (size_t)nc * sizeof(uint32_t));
 	for (uint32_t i = 0; i < k; i++)
@@ -337,53 +378,101 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	return rc ? rc : ws_balance(ws, err);
 }
 
-/* Block j's rows and local features into ws->blk, its keys into ws->keys. */
-static int ws_extract(struct wstate *ws, uint32_t j, struct parsa_err *err)
+/* Block j's rows and local features into sl->blk, its keys into sl->keys. */
+static int ws_extract(struct wstate *ws, struct wslot *sl, uint32_t j,
+		      struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
 	uint32_t n = jb->start[j + 1] - jb->start[j];
-	int rc = parsa_block_extract(&ws->blk, &jb->ds->g,
+	int rc = parsa_block_extract(&sl->blk, &jb->ds->g,
 				     jb->perm + jb->start[j], n, ws->map, err);
 
 	if (!rc)
-		rc = part_grow((void **)&ws->keys, &ws->keys_cap, ws->blk.g.n_cols,
-			  sizeof(uint64_t), err);
-	for (uint32_t l = 0; !rc && l < ws->blk.g.n_cols; l++)
-		ws->keys[l] = ws->blk.feat[l];
+		rc = part_grow((void **)&sl->keys, &sl->keys_cap,
+			       sl->blk.g.n_cols, sizeof(uint64_t), err);
+	for (uint32_t l = 0; !rc && l < sl->blk.g.n_cols; l++)
+		sl->keys[l] = sl->blk.feat[l];
+	sl->block = j;
+	sl->pushed = 0;
+	sl->ts_mask = sl->ts_size = 0;
 	return rc;
 }
 
-/* Pull the block's masks and the |S_i| counters; fill the slice and
- * bal.s_size (the MIN_S key). */
-static int ws_pull(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
+/* Send the pulls of the block's masks and of the |S_i| counters. */
+static int ws_pull_send(struct ps_node *w, struct wstate *ws,
+			struct wslot *sl, struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
-	uint32_t nf = ws->blk.g.n_cols, words;
-	uint64_t t1 = 0, t2;
+	uint32_t nf = sl->blk.g.n_cols;
+	int rc = part_grow((void **)&sl->vals, &sl->vals_cap,
+			   (size_t)nf * jb->width, 1, err);
+
+	if (!rc && nf)
+		rc = ps_pull(w, TBL_MASK, sl->keys, nf, sl->vals, &sl->ts_mask,
+			     err);
+	if (!rc)
+		rc = ps_pull(w, TBL_SSIZE, ws->ckeys, jb->k, sl->cnt,
+			     &sl->ts_size, err);
+	return rc;
+}
+
+/*
+ * sl's pulled masks |= own's pushed bits (byte-wise, in the server's
+ * encoding), and the pulled counters += own's pushed deltas: own is the
+ * block this worker pushed after sl's pull was sent (FIFO per
+ * worker-server pair: the answer cannot contain it).  Both key lists are
+ * increasing: one merge.
+ */
+static void ws_merge_own(const struct wstate *ws, struct wslot *sl,
+			 const struct wslot *own)
+{
+	uint32_t width = ws->jb->width, nf = sl->blk.g.n_cols;
+
+	for (uint32_t a = 0, b = 0; a < own->pushed && b < nf;) {
+		uint64_t ka = own->keys[a], kb = sl->keys[b];
+
+		if (ka == kb) {
+			unsigned char *d = sl->vals + (size_t)b * width;
+			const unsigned char *o = own->vals + (size_t)a * width;
+
+			for (uint32_t q = 0; q < width; q++)
+				d[q] |= o[q];
+		}
+		a += ka <= kb;
+		b += kb <= ka;
+	}
+	for (uint32_t i = 0; i < ws->jb->k; i++)
+		sl->cnt[i] += own->cnt[i];
+}
+
+/*
+ * Wait for sl's pulls; fill the slice and bal.s_size (the MIN_S key),
+ * with own's push merged in when the pull was sent before it (own may be
+ * NULL).  The slice's own sizes (slice.size) are not maintained:
+ * parsa_partu_block reads only bal.s_size, the global |S_i|.
+ */
+static int ws_pull_wait(struct ps_node *w, struct wstate *ws,
+			struct wslot *sl, const struct wslot *own,
+			struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t nf = sl->blk.g.n_cols;
 	int rc;
 
 	parsa_nbrset_release(&ws->slice);
 	rc = parsa_nbrset_init(&ws->slice, nf, jb->k, err);
+	if (!rc && sl->ts_mask)
+		rc = ps_wait(w, sl->ts_mask, err);
 	if (!rc)
-		rc = part_grow((void **)&ws->vals, &ws->vals_cap,
-			  (size_t)nf * jb->width, 1, err);
-	if (!rc && nf)
-		rc = ps_pull(w, TBL_MASK, ws->keys, nf, ws->vals, &t1, err);
-	if (!rc)
-		rc = ps_pull(w, TBL_SSIZE, ws->ckeys, jb->k, ws->cnt, &t2, err);
-	if (!rc && nf)
-		rc = ps_wait(w, t1, err);
-	if (!rc)
-		rc = ps_wait(w, t2, err);
+		rc = ps_wait(w, sl->ts_size, err);
 	if (rc)
 		return rc;
-	words = ws->slice.words;
-	for (uint32_t l = 0; l < nf; l++)
-		part_mask_decode(ws->slice.bits + (uint64_t)l * words, words, jb->k,
-			    ws->vals + (size_t)l * jb->width, jb->width);
-	parsa_nbrset_recount(&ws->slice);
+	if (own)
+		ws_merge_own(ws, sl, own);
+	part_mask_decode_n(ws->slice.bits, ws->slice.words, jb->k, sl->vals,
+			   jb->width, nf);
 	for (uint32_t i = 0; i < jb->k; i++)
-		ws->bal.s_size[i] = ws->cnt[i] > 0 ? (uint64_t)ws->cnt[i] : 0;
+		ws->bal.s_size[i] = sl->cnt[i] > 0 ? (uint64_t)sl->cnt[i] : 0;
 	return 0;
 }
 
@@ -402,8 +491,10 @@ static int ws_snapshot(struct wstate *ws, struct parsa_err *err)
 }
 
 /* Push the bits the block added (after & ~before, OR) and the number of
- * new bits per partition (ADD).  No wait: τ bounds the delay. */
-static int ws_push(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
+ * new bits per partition (ADD); they stay in sl (keys, vals, pushed, cnt)
+ * for ws_merge_own.  No wait: τ bounds the delay. */
+static int ws_push(struct ps_node *w, struct wstate *ws, struct wslot *sl,
+		   struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
 	uint32_t words = ws->slice.words, m = 0;
@@ -419,64 +510,85 @@ static int ws_push(struct ps_node *w, struct wstate *ws, struct parsa_err *err)
 			or |= diff[q] = a[q] & ~b[q];
 		if (!or)
 			continue;
-		ws->keys[m] = ws->blk.feat[l]; /* m <= l: keys reused */
-		part_mask_encode(ws->vals + (size_t)m * jb->width, jb->width, diff);
+		sl->keys[m] = sl->blk.feat[l]; /* m <= l: keys reused */
+		part_mask_encode(sl->vals + (size_t)m * jb->width, jb->width,
+				 diff);
 		m++;
 	}
+	sl->pushed = m;
 	if (m)
-		rc = ps_push(w, TBL_MASK, ws->keys, m, ws->vals, &ts, err);
+		rc = ps_push(w, TBL_MASK, sl->keys, m, sl->vals, &ts, err);
 	for (uint32_t i = 0; i < jb->k; i++) {
-		ws->cnt[i] = (double)(ws->bal.s_size[i] - ws->s0[i]);
-		any |= ws->cnt[i] != 0;
+		sl->cnt[i] = (double)(ws->bal.s_size[i] - ws->s0[i]);
+		any |= sl->cnt[i] != 0;
 	}
 	if (!rc && any)
-		rc = ps_push(w, TBL_SSIZE, ws->ckeys, jb->k, ws->cnt, &ts, err);
+		rc = ps_push(w, TBL_SSIZE, ws->ckeys, jb->k, sl->cnt, &ts, err);
 	return rc;
 }
 
 /* Send block j's parts (block row order) to the scheduler. */
 static int ws_send_parts(struct ps_node *w, struct wstate *ws, uint32_t j,
-			 const struct parsa_partu_stats *st,
+			 uint32_t n, const struct parsa_partu_stats *st,
 			 struct parsa_err *err)
 {
-	uint32_t n = ws->blk.g.n_rows;
 	size_t hw = sizeof(struct rec_head) / sizeof(uint32_t);
 	struct rec_head h = {REC_MAGIC, j, n, ws->index, st->new_bits,
 			     st->decrements};
-	int rc = part_grow((void **)&ws->rec, &ws->rec_cap, hw + n,
-		      sizeof(uint32_t), err);
 
-	if (rc)
-		return rc;
 	memcpy(ws->rec, &h, sizeof(h));
 	return ps_report_progress(w, ws->rec, (hw + n) * sizeof(uint32_t),
 				  err);
 }
 
-/* One block = one PS iteration. */
+/*
+ * One block = one PS iteration.  Without prefetch: extract, pull, wait,
+ * partition, push.  With prefetch the current slot's pull was sent during
+ * the previous iteration (before that iteration's push, which is merged in
+ * locally), and the next block's pull goes out before this one is
+ * partitioned.  One worker: the slice and counters are exactly the server's
+ * state after every earlier push either way, so the result is the same.
+ */
 static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 		    struct parsa_err *err)
 {
+	const struct job *jb = ws->jb;
 	size_t hw = sizeof(struct rec_head) / sizeof(uint32_t);
 	struct parsa_partu_stats st = {0};
+	struct wslot *sl = &ws->slot[ws->cur], *nx = &ws->slot[!ws->cur];
+	const struct wslot *own = NULL;
+	uint32_t next = j + jb->W;
 	int rc = ps_iter_begin(w, NULL, err);
 
+	if (!ws->prefetch || ws->done == 0) { /* nothing sent yet for j */
+		if (!rc)
+			rc = ws_extract(ws, sl, j, err);
+		if (!rc)
+			rc = ws_pull_send(w, ws, sl, err);
+	} else if (nx->block + jb->W == j) {
+		own = nx; /* the previous block, pushed after sl's pull */
+	}
 	if (!rc)
-		rc = ws_extract(ws, j, err);
-	if (!rc)
-		rc = ws_pull(w, ws, err);
+		rc = ws_pull_wait(w, ws, sl, own, err);
+	if (!rc && ws->prefetch && next < jb->b) {
+		rc = ws_extract(ws, nx, next, err);
+		if (!rc)
+			rc = ws_pull_send(w, ws, nx, err);
+	}
 	if (!rc)
 		rc = ws_snapshot(ws, err);
 	if (!rc)
 		rc = part_grow((void **)&ws->rec, &ws->rec_cap,
-			  hw + ws->blk.g.n_rows, sizeof(uint32_t), err);
+			       hw + sl->blk.g.n_rows, sizeof(uint32_t), err);
 	if (!rc)
-		rc = parsa_partu_block(ws->ctx, &ws->blk, &ws->slice, &ws->bal,
+		rc = parsa_partu_block(ws->ctx, &sl->blk, &ws->slice, &ws->bal,
 				       ws->rec + hw, &st, err);
 	if (!rc)
-		rc = ws_push(w, ws, err);
+		rc = ws_push(w, ws, sl, err);
 	if (!rc)
-		rc = ws_send_parts(w, ws, j, &st, err);
+		rc = ws_send_parts(w, ws, j, sl->blk.g.n_rows, &st, err);
+	if (ws->prefetch)
+		ws->cur = !ws->cur;
 	return rc;
 }
 
@@ -883,6 +995,7 @@ static void fill_info(const struct job *jb, const struct ps_transport *tp,
 	in->init = jb->a > 0 ? "warm-up" : jb->m_sample > 0 ? "sample"
 							    : "none";
 	in->init_blocks = jb->a;
+	in->blocks = jb->b;
 	in->init_sample = jb->a > 0 ? 0.0 : jb->sample;
 	in->init_rows = jb->init_rows;
 	in->t_init = jb->t_init;

@@ -18,7 +18,9 @@
  *              Algorithm 11 and the metrics (part_run_finish).
  *   workers    worker w partitions blocks j ≡ w (mod W) of the same random
  *              split as the sequential driver (parsa_blocks_split, same
- *              seed, parsa_partu_blocks), in increasing j, one PS iteration
+ *              seed, parsa_partu_blocks; with the automatic block count
+ *              and W > 1 rounded up to a multiple of W, so every worker
+ *              gets as many blocks), in increasing j, one PS iteration
  *              per block: ps_iter_begin (the τ window), extract the block,
  *              pull the masks of its features and the |S_i| counters,
  *              parsa_partu_block, push only the new bits (after & ~before,
@@ -28,6 +30,15 @@
  * Bounded delay τ: iteration t starts when the worker's requests of
  * iterations <= t - τ - 1 are complete (τ = 0: every pull sees all the
  * worker's earlier pushes; PART_PAR_TAU_INF: never wait).
+ *
+ * Prefetch (τ != 0): a worker extracts block j + W and sends its pulls
+ * before it partitions block j, so the servers answer while it computes;
+ * when they arrive it ORs in the bits (and adds the |S_i| deltas) it pushed
+ * for block j itself, which the answer cannot hold (messages between a
+ * worker and a server keep their order).  The pull of block j + W thus
+ * misses only the other workers' pushes of one more block.  With one
+ * worker the slice is exactly the sequential one, so τ = 1 or ∞ also
+ * equals the sequential run bit for bit.
  *
  * |S_i| (the MIN_S rule's key): the pulled counters, i.e. the initial sizes
  * plus every new bit pushed so far.  Exact for one worker with τ = 0; with
@@ -56,8 +67,8 @@
  * All examples, those of the warm-up blocks and the sample included, are
  * then partitioned by the workers.
  *
- * With one worker, τ = 0 and no sample the run equals parsa_partition_u
- * with the same options bit for bit (tests/cli/test_parallel.py).
+ * With one worker and no sample the run equals parsa_partition_u with the
+ * same options bit for bit, for every τ (tests/cli/test_parallel.py).
  *
  * Thread-safety: part_par_run is called once per process (under MPI, once
  * by every rank with the same dataset and options).
@@ -130,6 +141,7 @@ struct part_par_info {
 	uint64_t stale_hist[PS_STALE_BUCKETS]; /* summed over workers */
 	uint64_t stale_max;
 	uint64_t iters;          /* worker iterations (= blocks) */
+	uint32_t blocks;         /* blocks of the split (rounded to W) */
 	double tau_wait_s;       /* summed over workers: blocked by τ */
 	double wait_s;           /* summed over workers: in ps_wait */
 };

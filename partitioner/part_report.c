@@ -76,6 +76,7 @@ static json_t *params_json(const struct part_report_info *in)
 	if (o->method == PART_METHOD_PARSA) {
 		json_object_set_new(p, "blocks",
 				    json_integer(in->stream ? (json_int_t)in->stream->blocks
+					    : in->par && in->par->blocks ? (json_int_t)in->par->blocks
 					    : parsa_partu_blocks(&o->pu, (uint32_t)dc.examples)));
 		json_object_set_new(p, "init_blocks",
 				    json_integer(o->pu.init_blocks));

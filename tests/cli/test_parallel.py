@@ -46,6 +46,37 @@ def check_parallel_report(rep, transport, workers, ranks):
 # ------------------------------------------------------------------ threads
 
 @test
+def test_one_worker_equals_sequential_every_tau():
+    """--workers 1 writes the sequential placement byte for byte with τ = 1
+    and ∞ too: the prefetching worker merges its own pushes into the early
+    pull (part_parallel.h, "Prefetch")."""
+    for f, extra in SAMPLES:
+        for args in (["-k", 16], ["-k", 70, "--blocks", 9, "--seed", 5],
+                     ["-k", 7, "--blocks", 6, "--init-blocks", 2]):
+            data = "data/" + f
+            seq = tmp("pf-seq")
+            run("partition", data, *args, *extra, "--out", seq, "-q")
+            for tau in ("1", "inf"):
+                par = tmp("pf-par")
+                run("partition", data, *args, *extra, "--workers", 1,
+                    "--tau", tau, "--out", par, "-q")
+                assert same_files(seq, par), "%s %s tau %s" % (f, args, tau)
+
+
+@test
+def test_two_workers_share_blocks_evenly():
+    """The automatic block count is rounded up to a multiple of W."""
+    data = "data/a9a-sample.svm.gz"
+    for w in (2, 3):
+        prefix = tmp("even")
+        run("partition", data, "-k", 4, "--workers", w, "--init-sample", 0,
+            "--out", prefix, "-q")
+        rep = json.load(open(prefix + ".json"))
+        assert rep["parallel"]["iterations"] % w == 0, rep["parallel"]
+        assert rep["parallel"]["iterations"] >= 6, rep["parallel"]
+
+
+@test
 def test_one_worker_tau0_equals_sequential():
     """--workers 1 --tau 0 writes the same placement, byte for byte."""
     cases = [["-k", 4], ["-k", 8, "--seed", 7], ["-k", 16, "--blocks", 3],
@@ -194,10 +225,11 @@ def test_mpi_3_ranks_oversubscribed():
 def test_mpi_one_worker_tau0_equals_sequential():
     data = "data/movielens-sample.csv.gz"
     run("partition", data, "-k", 5, "--blocks", 4, "--out", tmp("m1-seq"), "-q")
-    p = mpirun(2, "partition", data, "-k", 5, "--blocks", 4, "--mpi",
-               "--workers", 1, "--tau", 0, "--out", tmp("m1-par"), "-q")
-    assert p.returncode == 0, p.stderr
-    assert same_files(tmp("m1-seq"), tmp("m1-par"))
+    for tau in ("0", "inf"):
+        p = mpirun(2, "partition", data, "-k", 5, "--blocks", 4, "--mpi",
+                   "--workers", 1, "--tau", tau, "--out", tmp("m1-par"), "-q")
+        assert p.returncode == 0, p.stderr
+        assert same_files(tmp("m1-seq"), tmp("m1-par")), "tau " + tau
 
 
 @test
