@@ -25,7 +25,9 @@ import tempfile
 import time
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
-MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,tcp",
+# Ranks on this one host talk through shared memory (vader, what mpirun picks
+# by default on one machine); TCP, for ranks on other hosts, stays on lo.
+MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,vader,tcp",
           "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 

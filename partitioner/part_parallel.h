@@ -109,8 +109,10 @@ struct part_par_opts {
 /* W = 1, S = 0, τ = PART_PAR_DEFAULT_TAU, threads, auto sample. */
 void part_par_opts_default(struct part_par_opts *po);
 
-/* Default bounded delay (measured, see README "Parallel and MPI"). */
-#define PART_PAR_DEFAULT_TAU 0
+/* Default bounded delay (measured, see README "Parallel and MPI"): 1 lets
+ * a worker prefetch the next block's pull; with one worker it still equals
+ * the sequential run. */
+#define PART_PAR_DEFAULT_TAU 1
 
 /*
  * The sample fraction used when init_sample < 0 for n examples: 0 with one
