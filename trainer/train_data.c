@@ -21,6 +21,11 @@ struct builder {
 	uint32_t *stamp;       /* column -> 1 + last row using it */
 	uint64_t stamp_cap;
 	const struct train_data *ref;
+	/* train_data_read_part: the map is fixed, only own examples parse */
+	int fixed;
+	const uint32_t *part;
+	uint32_t n_part, rank, nranks;
+	uint32_t seen;         /* example lines so far (own or not) */
 };
 
 void train_data_init(struct train_data *d)
@@ -218,11 +223,26 @@ static int parse_line(struct builder *b, struct part_lines *l,
 				       (int)(t - colon - 1 > 40 ? 40
 							       : t - colon - 1),
 				       colon + 1);
-		rc = feature(b, id, &col, &skip, err);
+		if (b->fixed) {
+			if (!part_idmap_find(&b->d->map, id, &col))
+				return FAIL_AT(PARSA_EPARSE, p, "feature %llu "
+					       "(example %u) is not in the "
+					       "placement", (unsigned long long)id,
+					       b->seen - 1);
+			skip = 0;
+		} else {
+			rc = feature(b, id, &col, &skip, err);
+		}
 		if (!rc && !skip)
 			rc = add_entry(b, col, v, err);
 	}
 	return rc;
+}
+
+/* Example e is parsed by train_data_read_part. */
+static int own(const struct builder *b, uint32_t e)
+{
+	return e < b->n_part && b->part[e] % b->nranks == b->rank;
 }
 
 static int read_all(struct builder *b, struct part_lines *l,
@@ -238,7 +258,13 @@ static int read_all(struct builder *b, struct part_lines *l,
 			break;
 		if (part_line_is_skippable(line, len))
 			continue;
-		rc = parse_line(b, l, line, len, err);
+		if (b->seen == UINT32_MAX - 1)
+			return parsa_fail(err, PARSA_ERANGE, "too many examples");
+		b->seen++;
+		if (b->fixed && !own(b, b->seen - 1))
+			rc = add_row(b, -1, err); /* counted, not parsed */
+		else
+			rc = parse_line(b, l, line, len, err);
 	}
 	return rc;
 }
@@ -262,6 +288,7 @@ int train_data_read(const char *path, const struct train_data *ref,
 		rc = read_all(&b, l, err);
 	part_lines_close(l);
 	free(b.stamp);
+	d->n_parsed = d->n_rows;
 	if (!rc && ref) {
 		d->n_cols = ref->n_cols;
 	} else if (!rc) {
@@ -275,5 +302,53 @@ int train_data_read(const char *path, const struct train_data *ref,
 	}
 	if (rc)
 		train_data_release(d);
+	return rc;
+}
+
+int train_data_read_part(const char *path, const uint32_t *part,
+			 uint32_t n_part, uint32_t rank, uint32_t nranks,
+			 struct train_data *d, struct parsa_err *err)
+{
+	struct builder b = {0};
+	struct part_lines *l = NULL;
+	uint32_t parsed = 0;
+	int rc;
+
+	if (nranks == 0 || rank >= nranks || (n_part && !part) ||
+	    d->rowptr || (d->n_cols && !d->feat_id) || d->map.n != d->n_cols)
+		return parsa_fail(err, PARSA_EINVAL, "train_data_read_part: "
+				  "bad arguments");
+	d->n_rows = 0;
+	d->nnz = 0;
+	b.d = d;
+	b.fixed = 1;
+	b.part = part;
+	b.n_part = n_part;
+	b.rank = rank;
+	b.nranks = nranks;
+	rc = grow((void **)&d->rowptr, &b.rp_cap, 1, sizeof(uint64_t), err);
+	if (!rc) {
+		d->rowptr[0] = 0;
+		rc = part_lines_open(&l, path, err);
+	}
+	if (!rc)
+		rc = read_all(&b, l, err);
+	part_lines_close(l);
+	free(b.stamp);
+	for (uint32_t e = 0; !rc && e < d->n_rows; e++)
+		parsed += own(&b, e);
+	d->n_parsed = parsed;
+	if (rc) {
+		free(d->rowptr);
+		free(d->col);
+		free(d->val);
+		free(d->y);
+		d->rowptr = NULL;
+		d->col = NULL;
+		d->val = NULL;
+		d->y = NULL;
+		d->n_rows = d->n_parsed = 0;
+		d->nnz = 0;
+	}
 	return rc;
 }

@@ -36,6 +36,8 @@ struct train_data {
 	uint64_t *feat_id;   /* n_cols input ids (training sets only) */
 	struct part_idmap map; /* input id -> compact id (training sets) */
 	uint64_t dropped;    /* test sets: entries of unknown features */
+	uint32_t n_parsed;   /* rows actually parsed (train_data_read:
+				n_rows; train_data_read_part: own rows) */
 };
 
 void train_data_init(struct train_data *d);
@@ -49,5 +51,25 @@ void train_data_release(struct train_data *d);
  */
 int train_data_read(const char *path, const struct train_data *ref,
 		    struct train_data *d, struct parsa_err *err);
+
+/*
+ * Read only this rank's examples of a training set whose features are
+ * already fixed (an MPI rank training on a placement, train_main).  On
+ * entry d holds the feature side and no rows: map (input id -> compact id,
+ * exactly n_cols ids), feat_id (= map.ids) and n_cols; rowptr == NULL.
+ * Example e (0-based, data-file order, same line rules as
+ * train_data_read) is own iff e < n_part and part[e] % nranks == rank:
+ * own lines are parsed (errors keep "file:line:col"), the others are only
+ * counted and become empty rows with label -1 (no entries), so row numbers
+ * stay global: d->n_rows = every example of the file, d->n_parsed = the
+ * own ones, d->nnz = their entries.  A feature of an own example that the
+ * map does not hold is PARSA_EPARSE "file:line:col: feature ID (example
+ * E) is not in the placement".  Comparing n_rows with n_part is the
+ * caller's business.  On error the rows are freed again (rowptr NULL) and
+ * the feature side is kept.
+ */
+int train_data_read_part(const char *path, const uint32_t *part,
+			 uint32_t n_part, uint32_t rank, uint32_t nranks,
+			 struct train_data *d, struct parsa_err *err);
 
 #endif /* TRAIN_DATA_H */

@@ -2,8 +2,16 @@
  * train_main: `parsa train` (train_main.h): options, data and placement
  * loading, the per-pass JSON lines, the model file.
  *
- * Under --mpi every rank reads the data and the placement and runs its
- * nodes; rank 0 prints and writes the outputs, the others stay quiet.  A
+ * Under --mpi with a placement (PREFIX or URL) every rank reads the
+ * placement, then (once MPI is up and its rank known, train_opts.load)
+ * parses only the examples of the workers it hosts (part % nranks ==
+ * rank) and skips the other lines unparsed; with --placement random (which
+ * deals every feature) and in the thread mode the whole file is read.
+ * Compact feature ids then follow the order of PREFIX.features, which is
+ * the data's order of first appearance for every placement that `parsa
+ * partition` or `parsa serve` wrote (both write compact-id order), so the
+ * keys, blocks and results are those of a full read.  Rank 0 prints and
+ * writes the outputs, the others stay quiet.  A
  * failed MPI run is not finalised (a peer may be dead): the process ends
  * with _exit(1) after printing "parsa: rank R: message".
  */
@@ -21,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "part_io.h"
 #include "part_placement.h"
 #include "train_data.h"
 #include "train_fetch.h"
@@ -51,7 +60,9 @@ static const char usage[] =
 	"  --kkt             KKT filter: skip zero weights whose gradient\n"
 	"                    stays inside [-L, L] (every 5th pass is full)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa train ... --mpi\n"
-	"                    (rank r hosts worker and server i for i %% N == r)\n"
+	"                    (rank r hosts worker and server i for i %% N == r\n"
+	"                    and parses only those workers' examples; with\n"
+	"                    --placement random every rank reads all of DATA)\n"
 	"  --test FILE       LIBSVM test set: AUC per pass\n"
 	"  --link BW,LAT[,nic]  emulated link between machines, e.g. 1gbit,0.1ms:\n"
 	"                    remote messages are delayed (timings emulated);\n"
@@ -74,6 +85,14 @@ struct cli {
 	int quiet;
 	FILE *logf;
 	int is_root;
+};
+
+/* The MPI rows loader (train_opts.load): DATA against the placement. */
+struct loader {
+	const struct cli *c;
+	struct train_data *d;
+	const uint32_t *part;
+	uint32_t n_pl; /* examples of the placement */
 };
 
 static int die_usage(const char *fmt, const char *arg)
@@ -281,6 +300,164 @@ static int load_placement(struct cli *c, const struct train_data *d,
 	return 0;
 }
 
+/*
+ * MPI with a placement: everything but the rows, without reading DATA.
+ * The features' compact ids are their order in PREFIX.features (d->map,
+ * d->feat_id, d->n_cols); n_pl = lines of PREFIX.examples; then
+ * part_placement_read checks both files against that (every malformed
+ * line, part ids, k) and fills part and owner.  d->n_rows = n_pl, rows
+ * pending (load_rows checks DATA's count).
+ */
+static int feature_ids(const char *path, struct part_idmap *m,
+		       struct parsa_err *err)
+{
+	struct part_lines *l = NULL;
+	const char *line;
+	size_t len;
+	int eof = 0, rc = part_lines_open(&l, path, err);
+
+	while (!rc) {
+		size_t i = 0;
+		uint64_t id = 0;
+		uint32_t cid;
+		int isnew = 0, digits = 0;
+
+		rc = part_lines_next(l, &line, &len, &eof, err);
+		if (rc || eof)
+			break;
+		while (i < len && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		for (; i < len && line[i] >= '0' && line[i] <= '9'; i++) {
+			if (id > (UINT64_MAX - (uint64_t)(line[i] - '0')) / 10)
+				break;
+			id = id * 10 + (uint64_t)(line[i] - '0');
+			digits = 1;
+		}
+		if (!digits)
+			break; /* part_placement_read reports it */
+		rc = part_idmap_get(m, id, &cid, &isnew, "features", err);
+		if (!rc && !isnew)
+			rc = parsa_fail_at(err, PARSA_EPARSE, part_lines_name(l),
+					   part_lines_lineno(l), 1, "feature "
+					   "%llu listed twice (first on line "
+					   "%u)", (unsigned long long)id,
+					   cid + 1);
+	}
+	part_lines_close(l);
+	return rc;
+}
+
+static int count_lines(const char *path, uint32_t *n, struct parsa_err *err)
+{
+	struct part_lines *l = NULL;
+	const char *line;
+	size_t len;
+	int eof = 0, rc = part_lines_open(&l, path, err);
+
+	*n = 0;
+	while (!rc) {
+		rc = part_lines_next(l, &line, &len, &eof, err);
+		if (rc || eof)
+			break;
+		if (*n == UINT32_MAX - 1)
+			rc = parsa_fail(err, PARSA_ERANGE, "%s: too many lines",
+					path);
+		else
+			++*n;
+	}
+	part_lines_close(l);
+	return rc;
+}
+
+static int placement_files(struct cli *c, const char *prefix,
+			   struct train_data *d, uint32_t **part,
+			   uint32_t **owner, uint32_t *k, struct parsa_err *err)
+{
+	size_t n = strlen(prefix) + sizeof(".examples");
+	char *name = malloc(n + 1);
+	uint32_t n_pl = 0, k_seen = 0;
+	int rc = 0;
+
+	if (!name)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	snprintf(name, n + 1, "%s.features", prefix);
+	rc = feature_ids(name, &d->map, err);
+	snprintf(name, n + 1, "%s.examples", prefix);
+	if (!rc)
+		rc = count_lines(name, &n_pl, err);
+	free(name);
+	if (rc)
+		return rc;
+	d->n_cols = d->map.n;
+	d->feat_id = malloc(((size_t)d->n_cols + 1) * sizeof(uint64_t));
+	*part = malloc(((size_t)n_pl + 1) * sizeof(uint32_t));
+	*owner = malloc(((size_t)d->n_cols + 1) * sizeof(uint32_t));
+	if (!d->feat_id || !*part || !*owner)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	if (d->n_cols)
+		memcpy(d->feat_id, d->map.ids,
+		       (size_t)d->n_cols * sizeof(uint64_t));
+	rc = part_placement_read(prefix, n_pl, d->feat_id, d->n_cols,
+				 c->workers, *part, *owner, &k_seen, err);
+	if (!rc && n_pl == 0)
+		rc = parsa_fail(err, PARSA_EINVAL, "%s.examples: no examples",
+				prefix);
+	d->n_rows = n_pl;
+	*k = c->workers ? c->workers : k_seen;
+	return rc;
+}
+
+static int load_placement_only(struct cli *c, struct train_data *d,
+			       uint32_t **part, uint32_t **owner, uint32_t *k,
+			       struct parsa_err *err)
+{
+	char fetched[PATH_MAX];
+	const char *prefix = c->placement;
+	struct parsa_err perr = {0};
+	int rc;
+
+	if (train_is_url(c->placement)) {
+		rc = train_fetch_placement(c->placement, fetched,
+					   sizeof(fetched), 30.0, err);
+		if (rc)
+			return rc;
+		prefix = fetched;
+	}
+	rc = placement_files(c, prefix, d, part, owner, k, &perr);
+	if (prefix == fetched)
+		train_fetch_cleanup(fetched);
+	if (rc == PARSA_EIO || rc == PARSA_ENOMEM)
+		return parsa_fail(err, rc, "%s", perr.msg);
+	if (rc)
+		return parsa_fail(err, rc, "placement %s does not match %s: %s",
+				  c->placement, c->data, perr.msg);
+	return 0;
+}
+
+/* train_opts.load: this rank's rows of DATA (train_data_read_part). */
+static int load_rows(void *arg, uint32_t rank, uint32_t nranks,
+		     struct parsa_err *err)
+{
+	struct loader *ld = arg;
+	struct parsa_err e = {0};
+	int rc;
+
+	ld->d->n_rows = 0;
+	rc = train_data_read_part(ld->c->data, ld->part, ld->n_pl, rank,
+				  nranks, ld->d, &e);
+	if (rc == PARSA_EPARSE && strstr(e.msg, "is not in the placement"))
+		return parsa_fail(err, rc, "placement %s does not match %s: %s",
+				  ld->c->placement, ld->c->data, e.msg);
+	if (rc)
+		return parsa_fail(err, rc, "%s", e.msg);
+	if (ld->d->n_rows != ld->n_pl)
+		return parsa_fail(err, PARSA_EPARSE, "placement %s does not "
+				  "match %s: %u examples in the placement, %u "
+				  "in the data", ld->c->placement,
+				  ld->c->data, ld->n_pl, ld->d->n_rows);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- output */
 
 static json_t *pass_json(const struct cli *c, const struct train_pass *p)
@@ -365,7 +542,15 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 	json_object_set_new(j, "k", json_integer(k));
 	json_object_set_new(j, "examples", json_integer(d->n_rows));
 	json_object_set_new(j, "features", json_integer(d->n_cols));
-	json_object_set_new(j, "nonzeros", json_integer((json_int_t)d->nnz));
+	json_object_set_new(j, "nonzeros", json_integer((json_int_t)res->nnz));
+	if (res->parsed) {
+		json_t *a = json_array();
+
+		for (int r = 0; a && r < res->nranks; r++)
+			json_array_append_new(a, json_integer(res->parsed[r]));
+		if (a)
+			json_object_set_new(j, "parsed_examples", a);
+	}
 	json_object_set_new(j, "placement", json_string(c->placement));
 	json_object_set_new(j, "transport", json_string(res->transport));
 	json_object_set_new(j, "ranks", json_integer(res->nranks));
@@ -408,9 +593,21 @@ static int write_model(const char *path, const struct train_data *d,
 
 static int load_all(struct cli *c, struct train_data *d, struct train_data *t,
 		    uint32_t **part, uint32_t **owner, uint32_t *k,
-		    struct parsa_err *err)
+		    struct loader *ld, struct parsa_err *err)
 {
-	int rc = train_data_read(c->data, NULL, d, err);
+	int rc;
+
+	if (c->o.mpi && strcmp(c->placement, "random") != 0) {
+		/* rows later, per rank (load_rows) */
+		rc = load_placement_only(c, d, part, owner, k, err);
+		if (!rc && c->test)
+			rc = train_data_read(c->test, d, t, err);
+		*ld = (struct loader){c, d, *part, d->n_rows};
+		c->o.load = load_rows;
+		c->o.load_arg = ld;
+		return rc;
+	}
+	rc = train_data_read(c->data, NULL, d, err);
 
 	if (!rc && d->n_rows == 0)
 		rc = parsa_fail(err, PARSA_EINVAL, "%s: no examples", c->data);
@@ -439,6 +636,7 @@ int train_main(int argc, char **argv)
 	struct train_problem pb = {0};
 	struct train_result res = {0};
 	struct parsa_err err = {0};
+	struct loader ld = {0};
 	uint32_t *part = NULL, *owner = NULL, k = 0;
 	int rc = parse_args(argc, argv, &c);
 
@@ -453,7 +651,7 @@ int train_main(int argc, char **argv)
 		rc = parsa_fail(&err, PARSA_EIO, "%s: %s", c.log,
 				strerror(errno));
 	if (!rc)
-		rc = load_all(&c, &d, &t, &part, &owner, &k, &err);
+		rc = load_all(&c, &d, &t, &part, &owner, &k, &ld, &err);
 	if (!rc) {
 		pb = (struct train_problem){&d, c.test ? &t : NULL, part, owner,
 					    k};

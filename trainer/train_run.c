@@ -61,6 +61,11 @@ struct job {
 	struct train_pass last;
 	int rec_rc;
 	struct parsa_err rec_err;
+	uint32_t rank, nranks; /* this process */
+	uint64_t nnz;          /* scheduler: workers' row non-zeros */
+	uint32_t *parsed;      /* scheduler: nranks, rows parsed per rank */
+	int load_rc;           /* train_opts.load failed in this process */
+	struct parsa_err load_err;
 };
 
 /* A pass record from worker `worker` to the scheduler. */
@@ -69,6 +74,8 @@ struct rec {
 	double logloss, seconds, wait;
 	struct train_traffic t;
 	uint64_t wire_bytes[2], wire_msgs[2]; /* this worker's node */
+	uint64_t rows_nnz;         /* entries of the worker's rows */
+	uint32_t rank, parsed;     /* its process, rows that process parsed */
 	/* worker 0 only */
 	double l1, auc;
 	uint64_t nnz;
@@ -96,6 +103,7 @@ void train_result_release(struct train_result *r)
 		return;
 	free(r->w);
 	free(r->per_worker);
+	free(r->parsed);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -153,6 +161,7 @@ static void job_release(struct job *jb)
 	free(jb->model);
 	free(jb->acc);
 	free(jb->per_worker);
+	free(jb->parsed);
 }
 
 static int job_init(struct job *jb, const struct train_problem *pb,
@@ -880,6 +889,9 @@ static int wk_report(struct wk *w, uint32_t pass, double secs,
 		r.logloss += train_logloss(w->m[q], w->y[q]);
 	r.seconds = secs;
 	r.wait = w->wait;
+	r.rows_nnz = w->cptr[w->nl];
+	r.rank = w->jb->rank;
+	r.parsed = w->jb->pb->train->n_parsed;
 	r.t = w->t;
 	ps_node_stats(w->node, &st);
 	for (int i = 0; i < 2; i++) {
@@ -983,6 +995,11 @@ static void on_rec(void *arg, uint32_t worker, const void *rec, size_t len)
 		a->p.wire_bytes[i] += r.wire_bytes[i];
 		a->p.wire_msgs[i] += r.wire_msgs[i];
 	}
+	if (r.pass == 0) {
+		jb->nnz += r.rows_nnz;
+		if (r.rank < jb->nranks)
+			jb->parsed[r.rank] = r.parsed;
+	}
 	if (worker == 0) {
 		a->p.l1 = r.l1;
 		a->p.nnz_w = r.nnz;
@@ -1075,6 +1092,36 @@ static void fill_result(struct job *jb, struct ps_transport *tp,
 	jb->model = NULL;
 	res->per_worker = jb->per_worker;
 	jb->per_worker = NULL;
+	res->nnz = jb->nnz;
+	res->parsed = jb->parsed;
+	jb->parsed = NULL;
+}
+
+/* A failed train_opts.load, reported by every node of this process. */
+static int load_failed(struct job *jb, struct parsa_err *err)
+{
+	return parsa_fail(err, jb->load_rc, "%s", jb->load_err.msg[0] ?
+			  jb->load_err.msg : parsa_strerror(jb->load_rc));
+}
+
+static int fail_server_init(struct ps_server *s, void *arg,
+			    struct parsa_err *err)
+{
+	(void)s;
+	return load_failed(arg, err);
+}
+
+static int fail_worker_main(struct ps_node *w, void *arg,
+			    struct parsa_err *err)
+{
+	(void)w;
+	return load_failed(arg, err);
+}
+
+/* Whether this process hosts a server or a worker. */
+static int hosts_node(const struct job *jb)
+{
+	return jb->k > jb->rank;
 }
 
 static int run_on(struct job *jb, struct ps_transport *tp,
@@ -1085,6 +1132,16 @@ static int run_on(struct job *jb, struct ps_transport *tp,
 	int rc;
 
 	jb->layout = tp->layout;
+	jb->rank = tp->rank;
+	jb->nranks = tp->nranks;
+	jb->parsed = calloc((size_t)tp->nranks + 1, sizeof(uint32_t));
+	if (!jb->parsed)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	if (jb->o->load)
+		jb->load_rc = jb->o->load(jb->o->load_arg, tp->rank,
+					  tp->nranks, &jb->load_err);
+	if (jb->load_rc && !hosts_node(jb))
+		return load_failed(jb, err);
 	cfg.num_servers = jb->k;
 	cfg.num_workers = jb->k;
 	cfg.num_machines = tp->layout.num_machines;
@@ -1094,7 +1151,8 @@ static int run_on(struct job *jb, struct ps_transport *tp,
 	cfg.range_starts = jb->starts;
 	cfg.tau = (int)jb->tau;
 	cfg.timeout_s = jb->o->timeout_s;
-	app.server_init = server_init;
+	app.server_init = jb->load_rc ? fail_server_init : server_init;
+	app.worker_main = jb->load_rc ? fail_worker_main : NULL;
 	app.task = worker_task;
 	app.sched_main = sched_main;
 	app.arg = jb;

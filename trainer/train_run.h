@@ -51,7 +51,9 @@
  *
  * Thread-safety / ownership: problem and options are borrowed for the
  * call; results are new (train_result_release).  Under MPI every rank
- * calls train_run with the same data; rank 0 gets the results.
+ * calls train_run with the same problem, except that a rank's rows need
+ * only hold the examples of the workers it hosts (train_opts.load);
+ * rank 0 gets the results.
  */
 #ifndef TRAIN_RUN_H
 #define TRAIN_RUN_H
@@ -110,6 +112,20 @@ struct train_opts {
 	/* tests (threads only): n_rows entries, set to 1 + i by worker i for
 	   every example it uses */
 	uint32_t *trace_rows;
+	/*
+	 * Per-process loading (may be NULL): called once in each process
+	 * after the transport is up (so rank and nranks are known; threads:
+	 * 0 of 1) and before any node runs.  It fills the rows of
+	 * pb->train that this process's workers use (worker i runs on rank
+	 * i % nranks); until then the rows may be pending (rowptr NULL),
+	 * but n_rows, n_cols, part and owner must be final.  A failure is
+	 * fed into the run: every server and worker of this process fails
+	 * with it, so every rank stops with this root cause (an MPI rank
+	 * that hosts no node returns it alone).
+	 */
+	int (*load)(void *arg, uint32_t rank, uint32_t nranks,
+		    struct parsa_err *err);
+	void *load_arg;
 };
 
 void train_opts_default(struct train_opts *o);
@@ -121,6 +137,10 @@ struct train_result {
 	struct train_pass last;     /* the last pass */
 	struct train_traffic *per_worker; /* k: totals over all passes */
 	struct ps_link_stats link;  /* emulated link (this process) */
+	uint64_t nnz;               /* non-zeros of all workers' rows */
+	uint32_t *parsed;           /* nranks: rows each process parsed
+				       (train_data.n_parsed; 0 for a rank
+				       without workers) */
 	const char *transport;      /* "threads" or "mpi" (static) */
 };
 
