@@ -380,11 +380,11 @@ static int placement_files(struct cli *c, const char *prefix,
 
 	if (!name)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	snprintf(name, n + 1, "%s.features", prefix);
-	rc = feature_ids(name, &d->map, err);
 	snprintf(name, n + 1, "%s.examples", prefix);
+	rc = count_lines(name, &n_pl, err);
+	snprintf(name, n + 1, "%s.features", prefix);
 	if (!rc)
-		rc = count_lines(name, &n_pl, err);
+		rc = feature_ids(name, &d->map, err);
 	free(name);
 	if (rc)
 		return rc;

@@ -225,6 +225,96 @@ def test_mpi_bad_placement_fails_cleanly():
         p.stderr
 
 
+@test
+def test_mpi_ranks_parse_only_their_examples():
+    # k = 4 workers on 2 ranks: rank r hosts workers r and r + 2 and must
+    # parse exactly their examples; the run is the thread run's
+    prefix = partition(SAMPLE, 4, "own4")
+    parts = [int(l) for l in open(prefix + ".examples")]
+    args = ("train", SAMPLE, "--placement", prefix, "--passes", 3, "-q")
+    fin_t = last_json(run(*args))
+    assert fin_t["parsed_examples"] == [len(parts)], fin_t
+    p = mpirun(2, *args, "--mpi")
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr)
+    fin_m = last_json(p)
+    want = [sum(1 for q in parts if q % 2 == r) for r in range(2)]
+    assert fin_m["parsed_examples"] == want, (fin_m["parsed_examples"], want)
+    assert 0 < want[0] < len(parts)
+    # (4 machines in the thread run, 2 ranks here: the traffic differs)
+    for key in ("examples", "features", "nonzeros", "nnz_w"):
+        assert fin_m[key] == fin_t[key], (key, fin_m[key], fin_t[key])
+    assert abs(fin_m["objective"] - fin_t["objective"]) <= \
+        1e-9 * fin_t["objective"], (fin_m["objective"], fin_t["objective"])
+
+
+def tiny_placement(name, features):
+    """8 examples, the first 4 on part 0 and the last 4 on part 1; feature
+    77 only in example 5 (file line 7, after a comment line): rank 1's."""
+    data = tmp(name + ".svm")
+    open(data, "w").write("1 1:1 2:0.5\n-1 2:1 3:1\n1 1:0.3 3:2\n-1 3:1\n"
+                          "# a comment\n1 1:1 4:1\n-1 2:1 77:1\n"
+                          "1 4:1 2:1\n-1 3:1 4:0.5\n")
+    prefix = tmp(name)
+    open(prefix + ".examples", "w").write("0\n" * 4 + "1\n" * 4)
+    open(prefix + ".features", "w").write(
+        "".join("%d %d\n" % (f, i % 2) for i, f in enumerate(features)))
+    return data, prefix
+
+
+@test
+def test_mpi_refuses_placement_without_an_own_feature():
+    # feature 77 is missing: only rank 1 parses its example, yet every
+    # rank stops with rank 1's message (file:line:col and the feature)
+    data, prefix = tiny_placement("nof77", [1, 2, 3, 4])
+    p = mpirun(2, "train", data, "--placement", prefix, "--passes", 2,
+               "--mpi")
+    out = p.stdout + p.stderr
+    assert p.returncode not in (0, 124, 137), "exit %d: %s" % (
+        p.returncode, out)
+    need = "nof77.svm:7:8: feature 77 (example 5) is not in the placement"
+    lines = [l for l in p.stderr.splitlines() if l.startswith("parsa: rank")]
+    assert any(l.startswith("parsa: rank 1: ") and need in l
+               for l in lines), out
+    assert "does not match" in out, out
+    # rank 0 relays the root cause, unless mpirun ended it first
+    assert (any(l.startswith("parsa: rank 0: ") and need in l
+                for l in lines) or "has been aborted" in out or
+            "exited with non-zero status" in out), out
+    assert '"final"' not in p.stdout, p.stdout
+    # the complete placement trains; the threads refuse the short one too
+    data, prefix = tiny_placement("with77", [1, 2, 3, 4, 77])
+    p = mpirun(2, "train", data, "--placement", prefix, "--passes", 2,
+               "--mpi", "-q")
+    assert p.returncode == 0, p.stderr
+    assert last_json(p)["parsed_examples"] == [4, 4]
+    data, prefix = tiny_placement("nof77t", [1, 2, 3, 4])
+    p = run("train", data, "--placement", prefix, ok=False)
+    assert p.returncode == 1 and "does not match" in p.stderr, p.stderr
+
+
+@test
+def test_mpi_refuses_placement_with_other_example_count():
+    prefix = partition(SAMPLE, 2, "cnt2")
+    ex = open(prefix + ".examples").read().splitlines()
+    bad = tmp("cnt_short")
+    open(bad + ".examples", "w").write("\n".join(ex[:-1]) + "\n")
+    shutil.copy(prefix + ".features", bad + ".features")
+    p = mpirun(2, "train", SAMPLE, "--placement", bad, "--mpi", "-q")
+    out = p.stdout + p.stderr
+    assert p.returncode not in (0, 124, 137), out
+    assert "does not match" in out and "%d examples in the placement, %d " \
+        "in the data" % (len(ex) - 1, len(ex)) in out, out
+    # a feature listed twice is refused before any row is read
+    dup = tmp("cnt_dup")
+    shutil.copy(prefix + ".examples", dup + ".examples")
+    f = open(prefix + ".features").read()
+    open(dup + ".features", "w").write(f + f.splitlines()[0] + "\n")
+    p = mpirun(2, "train", SAMPLE, "--placement", dup, "--mpi", "-q")
+    out = p.stdout + p.stderr
+    assert p.returncode not in (0, 124, 137), out
+    assert "cnt_dup.features:" in out and "listed twice" in out, out
+
+
 class PlacementHandler(http.server.BaseHTTPRequestHandler):
     files = {}
 
