@@ -168,6 +168,136 @@ static int run(const struct train_data *d, const uint32_t *part,
 	return train_run(&pb, o, res, err);
 }
 
+/* d with a placement's feature side only: ids in this order, no rows. */
+static void fixed_features(struct train_data *d, const uint64_t *ids,
+			   uint32_t n)
+{
+	struct parsa_err err = {0};
+	uint32_t c;
+
+	train_data_init(d);
+	for (uint32_t i = 0; i < n; i++)
+		REQUIRE(part_idmap_get(&d->map, ids[i], &c, NULL, "features",
+				       &err) == 0);
+	d->n_cols = n;
+	d->feat_id = malloc((n + 1) * sizeof(uint64_t));
+	REQUIRE(d->feat_id != NULL);
+	memcpy(d->feat_id, ids, n * sizeof(uint64_t));
+}
+
+/* train_data_read_part: own examples parsed, the others empty rows. */
+static void test_reader_part(void)
+{
+	struct train_data d;
+	struct parsa_err err = {0};
+	const uint64_t ids[3] = {3, 1, 7};
+	const uint32_t part[4] = {0, 1, 0, 1};
+	const char *p = write_file("part.svm", "# c\n+1 3:0.5 1:2 3:9\n\n"
+				   "-1 qid:4 7:1 # tail\n0\n2 1:1e-1 8:1\n");
+
+	fixed_features(&d, ids, 3);
+	CHECK_INT(train_data_read_part(p, part, 4, 0, 2, &d, &err), ==, 0);
+	CHECK_INT(d.n_rows, ==, 4);
+	CHECK_INT(d.n_parsed, ==, 2);
+	CHECK_INT(d.nnz, ==, 2);
+	CHECK(d.rowptr[1] == 2 && d.rowptr[2] == 2 && d.rowptr[4] == 2);
+	CHECK(d.y[0] == 1 && d.y[2] == -1);
+	CHECK(d.col[0] == 0 && d.col[1] == 1);
+	CHECK(d.val[0] == 0.5 && d.val[1] == 2);
+	train_data_release(&d);
+
+	/* rank 1 owns example 3, whose feature 8 the placement lacks */
+	fixed_features(&d, ids, 3);
+	CHECK_INT(train_data_read_part(p, part, 4, 1, 2, &d, &err), ==,
+		  PARSA_EPARSE);
+	CHECK_CONTAINS(err.msg, "part.svm:6:10: feature 8 (example 3) is "
+		       "not in the placement");
+	CHECK(d.rowptr == NULL && d.n_rows == 0 && d.map.n == 3);
+	parsa_err_clear(&err);
+	/* examples past the placement's are counted, not parsed */
+	CHECK_INT(train_data_read_part(p, part, 3, 1, 2, &d, &err), ==, 0);
+	CHECK_INT(d.n_rows, ==, 4);
+	CHECK_INT(d.n_parsed, ==, 1);
+	CHECK(d.nnz == 1 && d.col[0] == 2 && d.y[1] == -1);
+	train_data_release(&d);
+}
+
+struct load_ctx {
+	const char *path;
+	const uint32_t *part;
+	uint32_t n;
+	struct train_data *d;
+	int fail;
+};
+
+static int load_rows(void *arg, uint32_t rank, uint32_t nranks,
+		     struct parsa_err *err)
+{
+	struct load_ctx *l = arg;
+
+	if (l->fail)
+		return parsa_fail(err, PARSA_EPARSE, "cannot load rank %u",
+				  rank);
+	return train_data_read_part(l->path, l->part, l->n, rank, nranks,
+				    l->d, err);
+}
+
+/* train_opts.load (threads: rank 0 of 1) gives the full read's run (k =
+ * 2: a sum of two gradients does not depend on the arrival order, so the
+ * runs are bit-identical); a failed load stops the run with its message. */
+static void test_run_with_load(void)
+{
+	struct train_data d, e;
+	struct train_opts o;
+	struct train_result r1, r2;
+	struct collect c;
+	struct parsa_err err = {0};
+	uint32_t *part, *owner, k = 2;
+	const char *p = random_set("load.svm", 150, 40, 5, 11);
+	struct load_ctx l;
+
+	REQUIRE(train_data_read(p, NULL, &d, &err) == 0);
+	part = malloc(d.n_rows * sizeof(uint32_t));
+	owner = malloc(d.n_cols * sizeof(uint32_t));
+	for (uint32_t r = 0; r < d.n_rows; r++)
+		part[r] = (r * 5) % k;
+	for (uint32_t j = 0; j < d.n_cols; j++)
+		owner[j] = (j * 7) % k;
+	train_opts_default(&o);
+	o.passes = 3;
+	o.blocks = 4;
+	CHECK_INT(run(&d, part, owner, k, &o, &c, &r1, &err), ==, 0);
+	fixed_features(&e, d.feat_id, d.n_cols);
+	e.n_rows = d.n_rows; /* rows pending */
+	l = (struct load_ctx){p, part, d.n_rows, &e, 0};
+	o.load = load_rows;
+	o.load_arg = &l;
+	CHECK_INT(run(&e, part, owner, k, &o, &c, &r2, &err), ==, 0);
+	CHECK_STR(err.msg, "");
+	REQUIRE(r1.w != NULL && r2.w != NULL);
+	CHECK(r1.last.objective == r2.last.objective);
+	CHECK(memcmp(r1.w, r2.w, d.n_cols * sizeof(double)) == 0);
+	CHECK(r1.nnz == d.nnz && r2.nnz == d.nnz);
+	REQUIRE(r2.parsed != NULL);
+	CHECK_INT(r2.parsed[0], ==, d.n_rows);
+	train_result_release(&r2);
+	train_data_release(&e);
+
+	fixed_features(&e, d.feat_id, d.n_cols);
+	e.n_rows = d.n_rows;
+	l = (struct load_ctx){p, part, d.n_rows, &e, 1};
+	CHECK_INT(run(&e, part, owner, k, &o, &c, &r2, &err), ==,
+		  PARSA_EPARSE);
+	CHECK_CONTAINS(err.msg, "cannot load rank 0");
+	train_result_release(&r2);
+	train_result_release(&r1);
+	train_data_release(&e);
+	train_data_release(&d);
+	free(part);
+	free(owner);
+}
+
+
 /*
  * k = 3: examples round-robin; every feature owned by server 0.  Worker 0
  * sits with server 0 (all local), workers 1 and 2 have only remote keys.
@@ -541,7 +671,9 @@ int main(void)
 	}
 	RUN(test_reader);
 	RUN(test_reader_garbage);
+	RUN(test_reader_part);
 	RUN(test_own_examples_and_local_counting);
+	RUN(test_run_with_load);
 	RUN(test_local_iff_same_machine);
 	RUN(test_converges_same_objective);
 	RUN(test_kkt_filter);
