@@ -1,0 +1,655 @@
+/*
+ * parsa_kfm: k-way FM on the connectivity with lazy upper-bound keys in a
+ * bucket queue, negative-gain moves and rollback to the best prefix; see
+ * parsa_kfm.h for the design and its contracts.
+ *
+ * Phases of a pass: fill (every boundary vertex queued with an O(deg)
+ * bound), moves (pop, re-evaluate exactly, move, re-queue or wait for a
+ * full part; propagate the raising count crossings and the room a move
+ * leaves), rollback (undo the moves after the best prefix, in reverse
+ * order, without propagation).
+ */
+#include "parsa_kfm.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_fm.h"
+#include "parsa_metrics.h"
+#include "parsa_rng.h"
+
+#define CNT_SAT UINT16_MAX
+#define NIL UINT32_MAX
+#define NO_KEY INT32_MIN
+
+/* One move of a pass, for the rollback. */
+struct kfm_step {
+	uint32_t u, from;
+};
+
+/*
+ * Working state of one call (arrays owned, except g, part, used, weight).
+ * Invariants between operations:
+ *   - cnt[v][j] > 0 iff bit (v, j) of used is set; lam[v] = its popcount;
+ *     size[j] = Σ weights of part j; sq = Σ_j size[j]²;
+ *   - u is in the queue iff inq[u]; then u is in bucket key[u] and
+ *     key[u] ≥ the exact best feasible gain of u, as long as the feasible
+ *     targets do not change (the caps are a heuristic's, see parsa_kfm.h);
+ *   - u waits in part j's list iff wpart[u] == j (then wkey[u] bounds the
+ *     gain of its move to j); a vertex may be queued and waiting at once;
+ *   - lock[u] == epoch iff u moved in this pass (never queued again).
+ */
+struct kfm {
+	const struct parsa_graph *g;
+	struct parsa_graph t;      /* transpose: net v -> its pins */
+	uint32_t *part;
+	struct parsa_nbrset *used;
+	uint32_t k;
+	uint64_t cap, m_limit;
+	const uint32_t *weight;
+	uint16_t *cnt;             /* n_cols * k, feature-major, saturating */
+	uint32_t *lam;             /* n_cols: parts using v */
+	uint64_t *size;            /* k: |U_j| */
+	double sq;                 /* Σ_j size[j]² */
+	uint64_t *full;            /* words: mask of all k parts */
+	uint32_t *hits, *touched;  /* k scratch, hits zero between uses */
+	int saturated;             /* some count reached CNT_SAT */
+	/* the bucket queue */
+	int32_t D;                 /* keys in [−D, D] */
+	int32_t top;               /* no non-empty bucket above top */
+	uint32_t *head;            /* 2D + 1 bucket heads */
+	uint32_t *next, *prev;     /* n: list links */
+	int32_t *key;              /* n: queue key, or the last exact bound */
+	uint8_t *inq;              /* n: 1 iff queued */
+	uint32_t *lock;            /* n: epoch of the vertex's move */
+	/* waiting lists: u waits on part wpart[u] (NIL: none), whose size
+	 * cap blocked u's best move of gain wkey[u] */
+	uint32_t *whead;           /* k list heads */
+	uint32_t *wnext, *wprev, *wpart;
+	int32_t *wkey;
+	uint32_t epoch;
+	uint32_t *order;           /* n: fill order */
+	struct kfm_step *log;      /* n: the moves of the pass */
+};
+
+/* The exact best move of a vertex. */
+struct kfm_eval {
+	uint32_t to;   /* best feasible target, NIL: none */
+	int32_t gain;  /* its gain */
+	int32_t ub;    /* best gain over every target, feasible or not */
+	uint32_t want; /* best target within m_limit whose size cap blocks
+			* it and whose gain beats the feasible one's; NIL */
+	int32_t wgain; /* its gain */
+};
+
+static uint64_t wt(const struct kfm *f, uint32_t u)
+{
+	return f->weight ? f->weight[u] : 1;
+}
+
+static uint16_t *cnt_at(const struct kfm *f, uint32_t v, uint32_t j)
+{
+	return &f->cnt[(uint64_t)v * f->k + j];
+}
+
+static void kfm_free(struct kfm *f)
+{
+	parsa_graph_release(&f->t);
+	free(f->cnt);
+	free(f->lam);
+	free(f->size);
+	free(f->full);
+	free(f->hits);
+	free(f->touched);
+	free(f->head);
+	free(f->next);
+	free(f->prev);
+	free(f->key);
+	free(f->inq);
+	free(f->lock);
+	free(f->whead);
+	free(f->wnext);
+	free(f->wprev);
+	free(f->wpart);
+	free(f->wkey);
+	free(f->order);
+	free(f->log);
+}
+
+/* Allocate every array of f; 0 or PARSA_ENOMEM (f freed). */
+static int kfm_alloc(struct kfm *f, struct parsa_err *err)
+{
+	const struct parsa_graph *g = f->g;
+	size_t n = (size_t)g->n_rows + 1;
+
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		uint32_t d = parsa_graph_degree(g, u);
+
+		f->D = (int32_t)d > f->D ? (int32_t)d : f->D;
+	}
+	f->cnt = calloc((size_t)g->n_cols * f->k + 1, sizeof(uint16_t));
+	f->lam = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	f->size = calloc(f->k, sizeof(uint64_t));
+	f->full = calloc(f->used->words, sizeof(uint64_t));
+	f->hits = calloc(f->k, sizeof(uint32_t));
+	f->touched = malloc(f->k * sizeof(uint32_t));
+	f->head = malloc((2 * (size_t)f->D + 1) * sizeof(uint32_t));
+	f->next = malloc(n * sizeof(uint32_t));
+	f->prev = malloc(n * sizeof(uint32_t));
+	f->key = malloc(n * sizeof(int32_t));
+	f->inq = calloc(n, 1);
+	f->lock = calloc(n, sizeof(uint32_t));
+	f->whead = malloc(f->k * sizeof(uint32_t));
+	f->wnext = malloc(n * sizeof(uint32_t));
+	f->wprev = malloc(n * sizeof(uint32_t));
+	f->wpart = malloc(n * sizeof(uint32_t));
+	f->wkey = malloc(n * sizeof(int32_t));
+	f->order = malloc(n * sizeof(uint32_t));
+	f->log = malloc(n * sizeof(struct kfm_step));
+	if (!f->cnt || !f->lam || !f->size || !f->full || !f->hits ||
+	    !f->touched || !f->head || !f->next || !f->prev || !f->key ||
+	    !f->inq || !f->lock || !f->order || !f->log || !f->whead ||
+	    !f->wnext || !f->wprev || !f->wpart || !f->wkey ||
+	    parsa_graph_transpose(g, &f->t, NULL)) {
+		kfm_free(f);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory (k-way FM: %u features x %u parts)",
+				  g->n_cols, f->k);
+	}
+	return 0;
+}
+
+static int kfm_init(struct kfm *f, const struct parsa_graph *g, uint32_t *part,
+		    struct parsa_nbrset *used, const struct parsa_kfm_opts *o,
+		    struct parsa_err *err)
+{
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	parsa_graph_init(&f->t);
+	f->g = g;
+	f->part = part;
+	f->used = used;
+	f->k = used->k;
+	f->cap = o->cap;
+	f->m_limit = o->m_limit;
+	f->weight = o->weight;
+	rc = kfm_alloc(f, err);
+	if (rc)
+		return rc;
+	for (uint32_t j = 0; j < f->k; j++)
+		f->full[j >> 6] |= 1ULL << (j & 63);
+	for (uint32_t v = 0; v < g->n_cols; v++)
+		f->lam[v] = parsa_nbrset_count(used, v);
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		f->order[u] = u;
+		f->size[part[u]] += wt(f, u);
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+			uint16_t *c = cnt_at(f, g->col[e], part[u]);
+
+			if (*c < CNT_SAT)
+				++*c;
+			f->saturated |= *c == CNT_SAT;
+		}
+	}
+	for (uint32_t j = 0; j < f->k; j++)
+		f->sq += (double)f->size[j] * (double)f->size[j];
+	return 0;
+}
+
+/* ------------------------------------------------------- the bucket queue */
+
+static void q_clear(struct kfm *f)
+{
+	for (int32_t i = 0; i <= 2 * f->D; i++)
+		f->head[i] = NIL;
+	f->top = -f->D - 1;
+	for (uint32_t j = 0; j < f->k; j++)
+		f->whead[j] = NIL;
+	for (uint32_t u = 0; u < f->g->n_rows; u++) {
+		f->inq[u] = 0;
+		f->wpart[u] = NIL;
+	}
+}
+
+/* Queue u with key x (clamped to [−deg(u), deg(u)]: every gain is). */
+static void q_insert(struct kfm *f, uint32_t u, int32_t x)
+{
+	int32_t d = (int32_t)parsa_graph_degree(f->g, u);
+	uint32_t *h;
+
+	x = x > d ? d : x < -d ? -d : x;
+	h = &f->head[x + f->D];
+	f->key[u] = x;
+	f->prev[u] = NIL;
+	f->next[u] = *h;
+	if (*h != NIL)
+		f->prev[*h] = u;
+	*h = u;
+	f->inq[u] = 1;
+	if (x > f->top)
+		f->top = x;
+}
+
+static void q_remove(struct kfm *f, uint32_t u)
+{
+	if (f->prev[u] != NIL)
+		f->next[f->prev[u]] = f->next[u];
+	else
+		f->head[f->key[u] + f->D] = f->next[u];
+	if (f->next[u] != NIL)
+		f->prev[f->next[u]] = f->prev[u];
+	f->inq[u] = 0;
+}
+
+/* The largest key in the queue, NO_KEY if it is empty. */
+static int32_t q_max(struct kfm *f)
+{
+	while (f->top >= -f->D && f->head[f->top + f->D] == NIL)
+		f->top--;
+	return f->top >= -f->D ? f->top : NO_KEY;
+}
+
+/* u waits until part j has room for it (its best move, of gain x). */
+static void w_insert(struct kfm *f, uint32_t u, uint32_t j, int32_t x)
+{
+	f->wpart[u] = j;
+	f->wkey[u] = x;
+	f->wprev[u] = NIL;
+	f->wnext[u] = f->whead[j];
+	if (f->whead[j] != NIL)
+		f->wprev[f->whead[j]] = u;
+	f->whead[j] = u;
+}
+
+static void w_remove(struct kfm *f, uint32_t u)
+{
+	if (f->wprev[u] != NIL)
+		f->wnext[f->wprev[u]] = f->wnext[u];
+	else
+		f->whead[f->wpart[u]] = f->wnext[u];
+	if (f->wnext[u] != NIL)
+		f->wprev[f->wnext[u]] = f->wprev[u];
+	f->wpart[u] = NIL;
+}
+
+/* Raise u's queue key to at least x (queue it if it is not). */
+static void q_raise(struct kfm *f, uint32_t u, int32_t x)
+{
+	if (f->inq[u]) {
+		if (f->key[u] >= x)
+			return;
+		q_remove(f, u);
+	}
+	q_insert(f, u, x);
+}
+
+/* A count crossing may have raised u's best gain by 1: raise its bound
+ * (and queue it again if it had left the queue without moving). */
+static void q_bump(struct kfm *f, uint32_t u)
+{
+	if (f->lock[u] == f->epoch)
+		return;
+	if (f->wpart[u] != NIL) {
+		f->wkey[u]++; /* the blocked move's bound */
+		if (!f->inq[u])
+			return; /* no feasible target when it was evaluated */
+	}
+	if (f->inq[u])
+		q_remove(f, u);
+	q_insert(f, u, f->key[u] + 1);
+}
+
+/*
+ * Part j lost weight: its waiting vertices of the largest bounds whose
+ * weights fill the room (at least one) are queued with those bounds; the
+ * others keep waiting (a scan of j's list per waiter taken).
+ */
+static void w_flush(struct kfm *f, uint32_t j)
+{
+	uint64_t room = f->size[j] < f->cap ? f->cap - f->size[j] : 0;
+
+	do {
+		uint32_t best = f->whead[j];
+
+		if (best == NIL)
+			return;
+		for (uint32_t u = f->wnext[best]; u != NIL; u = f->wnext[u])
+			if (f->wkey[u] > f->wkey[best])
+				best = u;
+		w_remove(f, best);
+		room = room > wt(f, best) ? room - wt(f, best) : 0;
+		if (f->lock[best] != f->epoch)
+			q_raise(f, best, f->wkey[best]);
+	} while (room > 0);
+}
+
+/* ------------------------------------------------------------- evaluation */
+
+/* Is v in more than half of the parts?  Then walk its complement. */
+static int is_dense(const struct kfm *f, uint32_t v)
+{
+	return 2 * (uint64_t)f->lam[v] > f->k;
+}
+
+/* hits[j] += #{v ∈ N(u): v in part j} for the sparse features of u, the
+ * touched parts listed; dense features are counted by *base and their
+ * missing parts decremented (made good by base).  Returns nt. */
+static uint32_t count_hits(struct kfm *f, uint32_t u, uint32_t *base)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t nt = 0;
+
+	*base = 0;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (f->lam[v] == 1)
+			continue; /* only in u's part */
+		if (is_dense(f, v)) {
+			++*base;
+			continue;
+		}
+		for (uint32_t w = 0; w < s->words; w++)
+			for (uint64_t x = m[w]; x; x &= x - 1) {
+				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
+
+				if (f->hits[j]++ == 0)
+					f->touched[nt++] = j;
+			}
+	}
+	if (*base == 0)
+		return nt;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (f->lam[v] == 1 || !is_dense(f, v))
+			continue;
+		for (uint32_t w = 0; w < s->words; w++)
+			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
+				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
+	}
+	for (uint32_t j = 0; j < f->k; j++) {
+		f->touched[j] = j; /* every part shares a feature with u */
+		f->hits[j] += *base;
+	}
+	return f->k;
+}
+
+/* The exact best move of u (parsa_kfm.h: targets, caps, ties). */
+static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), priv = 0;
+	uint32_t base, nt;
+	uint64_t best_m = UINT64_MAX;
+	struct kfm_eval r = { NIL, 0, 0, NIL, 0 };
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+		priv += *cnt_at(f, g->col[e], a) == 1;
+	r.ub = (int32_t)priv - (int32_t)deg;
+	nt = count_hits(f, u, &base);
+	for (uint32_t t = 0; t < nt; t++) {
+		uint32_t j = f->touched[t], add = deg - f->hits[j];
+		int32_t gain = (int32_t)priv - (int32_t)add;
+		uint64_t mj = f->used->size[j] + add;
+
+		f->hits[j] = 0;
+		if (j == a)
+			continue;
+		r.ub = gain > r.ub ? gain : r.ub;
+		if (mj > f->m_limit)
+			continue;
+		if (f->size[j] + wt(f, u) > f->cap) {
+			if (r.want == NIL || gain > r.wgain) {
+				r.want = j;
+				r.wgain = gain;
+			}
+			continue;
+		}
+		if (r.to == NIL || gain > r.gain ||
+		    (gain == r.gain && (mj < best_m || (mj == best_m && j < r.to)))) {
+			r.to = j;
+			r.gain = gain;
+			best_m = mj;
+		}
+	}
+	if (r.want != NIL && r.to != NIL && r.wgain <= r.gain)
+		r.want = NIL; /* the feasible move is as good */
+	return r;
+}
+
+/* ------------------------------------------------------------------ moves */
+
+/* The pins of net v other than u: the one in part a (2 → 1 crossing, if
+ * only_in_a) or all of them (0 → 1 crossing in another part) may gain. */
+static void bump_net(struct kfm *f, uint32_t v, uint32_t u, uint32_t a,
+		     int only_in_a)
+{
+	const struct parsa_graph *t = &f->t;
+
+	for (uint64_t i = t->row_ptr[v]; i < t->row_ptr[v + 1]; i++) {
+		uint32_t w = t->col[i];
+
+		if (w == u || (only_in_a && f->part[w] != a))
+			continue;
+		q_bump(f, w);
+		if (only_in_a)
+			return;
+	}
+}
+
+/*
+ * Move u from its part to b, keeping counts, masks, lam, sizes and sq
+ * exact (up to saturated counts); with propagate, raise the bounds of the
+ * pins whose gains the move may raise (parsa_kfm.h).  Returns the change
+ * of Σ_j M_j.
+ */
+static int64_t move(struct kfm *f, uint32_t u, uint32_t b, int propagate)
+{
+	const struct parsa_graph *g = f->g;
+	struct parsa_nbrset *s = f->used;
+	uint32_t a = f->part[u];
+	int64_t delta = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint16_t *ca = cnt_at(f, v, a), *cb = cnt_at(f, v, b);
+
+		if (propagate && *ca == 2)
+			bump_net(f, v, u, a, 1);
+		if (propagate && *cb == 0)
+			bump_net(f, v, u, a, 0);
+		if (*ca != CNT_SAT && --*ca == 0) {
+			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
+				~(1ULL << (a & 63));
+			s->size[a]--;
+			f->lam[v]--;
+			delta--;
+		}
+		if (*cb == 0 && parsa_nbrset_add(s, v, b)) {
+			f->lam[v]++;
+			delta++;
+		}
+		if (*cb < CNT_SAT)
+			++*cb;
+		f->saturated |= *cb == CNT_SAT;
+	}
+	f->sq -= (double)f->size[a] * (double)f->size[a] +
+		 (double)f->size[b] * (double)f->size[b];
+	f->size[a] -= wt(f, u);
+	f->size[b] += wt(f, u);
+	f->sq += (double)f->size[a] * (double)f->size[a] +
+		 (double)f->size[b] * (double)f->size[b];
+	f->part[u] = b;
+	if (propagate)
+		w_flush(f, a);
+	return delta;
+}
+
+/*
+ * A cheap bound of u's best gain, O(deg): gain_b = priv − deg + hits_b and
+ * hits_b ≤ shared = #{v ∈ N(u): λ_v ≥ 2} for b ≠ a.  *boundary: shared > 0.
+ */
+static int32_t quick_bound(const struct kfm *f, uint32_t u, int *boundary)
+{
+	const struct parsa_graph *g = f->g;
+	uint32_t a = f->part[u], priv = 0, shared = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+
+		priv += *cnt_at(f, v, a) == 1;
+		shared += f->lam[v] >= 2;
+	}
+	*boundary = shared > 0;
+	return (int32_t)(priv + shared) - (int32_t)parsa_graph_degree(g, u);
+}
+
+/* Queue every boundary vertex with its quick bound as key, in a seeded
+ * random order (LIFO buckets: the order breaks ties between equal keys);
+ * the exact gains are computed lazily when popped. */
+static void fill(struct kfm *f, struct parsa_rng *rng)
+{
+	q_clear(f);
+	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
+	for (uint32_t i = 0; i < f->g->n_rows; i++) {
+		uint32_t u = f->order[i];
+		int boundary;
+		int32_t x = quick_bound(f, u, &boundary);
+
+		f->key[u] = x;
+		if (boundary)
+			q_insert(f, u, x);
+	}
+}
+
+/*
+ * One pass (parsa_kfm.h): moves until the queue empties, the stall bound
+ * or the pop budget, then rollback to the best prefix.  Returns the drop
+ * of Σ_j M_j (≥ 0); tried and kept count the moves made and kept.
+ */
+static uint64_t pass(struct kfm *f, struct parsa_rng *rng, uint32_t stall,
+		     uint64_t budget, uint64_t *tried, uint64_t *kept)
+{
+	uint64_t pops = 0;
+	uint32_t n = 0, best_n = 0, since = 0;
+	int64_t cum = 0, best = 0;
+	double best_sq = f->sq;
+
+	f->epoch++;
+	fill(f, rng);
+	while (since < stall && pops++ < budget) {
+		int32_t x = q_max(f), nx;
+		uint32_t u;
+		struct kfm_eval r;
+
+		if (x == NO_KEY)
+			break;
+		u = f->head[x + f->D];
+		q_remove(f, u);
+		if (f->wpart[u] != NIL)
+			w_remove(f, u); /* waits again below if it must */
+		r = evaluate(f, u);
+		nx = q_max(f);
+		if (r.want != NIL && (r.to == NIL || (nx != NO_KEY && r.gain < nx)))
+			w_insert(f, u, r.want, r.wgain); /* until want has room */
+		if (r.to == NIL) {
+			f->key[u] = r.ub; /* leaves until a crossing raises it */
+			continue;
+		}
+		if (nx != NO_KEY && r.gain < nx) {
+			q_insert(f, u, r.gain);
+			continue;
+		}
+		f->log[n++] = (struct kfm_step){ u, f->part[u] };
+		f->lock[u] = f->epoch;
+		cum -= move(f, u, r.to, 1);
+		if (cum > best || (cum == best && f->sq < best_sq)) {
+			best = cum;
+			best_sq = f->sq;
+			best_n = n;
+			since = 0;
+		} else {
+			since++;
+		}
+	}
+	*tried += n;
+	*kept += best_n;
+	while (n > best_n) {
+		n--;
+		move(f, f->log[n].u, f->log[n].from, 0);
+	}
+	return (uint64_t)best;
+}
+
+static int check_args(const struct parsa_graph *g, const uint32_t *part,
+		      const struct parsa_nbrset *used,
+		      const struct parsa_kfm_opts *o, struct parsa_err *err)
+{
+	if (!g || !part || !used || !o)
+		return parsa_fail(err, PARSA_EINVAL, "k-way FM: NULL argument");
+	if (used->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "k-way FM: sets over %u features, graph has %u",
+				  used->n_feat, g->n_cols);
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		if (part[u] >= used->k)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "example %u in part %u, k is %u", u,
+					  part[u], used->k);
+	return 0;
+}
+
+static uint32_t auto_stall(uint32_t n)
+{
+	uint32_t s = n / 16;
+
+	return s < 64 ? 64 : s > 1024 ? 1024 : s;
+}
+
+int parsa_kfm_refine(const struct parsa_graph *g, uint32_t *part,
+		     struct parsa_nbrset *used, const struct parsa_kfm_opts *o,
+		     struct parsa_kfm_stats *st, struct parsa_err *err)
+{
+	struct parsa_kfm_stats s = { 0 };
+	struct parsa_rng rng;
+	struct kfm f;
+	uint32_t stall;
+	uint64_t budget;
+	int rc = check_args(g, part, used, o, err);
+
+	if (rc)
+		return rc;
+	s.conn_before = s.conn_after = parsa_connectivity(used);
+	if (o->max_passes == 0 || used->k < 2 || g->n_rows == 0) {
+		if (st)
+			*st = s;
+		return 0;
+	}
+	rc = kfm_init(&f, g, part, used, o, err);
+	if (rc)
+		return rc;
+	stall = o->stall ? o->stall : auto_stall(g->n_rows);
+	budget = (uint64_t)(o->pops ? o->pops : PARSA_KFM_POPS_AUTO) * g->n_rows / 8 + 64;
+	parsa_rng_seed(&rng, o->seed ^ 0xd1b54a32d192ed03ULL);
+	while (s.passes < o->max_passes) {
+		uint64_t drop = pass(&f, &rng, stall, budget, &s.tried, &s.moves);
+
+		s.passes++;
+		if (drop == 0)
+			break;
+	}
+	if (f.saturated)
+		rc = parsa_used_sets(g, part, used, err);
+	kfm_free(&f);
+	s.conn_after = parsa_connectivity(used);
+	assert(rc || s.conn_after <= s.conn_before);
+	if (st)
+		*st = s;
+	return rc;
+}
