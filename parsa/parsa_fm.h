@@ -83,6 +83,9 @@ struct parsa_fm_opts {
 	const uint32_t *weight; /* borrowed, n_rows vertex weights (|U_j| is
 				 * then Σ weights: coarse levels of parsa_ml),
 				 * or NULL: all 1 */
+	uint32_t fm_passes;  /* parsa_ml only: k-way FM passes (parsa_kfm.h)
+			      * after the sweeps of every level; 0 = none.
+			      * parsa_fm_refine ignores it */
 };
 
 struct parsa_fm_stats {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parsa_kfm.h"
 #include "parsa_metrics.h"
 #include "parsa_partu.h"
 #include "parsa_rng.h"
@@ -246,7 +247,31 @@ static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 	return rc;
 }
 
-/* parsa_fm_refine on one coarse level (its own used sets). */
+/*
+ * The k-way FM after a level's sweeps (o->fm_passes passes, same caps,
+ * weights and seed), its kept moves and passes added to st.
+ */
+static int level_kfm(const struct parsa_graph *g, uint32_t *part,
+		     struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		     struct parsa_fm_stats *st, struct parsa_err *err)
+{
+	struct parsa_kfm_opts ko = { o->fm_passes, o->cap, o->m_limit, o->seed,
+				     0, o->weight };
+	struct parsa_kfm_stats ks;
+	int rc;
+
+	if (o->fm_passes == 0)
+		return 0;
+	rc = parsa_kfm_refine(g, part, used, &ko, &ks, err);
+	if (rc == 0) {
+		st->passes += ks.passes;
+		st->moves += ks.moves;
+	}
+	return rc;
+}
+
+/* parsa_fm_refine, then the k-way FM, on one coarse level (its own used
+ * sets). */
 static int refine_level(struct ml_level *l, uint32_t k,
 			const struct parsa_fm_opts *o,
 			struct parsa_fm_stats *st, struct parsa_err *err)
@@ -269,6 +294,7 @@ static int refine_level(struct ml_level *l, uint32_t k,
 	if (rc == 0) {
 		st->passes += s.passes;
 		st->moves += s.moves;
+		rc = level_kfm(&l->g, l->part, &used, &lo, st, err);
 	}
 	parsa_nbrset_release(&used);
 	return rc;
@@ -332,8 +358,10 @@ static int uncoarsen(struct ml_level *lv, uint32_t nl,
 	if (rc == 0) {
 		s->passes += s0.passes;
 		s->moves += s0.moves;
-		s->conn_after = parsa_connectivity(used);
+		rc = level_kfm(g, part, used, o, s, err);
 	}
+	if (rc == 0)
+		s->conn_after = parsa_connectivity(used);
 	return rc;
 }
 

@@ -89,10 +89,15 @@ static const char usage_partition[] =
 	"                    refinement; 0 = off (default %u)\n"
 	"  --pfanout-passes N  Parsa: p-fanout sweeps before the T_sum\n"
 	"                    refinement's exact ones (default %u)\n"
+	"  --fm-passes N     Parsa: k-way FM passes (negative-gain moves with\n"
+	"                    rollback) after those sweeps and at every level of\n"
+	"                    the multilevel partition; 0 = off (default %u)\n"
 	"  --restream N      Parsa: restreaming passes, Algorithm 13 again from\n"
 	"                    the previous result's neighbor sets (default %u)\n"
 	"  --ml-levels N     Parsa: coarsening levels of a multilevel V-cycle\n"
 	"                    around the T_sum refinement; 0 = off (default %u)\n"
+	"  --ml-cycles N     Parsa: V-cycles of --ml-levels, each seeded anew,\n"
+	"                    while one gains 0.1%% (default %u)\n"
 	"  --multilevel on|off  Parsa: also compute a multilevel partition\n"
 	"                    (Algorithm 13 on the coarsest graph) and keep it\n"
 	"                    when it is better (default %s)\n"
@@ -259,7 +264,7 @@ enum {
 	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
-	OPT_MULTILEVEL, OPT_PFANOUT,
+	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES,
 };
 
 /* streaming options (part_stream.h) */
@@ -283,6 +288,8 @@ static const struct option partition_longopts[] = {
 	{"ml-levels", required_argument, NULL, OPT_ML_LEVELS},
 	{"multilevel", required_argument, NULL, OPT_MULTILEVEL},
 	{"pfanout-passes", required_argument, NULL, OPT_PFANOUT},
+	{"fm-passes", required_argument, NULL, OPT_FM_PASSES},
+	{"ml-cycles", required_argument, NULL, OPT_ML_CYCLES},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
@@ -329,8 +336,9 @@ static void print_partition_help(void)
 	       d.pu.init_blocks,
 	       part_rule_name(d.pu.rule), d.pu.imbalance,
 	       isinf(d.pu.block_imbalance) ? "off" : "= --imbalance",
-	       d.refine_rounds, d.refine_passes, d.refine_ppasses, d.restream,
-	       d.ml_levels,
+	       d.refine_rounds, d.refine_passes, d.refine_ppasses, d.fm_passes,
+	       d.restream,
+	       d.ml_levels, d.ml_cycles ? d.ml_cycles : 1,
 	       d.ml_scratch ? "on" : "off",
 	       d.sweeps,
 	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
@@ -407,11 +415,15 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_RESTREAM:
 	case OPT_ML_LEVELS:
 	case OPT_PFANOUT:
+	case OPT_FM_PASSES:
+	case OPT_ML_CYCLES:
 		if (part_cli_u64(arg, 0, 1000, &v))
-			return die_usage("--refine-passes/--pfanout-passes/--restream/--ml-levels must be an integer in 0..1000, got '%s'", arg);
+			return die_usage("--refine-passes/--pfanout-passes/--fm-passes/--restream/--ml-levels/--ml-cycles must be an integer in 0..1000, got '%s'", arg);
 		*(opt == OPT_RESTREAM ? &c->run.restream
 		  : opt == OPT_ML_LEVELS ? &c->run.ml_levels
+		  : opt == OPT_ML_CYCLES ? &c->run.ml_cycles
 		  : opt == OPT_PFANOUT ? &c->run.refine_ppasses
+		  : opt == OPT_FM_PASSES ? &c->run.fm_passes
 					 : &c->run.refine_passes) = (uint32_t)v;
 		return 0;
 	case OPT_MULTILEVEL:

@@ -8,6 +8,7 @@
 
 #include "parsa_baseline.h"
 #include "parsa_fm.h"
+#include "parsa_kfm.h"
 #include "parsa_ml.h"
 #include "parsa_pcap.h"
 #include "parsa_refine.h"
@@ -35,14 +36,14 @@ static const struct quality_preset {
 	uint32_t refine_rounds, refine_passes, refine_ppasses, restream;
 	uint32_t ml_levels;
 	int ml_scratch;
-	uint32_t sweeps, blocks, skip;
+	uint32_t sweeps, blocks, skip, fm_passes, ml_cycles;
 } presets[] = {
 	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 1, 0, 0, 0,
-				   0, PART_DEFAULT_SWEEPS, 0, 8 },
+				   0, PART_DEFAULT_SWEEPS, 0, 8, 0, 0 },
 	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
-				PART_DEFAULT_SWEEPS, 0, 0 },
+				PART_DEFAULT_SWEEPS, 0, 0, 0, 0 },
 	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0, 0, 1,
-				16, 0, 0 },
+				16, 0, 0, 0, 0 },
 };
 
 void part_quality_apply(struct part_run_opts *o, enum part_quality q)
@@ -57,6 +58,8 @@ void part_quality_apply(struct part_run_opts *o, enum part_quality q)
 	o->ml_levels = p->ml_levels;
 	o->ml_scratch = p->ml_scratch;
 	o->refine_skip = p->skip;
+	o->fm_passes = p->fm_passes;
+	o->ml_cycles = p->ml_cycles;
 	o->sweeps = p->sweeps;
 	o->pu.blocks = p->blocks;
 }
@@ -304,6 +307,49 @@ static int try_scratch(const struct part_dataset *ds,
 }
 
 /*
+ * o->ml_cycles (at least 1) in-part V-cycles (parsa_ml_refine, seeds
+ * seed, seed + 1, ...) on r->part/used; stops after a cycle that lowers
+ * the connectivity by less than 0.1%.  Each cycle never raises it.
+ */
+static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
+		   const struct parsa_fm_opts *fo, struct part_result *r,
+		   struct parsa_nbrset *used, struct parsa_err *err)
+{
+	struct parsa_fm_opts co = *fo;
+	int rc = 0;
+
+	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1); c++) {
+		uint64_t before = parsa_connectivity(used);
+
+		co.seed = fo->seed + c;
+		rc = parsa_ml_refine(g, r->part, used, &co, o->ml_levels,
+				     &r->fm_stats, err);
+		if (rc == 0 && (double)(before - parsa_connectivity(used)) <
+				       1e-3 * (double)before)
+			break;
+	}
+	return rc;
+}
+
+/* The k-way FM (parsa_kfm.h) on r->part/used under the balance cap and
+ * the step-1 M_max m0; its kept moves count in r->fm_stats. */
+static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
+		   struct part_result *r, struct parsa_nbrset *used,
+		   uint64_t cap, uint64_t m0, struct parsa_err *err)
+{
+	struct parsa_kfm_opts ko = { o->fm_passes, cap, m0, o->pu.seed, 0, NULL };
+	struct parsa_kfm_stats ks;
+	int rc = parsa_kfm_refine(g, r->part, used, &ko, &ks, err);
+
+	if (rc == 0) {
+		r->fm_stats.moves += ks.moves;
+		r->fm_stats.passes += ks.passes;
+		r->fm_stats.conn_after = ks.conn_after;
+	}
+	return rc;
+}
+
+/*
  * Phases 2-3 of part_run.h and the guard, on r->part/used (the step-1
  * result, whose Algorithm 11 placement is already in r->owner with
  * T_max t0 and M_max m0).
@@ -316,7 +362,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
 	struct parsa_fm_opts fo = { o->refine_passes, cap, m0, 1e-3,
 				    o->pu.seed, 1, o->refine_ppasses,
-				    o->refine_skip, NULL };
+				    o->refine_skip, NULL, o->fm_passes };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
@@ -327,7 +373,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	/* attempt 0: the options as given; if the guard rejects it, 1: plain
 	 * sweeps (no restreaming, p-fanout or V-cycle), 2: one sweep */
 	for (int at = 0; rc == 0 && at < 3; at++) {
-		if (at == 1 && !o->restream && !o->refine_ppasses && !o->ml_levels)
+		if (at == 1 && !o->restream && !o->refine_ppasses && !o->ml_levels &&
+		    !o->fm_passes)
 			continue;
 		if (at > 0) {
 			cand_take(&step1, g, r, used);
@@ -339,11 +386,12 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			rc = restream(ds, o, cap, m0, r->part, used,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
-			rc = parsa_ml_refine(g, r->part, used, &fo, o->ml_levels,
-					     &r->fm_stats, err);
+			rc = vcycles(g, o, &fo, r, used, err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);
+		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
+			rc = run_kfm(g, o, r, used, cap, m0, err);
 		if (rc == 0)
 			rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1,
 				     err);
@@ -390,7 +438,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		rc = place_v(o, &used, r->owner, &r->pv_stats, &t0, &m0, err);
 	r->t_partition_v = part_now() - tv;
 	if (rc == 0 && parsa && r->k > 1 &&
-	    (o->restream || o->refine_passes || o->ml_scratch)) {
+	    (o->restream || o->refine_passes || o->ml_scratch || o->fm_passes)) {
 		ts = part_now();
 		rc = improve(ds, o, r, &used, t0, m0, err);
 		r->t_refine += part_now() - ts;

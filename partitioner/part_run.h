@@ -61,9 +61,14 @@ struct part_run_opts {
 	uint32_t refine_passes;     /* Parsa: connectivity refinement sweeps (0 = off) */
 	uint32_t refine_ppasses;    /* Parsa: p-fanout sweeps before them (parsa_fm.h) */
 	uint32_t refine_skip;       /* Parsa: their skip_ratio (parsa_fm.h; preset) */
+	uint32_t fm_passes;         /* Parsa: k-way FM passes after those sweeps
+				     * and at every level of the multilevel
+				     * candidate (parsa_kfm.h; 0 = off) */
 	uint32_t restream;          /* Parsa: restreaming passes (0 = off) */
 	uint32_t ml_levels;         /* Parsa: coarsening levels of the V-cycle
 				     * around the refinement (parsa_ml.h; 0 = off) */
+	uint32_t ml_cycles;         /* Parsa: V-cycles when ml_levels > 0 (seeds
+				     * seed, seed + 1, ...; 0 counts as 1) */
 	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
 				     * guard keeps the better) */
 	double param_imbalance;     /* Algorithm 11: max features per server /
