@@ -60,7 +60,13 @@ struct kfm {
 	int32_t top;               /* no non-empty bucket above top */
 	uint32_t *head;            /* 2D + 1 bucket heads */
 	uint32_t *next, *prev;     /* n: list links */
-	int32_t *key;              /* n: queue key, or the last exact bound */
+	int32_t *key;              /* n: queue key (while queued) */
+	/* the bound of a vertex's best feasible gain since its last
+	 * evaluation: max(g1 + bt, g2 + bo), g1 the best gain (to t1), g2 the
+	 * best to any other part, bt/bo the raising crossings since toward
+	 * t1 / toward other parts (a private-feature crossing counts for both) */
+	int32_t *g1, *g2, *bt, *bo;
+	uint32_t *t1;
 	uint8_t *inq;              /* n: 1 iff queued */
 	uint32_t *lock;            /* n: epoch of the vertex's move */
 	/* waiting lists: u waits on part wpart[u] (NIL: none), whose size
@@ -81,6 +87,8 @@ struct kfm_eval {
 	uint32_t want; /* best target within m_limit whose size cap blocks
 			* it and whose gain beats the feasible one's; NIL */
 	int32_t wgain; /* its gain */
+	int32_t gain2; /* best gain of a feasible target other than to, or
+			* to an unrelated part (priv − deg) */
 };
 
 static uint64_t wt(const struct kfm *f, uint32_t u)
@@ -106,6 +114,11 @@ static void kfm_free(struct kfm *f)
 	free(f->next);
 	free(f->prev);
 	free(f->key);
+	free(f->g1);
+	free(f->g2);
+	free(f->bt);
+	free(f->bo);
+	free(f->t1);
 	free(f->inq);
 	free(f->lock);
 	free(f->whead);
@@ -138,6 +151,11 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	f->next = malloc(n * sizeof(uint32_t));
 	f->prev = malloc(n * sizeof(uint32_t));
 	f->key = malloc(n * sizeof(int32_t));
+	f->g1 = malloc(n * sizeof(int32_t));
+	f->g2 = malloc(n * sizeof(int32_t));
+	f->bt = malloc(n * sizeof(int32_t));
+	f->bo = malloc(n * sizeof(int32_t));
+	f->t1 = malloc(n * sizeof(uint32_t));
 	f->inq = calloc(n, 1);
 	f->lock = calloc(n, sizeof(uint32_t));
 	f->whead = malloc(f->k * sizeof(uint32_t));
@@ -150,7 +168,8 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	if (!f->cnt || !f->lam || !f->size || !f->full || !f->hits ||
 	    !f->touched || !f->head || !f->next || !f->prev || !f->key ||
 	    !f->inq || !f->lock || !f->order || !f->log || !f->whead ||
-	    !f->wnext || !f->wprev || !f->wpart || !f->wkey ||
+	    !f->wnext || !f->wprev || !f->wpart || !f->wkey || !f->g1 ||
+	    !f->g2 || !f->bt || !f->bo || !f->t1 ||
 	    parsa_graph_transpose(g, &f->t, NULL)) {
 		kfm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
@@ -285,20 +304,48 @@ static void q_raise(struct kfm *f, uint32_t u, int32_t x)
 	q_insert(f, u, x);
 }
 
-/* A count crossing may have raised u's best gain by 1: raise its bound
- * (and queue it again if it had left the queue without moving). */
-static void q_bump(struct kfm *f, uint32_t u)
+/* u was just evaluated: best gain x1 (to t, NIL: any part), best to any
+ * other part x2 <= x1. */
+static void set_bound(struct kfm *f, uint32_t u, int32_t x1, uint32_t t,
+		      int32_t x2)
 {
+	f->g1[u] = x1;
+	f->t1[u] = t;
+	f->g2[u] = x2;
+	f->bt[u] = f->bo[u] = 0;
+}
+
+static int32_t bound(const struct kfm *f, uint32_t u)
+{
+	int32_t x = f->g1[u] + f->bt[u], y = f->g2[u] + f->bo[u];
+
+	return x > y ? x : y;
+}
+
+/*
+ * A count crossing raised u's gain toward part b by 1 (b == NIL: toward
+ * every part, a feature became private): raise its bounds, and queue it
+ * again if that lifts its key (or if it had left the queue unmoved).
+ */
+static void q_bump(struct kfm *f, uint32_t u, uint32_t b)
+{
+	int32_t x;
+
 	if (f->lock[u] == f->epoch)
 		return;
+	if (b == NIL || b == f->t1[u] || f->t1[u] == NIL)
+		f->bt[u]++;
+	if (b == NIL || b != f->t1[u])
+		f->bo[u]++;
 	if (f->wpart[u] != NIL) {
-		f->wkey[u]++; /* the blocked move's bound */
+		if (b == NIL || b == f->wpart[u])
+			f->wkey[u]++; /* the blocked move's bound */
 		if (!f->inq[u])
 			return; /* no feasible target when it was evaluated */
 	}
-	if (f->inq[u])
-		q_remove(f, u);
-	q_insert(f, u, f->key[u] + 1);
+	x = bound(f, u);
+	if (!f->inq[u] || f->key[u] < x)
+		q_raise(f, u, x);
 }
 
 /*
@@ -387,11 +434,11 @@ static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
 	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), priv = 0;
 	uint32_t base, nt;
 	uint64_t best_m = UINT64_MAX;
-	struct kfm_eval r = { NIL, 0, 0, NIL, 0 };
+	struct kfm_eval r = { NIL, 0, 0, NIL, 0, 0 };
 
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
 		priv += *cnt_at(f, g->col[e], a) == 1;
-	r.ub = (int32_t)priv - (int32_t)deg;
+	r.ub = r.gain2 = (int32_t)priv - (int32_t)deg;
 	nt = count_hits(f, u, &base);
 	for (uint32_t t = 0; t < nt; t++) {
 		uint32_t j = f->touched[t], add = deg - f->hits[j];
@@ -413,9 +460,13 @@ static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
 		}
 		if (r.to == NIL || gain > r.gain ||
 		    (gain == r.gain && (mj < best_m || (mj == best_m && j < r.to)))) {
+			if (r.to != NIL && r.gain > r.gain2)
+				r.gain2 = r.gain;
 			r.to = j;
 			r.gain = gain;
 			best_m = mj;
+		} else if (gain > r.gain2) {
+			r.gain2 = gain;
 		}
 	}
 	if (r.want != NIL && r.to != NIL && r.wgain <= r.gain)
@@ -425,20 +476,21 @@ static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
 
 /* ------------------------------------------------------------------ moves */
 
-/* The pins of net v other than u: the one in part a (2 → 1 crossing, if
- * only_in_a) or all of them (0 → 1 crossing in another part) may gain. */
+/* The pins of net v other than u whose gains rise: the one left in part a
+ * (cnt[v][a] 2 -> 1: v becomes private to it, every gain +1; b == NIL) or
+ * all of them (cnt[v][b] 0 -> 1: their gains toward b +1). */
 static void bump_net(struct kfm *f, uint32_t v, uint32_t u, uint32_t a,
-		     int only_in_a)
+		     uint32_t b)
 {
 	const struct parsa_graph *t = &f->t;
 
 	for (uint64_t i = t->row_ptr[v]; i < t->row_ptr[v + 1]; i++) {
 		uint32_t w = t->col[i];
 
-		if (w == u || (only_in_a && f->part[w] != a))
+		if (w == u || (b == NIL && f->part[w] != a))
 			continue;
-		q_bump(f, w);
-		if (only_in_a)
+		q_bump(f, w, b);
+		if (b == NIL)
 			return;
 	}
 }
@@ -461,9 +513,9 @@ static int64_t move(struct kfm *f, uint32_t u, uint32_t b, int propagate)
 		uint16_t *ca = cnt_at(f, v, a), *cb = cnt_at(f, v, b);
 
 		if (propagate && *ca == 2)
-			bump_net(f, v, u, a, 1);
+			bump_net(f, v, u, a, NIL);
 		if (propagate && *cb == 0)
-			bump_net(f, v, u, a, 0);
+			bump_net(f, v, u, a, b);
 		if (*ca != CNT_SAT && --*ca == 0) {
 			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
 				~(1ULL << (a & 63));
@@ -522,7 +574,7 @@ static void fill(struct kfm *f, struct parsa_rng *rng)
 		int boundary;
 		int32_t x = quick_bound(f, u, &boundary);
 
-		f->key[u] = x;
+		set_bound(f, u, x, NIL, x);
 		if (boundary)
 			q_insert(f, u, x);
 	}
@@ -559,10 +611,12 @@ static uint64_t pass(struct kfm *f, struct parsa_rng *rng, uint32_t stall,
 		if (r.want != NIL && (r.to == NIL || (nx != NO_KEY && r.gain < nx)))
 			w_insert(f, u, r.want, r.wgain); /* until want has room */
 		if (r.to == NIL) {
-			f->key[u] = r.ub; /* leaves until a crossing raises it */
+			/* leaves until a crossing raises it */
+			set_bound(f, u, r.ub, NIL, r.ub);
 			continue;
 		}
 		if (nx != NO_KEY && r.gain < nx) {
+			set_bound(f, u, r.gain, r.to, r.gain2);
 			q_insert(f, u, r.gain);
 			continue;
 		}

@@ -20,11 +20,15 @@
  *     it is made if its exact gain is at least the largest key left in
  *     the queue, else the vertex goes back with its exact gain as key;
  *   - after a move of u from a to b only the count changes that can RAISE
- *     another vertex's gain are propagated, each by +1 to its key (one
- *     count change moves each gain of a pin by at most 1): cnt[v][a]
- *     2 → 1 (the last pin of v in a gains a private feature: found by a
- *     scan of net v) and cnt[v][b] 0 → 1 (every pin of v gains a hit in
- *     b).  Changes that lower gains (1 → 0, 1 → 2) are not propagated:
+ *     another vertex's gain are propagated (one count change moves each
+ *     gain of a pin by at most 1): cnt[v][a] 2 → 1 (the last pin of v in
+ *     a gains a private feature, +1 toward every part: found by a scan of
+ *     net v) and cnt[v][b] 0 → 1 (every pin of v gains a hit in b: +1
+ *     toward b).  A vertex's bound is max(g1 + r1, g2 + r2), g1 its best
+ *     feasible gain at its last evaluation (toward t1), g2 the best toward
+ *     any other part, r1/r2 the raises since toward t1 / toward the
+ *     others; so raises toward parts far below its best do not lift its
+ *     key.  Changes that lower gains (1 → 0, 1 → 2) are not propagated:
  *     the stale keys stay upper bounds and are corrected when popped;
  *   - balance: a vertex whose best move goes to a part at the cap (and
  *     beats its best feasible move) also waits in that part's list with
@@ -33,7 +37,8 @@
  * Why not a full gain table (KaHyPar's gain cache): it costs n·k entries
  * and a delta update per pin for every threshold crossing of every net;
  * with k up to 65536 that is not an option, and the lazy bounds need only
- * O(n + k) memory and touch a pin only on the two raising crossings.
+ * O(n + k) memory and touch a pin only on the two raising crossings (the
+ * price: a vertex may be evaluated several times per move).
  * Keys only fall between moves (a re-inserted key is strictly below the one
  * it was popped with), so every move is preceded by finitely many pops.
  *
@@ -46,9 +51,10 @@
  * then every move after the best prefix (largest cumulative gain; ties:
  * smaller Σ_j |U_j|², then fewer moves) is undone in reverse order.  So a
  * pass never raises the connectivity and never breaks the cap or m_limit
- * (a part the entry placement has above them only loses vertices).  Cost of a pass: O(|E|) for the queue,
- * at most budget evaluations, and O(|v|) per raising crossing of net v:
- * O(k·|E|) for a bounded number of pops.  Passes repeat while a pass
+ * (a part the entry placement has above them only loses vertices).
+ * Cost of a pass: O(|E|) for the queue, at most `pops` evaluations, and
+ * O(|v|) per raising crossing of net v: O(k·|E|) for a bounded number of
+ * pops.  Passes repeat while a pass
  * gains > 0, up to max_passes.
  *
  * Weighted vertices (coarse levels of parsa_ml): |U_j| is the sum of
@@ -59,7 +65,8 @@
  *
  * Counts saturate as in parsa_fm (a saturated count is sticky, the tracked
  * M_j are then upper bounds and `used` is recomputed exactly at the end).
- * Memory: 2·k·|V| bytes of counts, the transpose of g, O(n + k) more.
+ * Memory: 2·k·|V| bytes of counts, the transpose of g, ~70 bytes
+ * per vertex and O(k + max degree) more.
  * Deterministic for a given seed.  No globals; not thread-safe per call.
  */
 #ifndef PARSA_KFM_H
