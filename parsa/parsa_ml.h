@@ -19,7 +19,9 @@
  * level.
  *
  * Uncoarsening refines the coarsest level with parsa_fm_refine (weighted
- * balance; at most ML_COARSE_PASSES sweeps per coarse level), projects
+ * balance; at most ML_COARSE_PASSES sweeps per coarse level) and then,
+ * when o->fm_passes > 0, with that many k-way FM passes (parsa_kfm.h,
+ * same caps and weights), projects
  * the parts one level down, refines again, and so on to the original
  * graph: moving a whole cluster at a coarse level is a
  * move the single-example sweeps cannot find.  Every level keeps the

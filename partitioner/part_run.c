@@ -21,15 +21,19 @@
 #define PART_DEFAULT_TRIALS 5
 #define PART_DEFAULT_REFINE 16
 #define PART_SCRATCH_PASSES 8 /* sweeps per level of the multilevel candidate */
+#define PART_BEST_FM_PASSES 2 /* best: k-way FM passes per level */
+#define PART_BEST_ML_LEVELS 8 /* best: levels of the in-part V-cycle */
+#define PART_BEST_ML_CYCLES 3 /* best: V-cycles at most */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
  * pipeline before the refinement existed; default adds one connectivity
  * sweep (most of the gain is in the first; the issue-2 speed floors, 5x
- * faster than METIS and 80 ns/nnz, leave room for one); best adds more sweeps, p-fanout sweeps,
- * the multilevel candidate and more Algorithm 11 sweeps.  Restreaming and
- * the in-part V-cycle (--restream, --ml-levels) stay options: measured,
- * they gained < 2% of T_sum for their time.
+ * faster than METIS and 80 ns/nnz, leave room for one, not for a k-way
+ * FM pass); best adds more sweeps, p-fanout sweeps, the k-way FM
+ * (parsa_kfm.h) after the sweeps of every level, up to 3 in-part V-cycles
+ * (parsa_ml_refine), the multilevel candidate and more Algorithm 11
+ * sweeps.  Restreaming stays an option: measured, it gained < 1% of T_sum.
  */
 static const struct quality_preset {
 	const char *name;
@@ -42,8 +46,9 @@ static const struct quality_preset {
 				   0, PART_DEFAULT_SWEEPS, 0, 8, 0, 0 },
 	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
 				PART_DEFAULT_SWEEPS, 0, 0, 0, 0 },
-	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0, 0, 1,
-				16, 0, 0, 0, 0 },
+	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0,
+				PART_BEST_ML_LEVELS, 1, 16, 0, 0,
+				PART_BEST_FM_PASSES, PART_BEST_ML_CYCLES },
 };
 
 void part_quality_apply(struct part_run_opts *o, enum part_quality q)

@@ -14,13 +14,15 @@
  *      M_max above the step-1 result, and the passes stop at the first that
  *      does not;
  *   3. the connectivity refinement (parsa_fm.h, refine_passes sweeps),
- *      capped at the step-1 M_max and the balance bound;
+ *      then fm_passes k-way FM passes (parsa_kfm.h); with ml_levels, up to
+ *      ml_cycles in-part V-cycles (parsa_ml.h) running both at every
+ *      level; all capped at the step-1 M_max and the balance bound;
  *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
  *      per server, param_imbalance).
  * Guard: when 2 or 3 ran, the result is compared with the step-1 result
  * (both through Algorithm 11): if its T_max or M_max is larger, 3 is tried
- * again from the step-1 result with plain sweeps (no restreaming, p-fanout
- * or V-cycle), then with one sweep, and if those fail too the step-1
+ * again from the step-1 result with plain sweeps and FM passes (no
+ * restreaming, p-fanout or V-cycle), then with one sweep, and if those fail too the step-1
  * result is kept; so the extra phases never worsen T_max or M_max.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.

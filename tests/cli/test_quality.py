@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
-refinement options (--refine-passes, --restream, --ml-levels, --multilevel,
---param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
+refinement options (--refine-passes, --fm-passes, --restream, --ml-levels,
+--ml-cycles, --multilevel, --param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
 import json
 import math
 import os
@@ -25,7 +25,7 @@ def part(data, k, prefix, *extra):
 def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
-                "--multilevel", "--param-imbalance"):
+                "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles"):
         assert opt in out, opt
 
 
@@ -61,7 +61,8 @@ def test_explicit_options_override_preset():
 def test_bad_values_are_usage_errors():
     for args in (["--quality", "ultra"], ["--refine-passes", "-1"],
                  ["--multilevel", "maybe"], ["--param-imbalance", "0.5"],
-                 ["--restream", "x"]):
+                 ["--restream", "x"], ["--fm-passes", "x"], ["--ml-cycles", "-1"],
+                 ["--fm-passes", "1001"]):
         p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
         assert p.returncode == 2, (args, p.returncode)
         assert "parsa:" in p.stderr
@@ -120,6 +121,59 @@ def test_options_restream_and_levels_run():
     assert rep["params"]["restream"] == 2 and rep["params"]["ml_levels"] == 4
     assert rep["metrics"]["T_max"] <= fast["metrics"]["T_max"]
     assert rep["metrics"]["M_max"] <= fast["metrics"]["M_max"]
+
+
+@test
+def test_fm_passes_keep_the_guard_and_lower_tsum():
+    # k-way FM on top of the sweeps: T_sum no higher, T_max and M_max not
+    # above fast's (the guard), a valid placement that eval agrees with
+    for f, extra in SAMPLES:
+        data = "data/" + f
+        tag = f.split(".")[0] + "".join(extra)
+        fast = part(data, 4, tmp("fm-f-" + tag), "--quality", "fast", *extra)
+        d = part(data, 4, tmp("fm-d-" + tag), *extra)
+        prefix = tmp("fm-" + tag)
+        rep = part(data, 4, prefix, "--fm-passes", 3, *extra)
+        check_placement(prefix, 4)
+        eval_agrees(data, prefix, rep, extra)
+        m = rep["metrics"]
+        assert m["T_sum"] <= d["metrics"]["T_sum"], (f, m, d["metrics"])
+        assert m["T_max"] <= fast["metrics"]["T_max"] and m["M_max"] <= fast["metrics"]["M_max"], f
+        assert m["imbalance"] <= 1.03 + 1e-9
+
+
+@test
+def test_ml_cycles_run_and_are_deterministic():
+    data = "data/movielens-sample.csv.gz"
+    a, b = tmp("mc-a"), tmp("mc-b")
+    ra = part(data, 4, a, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1)
+    part(data, 4, b, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1)
+    assert read_lines(a + ".examples") == read_lines(b + ".examples")
+    d = part(data, 4, tmp("mc-d"))
+    assert ra["metrics"]["T_sum"] <= d["metrics"]["T_sum"]
+
+
+@test
+def test_shared_fm_beats_sweeps():
+    data = os.path.join(SHARED, "libsvm/reuters_lasvm.test.svm.gz")
+    if not os.path.exists(data):
+        raise Skip("shared data not found")
+    d = part(data, 16, tmp("sh-fd"))
+    f = part(data, 16, tmp("sh-ff"), "--fm-passes", 2)
+    assert f["metrics"]["T_sum"] < 0.98 * d["metrics"]["T_sum"], (f["metrics"], d["metrics"])
+    assert f["metrics"]["M_max"] <= part(data, 16, tmp("sh-fq"), "--quality", "fast")["metrics"]["M_max"]
+
+
+@test
+def test_shared_best_ap_blei():
+    # the trainer (issue #5) asks for T_sum <= 127,300 on ap_blei at k=16;
+    # best with k-way FM and V-cycles reaches about 128k (132,688 before
+    # them, Zoltan PHG 128,812): guard the gain, not the target
+    data = os.path.join(SHARED, "libsvm/ap_blei.svm.gz")
+    if not os.path.exists(data):
+        raise Skip("shared data not found")
+    rep = part(data, 16, tmp("sh-ap"), "--quality", "best", "--random-trials", 1)
+    assert rep["metrics"]["T_sum"] <= 130000, rep["metrics"]
 
 
 @test
