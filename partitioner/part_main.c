@@ -98,6 +98,8 @@ static const char usage_partition[] =
 	"                    around the T_sum refinement; 0 = off (default %u)\n"
 	"  --ml-cycles N     Parsa: V-cycles of --ml-levels, each seeded anew,\n"
 	"                    while one gains 0.1%% (default %u)\n"
+	"  --ml-chains N     Parsa: independent chains of those V-cycles from\n"
+	"                    the same start, the best kept (default %u)\n"
 	"  --multilevel on|off  Parsa: also compute a multilevel partition\n"
 	"                    (Algorithm 13 on the coarsest graph) and keep it\n"
 	"                    when it is better (default %s)\n"
@@ -264,7 +266,7 @@ enum {
 	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
-	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES,
+	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES, OPT_ML_CHAINS,
 };
 
 /* streaming options (part_stream.h) */
@@ -290,6 +292,7 @@ static const struct option partition_longopts[] = {
 	{"pfanout-passes", required_argument, NULL, OPT_PFANOUT},
 	{"fm-passes", required_argument, NULL, OPT_FM_PASSES},
 	{"ml-cycles", required_argument, NULL, OPT_ML_CYCLES},
+	{"ml-chains", required_argument, NULL, OPT_ML_CHAINS},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
@@ -339,6 +342,7 @@ static void print_partition_help(void)
 	       d.refine_rounds, d.refine_passes, d.refine_ppasses, d.fm_passes,
 	       d.restream,
 	       d.ml_levels, d.ml_cycles ? d.ml_cycles : 1,
+	       d.ml_chains ? d.ml_chains : 1,
 	       d.ml_scratch ? "on" : "off",
 	       d.sweeps,
 	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
@@ -417,11 +421,13 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_PFANOUT:
 	case OPT_FM_PASSES:
 	case OPT_ML_CYCLES:
+	case OPT_ML_CHAINS:
 		if (part_cli_u64(arg, 0, 1000, &v))
-			return die_usage("--refine-passes/--pfanout-passes/--fm-passes/--restream/--ml-levels/--ml-cycles must be an integer in 0..1000, got '%s'", arg);
+			return die_usage("--refine-passes/--pfanout-passes/--fm-passes/--restream/--ml-levels/--ml-cycles/--ml-chains must be an integer in 0..1000, got '%s'", arg);
 		*(opt == OPT_RESTREAM ? &c->run.restream
 		  : opt == OPT_ML_LEVELS ? &c->run.ml_levels
 		  : opt == OPT_ML_CYCLES ? &c->run.ml_cycles
+		  : opt == OPT_ML_CHAINS ? &c->run.ml_chains
 		  : opt == OPT_PFANOUT ? &c->run.refine_ppasses
 		  : opt == OPT_FM_PASSES ? &c->run.fm_passes
 					 : &c->run.refine_passes) = (uint32_t)v;

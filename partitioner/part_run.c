@@ -24,6 +24,7 @@
 #define PART_BEST_FM_PASSES 2 /* best: k-way FM passes per level */
 #define PART_BEST_ML_LEVELS 8 /* best: levels of the in-part V-cycle */
 #define PART_BEST_ML_CYCLES 3 /* best: V-cycles at most */
+#define PART_BEST_ML_CHAINS 2 /* best: independent chains of V-cycles */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
@@ -31,24 +32,25 @@
  * sweep (most of the gain is in the first; the issue-2 speed floors, 5x
  * faster than METIS and 80 ns/nnz, leave room for one, not for a k-way
  * FM pass); best adds more sweeps, p-fanout sweeps, the k-way FM
- * (parsa_kfm.h) after the sweeps of every level, up to 3 in-part V-cycles
- * (parsa_ml_refine), the multilevel candidate and more Algorithm 11
- * sweeps.  Restreaming stays an option: measured, it gained < 1% of T_sum.
+ * (parsa_kfm.h) after the sweeps of every level, two independent chains
+ * of up to 3 in-part V-cycles each (parsa_ml_refine; the better chain is
+ * kept), the multilevel candidate and more Algorithm 11 sweeps.  Restreaming stays an option: measured, it gained < 1% of T_sum.
  */
 static const struct quality_preset {
 	const char *name;
 	uint32_t refine_rounds, refine_passes, refine_ppasses, restream;
 	uint32_t ml_levels;
 	int ml_scratch;
-	uint32_t sweeps, blocks, skip, fm_passes, ml_cycles;
+	uint32_t sweeps, blocks, skip, fm_passes, ml_cycles, ml_chains;
 } presets[] = {
 	[PART_QUALITY_DEFAULT] = { "default", PART_DEFAULT_REFINE, 1, 0, 0, 0,
-				   0, PART_DEFAULT_SWEEPS, 0, 8, 0, 0 },
+				   0, PART_DEFAULT_SWEEPS, 0, 8, 0, 0, 0 },
 	[PART_QUALITY_FAST] = { "fast", PART_DEFAULT_REFINE, 0, 0, 0, 0, 0,
-				PART_DEFAULT_SWEEPS, 0, 0, 0, 0 },
+				PART_DEFAULT_SWEEPS, 0, 0, 0, 0, 0 },
 	[PART_QUALITY_BEST] = { "best", PART_DEFAULT_REFINE, 8, 2, 0,
 				PART_BEST_ML_LEVELS, 1, 16, 0, 0,
-				PART_BEST_FM_PASSES, PART_BEST_ML_CYCLES },
+				PART_BEST_FM_PASSES, PART_BEST_ML_CYCLES,
+				PART_BEST_ML_CHAINS },
 };
 
 void part_quality_apply(struct part_run_opts *o, enum part_quality q)
@@ -65,6 +67,7 @@ void part_quality_apply(struct part_run_opts *o, enum part_quality q)
 	o->refine_skip = p->skip;
 	o->fm_passes = p->fm_passes;
 	o->ml_cycles = p->ml_cycles;
+	o->ml_chains = p->ml_chains;
 	o->sweeps = p->sweeps;
 	o->pu.blocks = p->blocks;
 }
@@ -336,6 +339,54 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 	return rc;
 }
 
+/*
+ * o->ml_chains (0 counts as 1) independent chains of V-cycles (vcycles),
+ * each from the step-1 result start (r->part/used hold it on entry), with
+ * seeds fo->seed + 1000003·c.  The chain that ends in r->part/used: the
+ * lowest connectivity among those that keep the guard (Algorithm 11's
+ * T_max <= t0, M_max <= m0; ties: the first), or the lowest of all when
+ * none does (the guard then rejects it).
+ */
+static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
+		   const struct parsa_fm_opts *fo, const struct cand *start,
+		   struct part_result *r, struct parsa_nbrset *used,
+		   uint64_t t0, uint64_t m0, struct parsa_err *err)
+{
+	uint32_t n = o->ml_chains ? o->ml_chains : 1;
+	struct parsa_fm_opts co = *fo;
+	struct cand best;
+	uint64_t conn = UINT64_MAX, t, m;
+	int rc = 0, have = 0, best_ok = 0;
+
+	for (uint32_t c = 0; rc == 0 && c < n; c++) {
+		int ok;
+
+		if (c > 0)
+			cand_take(start, g, r, used);
+		co.seed = fo->seed + 1000003ULL * c;
+		rc = vcycles(g, o, &co, r, used, err);
+		if (rc || n == 1)
+			continue;
+		rc = place_v(o, used, r->owner, NULL, &t, &m, err);
+		ok = t <= t0 && m <= m0;
+		if (rc || ok < best_ok ||
+		    (ok == best_ok && parsa_connectivity(used) >= conn))
+			continue;
+		if (have)
+			cand_release(&best);
+		have = 0;
+		best_ok = ok;
+		conn = parsa_connectivity(used);
+		rc = cand_save(&best, g, r->part, r->owner, used, 0, 0, err);
+		have = rc == 0;
+	}
+	if (rc == 0 && have)
+		cand_take(&best, g, r, used);
+	if (have)
+		cand_release(&best);
+	return rc;
+}
+
 /* The k-way FM (parsa_kfm.h) on r->part/used under the balance cap and
  * the step-1 M_max m0; its kept moves count in r->fm_stats. */
 static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
@@ -391,7 +442,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			rc = restream(ds, o, cap, m0, r->part, used,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
-			rc = vcycles(g, o, &fo, r, used, err);
+			rc = vchains(g, o, &fo, &step1, r, used, t0, m0, err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);

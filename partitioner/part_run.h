@@ -16,7 +16,8 @@
  *   3. the connectivity refinement (parsa_fm.h, refine_passes sweeps),
  *      then fm_passes k-way FM passes (parsa_kfm.h); with ml_levels, up to
  *      ml_cycles in-part V-cycles (parsa_ml.h) running both at every
- *      level; all capped at the step-1 M_max and the balance bound;
+ *      level, in ml_chains independent chains (the best kept); all capped
+ *      at the step-1 M_max and the balance bound;
  *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
  *      per server, param_imbalance).
  * Guard: when 2 or 3 ran, the result is compared with the step-1 result
@@ -71,6 +72,9 @@ struct part_run_opts {
 				     * around the refinement (parsa_ml.h; 0 = off) */
 	uint32_t ml_cycles;         /* Parsa: V-cycles when ml_levels > 0 (seeds
 				     * seed, seed + 1, ...; 0 counts as 1) */
+	uint32_t ml_chains;         /* Parsa: independent chains of ml_cycles
+				     * V-cycles from the same start, the best
+				     * kept (0 counts as 1) */
 	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
 				     * guard keeps the better) */
 	double param_imbalance;     /* Algorithm 11: max features per server /

@@ -6,7 +6,7 @@
  * escapes a local optimum that needs negative-gain moves (where the
  * label-propagation sweeps of parsa_fm are stuck), and recovers a planted
  * partition from a scrambled start.  Also the pipeline with --fm-passes,
- * --ml-levels and --ml-cycles (the guard, determinism).
+ * --ml-levels, --ml-cycles and --ml-chains (the guard, determinism).
  */
 #include "harness.h"
 #include "testutil.h"
@@ -361,6 +361,7 @@ static int run_opts(const struct part_dataset *ds, uint32_t k, int kfm,
 		o.fm_passes = 3;
 		o.ml_levels = 6;
 		o.ml_cycles = 2;
+		o.ml_chains = 2;
 	}
 	o.pu.k = k;
 	o.pu.seed = 9;

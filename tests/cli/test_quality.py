@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
 refinement options (--refine-passes, --fm-passes, --restream, --ml-levels,
---ml-cycles, --multilevel, --param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
+--ml-cycles, --ml-chains, --multilevel, --param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
 import json
 import math
 import os
@@ -25,7 +25,8 @@ def part(data, k, prefix, *extra):
 def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
-                "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles"):
+                "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
+                "--ml-chains"):
         assert opt in out, opt
 
 
@@ -62,7 +63,7 @@ def test_bad_values_are_usage_errors():
     for args in (["--quality", "ultra"], ["--refine-passes", "-1"],
                  ["--multilevel", "maybe"], ["--param-imbalance", "0.5"],
                  ["--restream", "x"], ["--fm-passes", "x"], ["--ml-cycles", "-1"],
-                 ["--fm-passes", "1001"]):
+                 ["--fm-passes", "1001"], ["--ml-chains", "y"]):
         p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
         assert p.returncode == 2, (args, p.returncode)
         assert "parsa:" in p.stderr
@@ -146,8 +147,10 @@ def test_fm_passes_keep_the_guard_and_lower_tsum():
 def test_ml_cycles_run_and_are_deterministic():
     data = "data/movielens-sample.csv.gz"
     a, b = tmp("mc-a"), tmp("mc-b")
-    ra = part(data, 4, a, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1)
-    part(data, 4, b, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1)
+    ra = part(data, 4, a, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1,
+              "--ml-chains", 2)
+    part(data, 4, b, "--ml-levels", 4, "--ml-cycles", 3, "--fm-passes", 1,
+         "--ml-chains", 2)
     assert read_lines(a + ".examples") == read_lines(b + ".examples")
     d = part(data, 4, tmp("mc-d"))
     assert ra["metrics"]["T_sum"] <= d["metrics"]["T_sum"]
@@ -165,15 +168,15 @@ def test_shared_fm_beats_sweeps():
 
 
 @test
-def test_shared_best_ap_blei():
-    # the trainer (issue #5) asks for T_sum <= 127,300 on ap_blei at k=16;
-    # best with k-way FM and V-cycles reaches about 128k (132,688 before
-    # them, Zoltan PHG 128,812): guard the gain, not the target
+def test_shared_best_ap_blei_target():
+    # the trainer (issue #5) needs T_sum <= 127,300 on ap_blei at k=16 (a
+    # 30% cut against random), with the default seed; before the k-way FM
+    # best gave 132,688
     data = os.path.join(SHARED, "libsvm/ap_blei.svm.gz")
     if not os.path.exists(data):
         raise Skip("shared data not found")
     rep = part(data, 16, tmp("sh-ap"), "--quality", "best", "--random-trials", 1)
-    assert rep["metrics"]["T_sum"] <= 130000, rep["metrics"]
+    assert rep["metrics"]["T_sum"] <= 127300, rep["metrics"]
 
 
 @test
