@@ -96,6 +96,9 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_integer(o->refine_skip));
 		json_object_set_new(p, "restream", json_integer(o->restream));
 		json_object_set_new(p, "ml_levels", json_integer(o->ml_levels));
+		json_object_set_new(p, "fm_passes", json_integer(o->fm_passes));
+		json_object_set_new(p, "ml_cycles", json_integer(o->ml_cycles));
+		json_object_set_new(p, "ml_chains", json_integer(o->ml_chains));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
 		json_object_set_new(p, "block_imbalance",
 				    isinf(o->pu.block_imbalance)

@@ -56,6 +56,11 @@ def test_explicit_options_override_preset():
         assert rep["params"]["quality"] == "best"
         assert rep["params"]["refine_passes"] == 2, (args, rep["params"])
         assert rep["params"]["sweeps"] == 16  # from the preset
+        assert rep["params"]["fm_passes"] == 2, rep["params"]  # preset too
+    rep = part(data, 4, tmp("ov2"), "--quality", "best", "--fm-passes", "0",
+               "--ml-chains", "1", "--ml-cycles", "2")
+    assert [rep["params"][k] for k in ("fm_passes", "ml_chains", "ml_cycles")] \
+        == [0, 1, 2], rep["params"]
 
 
 @test
