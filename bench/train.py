@@ -166,7 +166,8 @@ def time_to(passes, target):
 def one_dataset(name, data, test, args):
     parsa = os.path.join(args.build, "parsa")
     prefix = os.path.join(WORK, "%s.k%d" % (name, args.k))
-    part = sh([parsa, "partition", data, "-k", args.k, "--out", prefix, "-q"])
+    part = sh([parsa, "partition", data, "-k", args.k, "--quality",
+               args.quality, "--out", prefix, "-q"])
     ev = json.loads(sh([parsa, "eval", data, "--placement", prefix,
                         "--json"]).stdout)
     runs = {"parsa": [], "random": []}
@@ -316,6 +317,8 @@ def main():
     ap.add_argument("-k", type=int, default=16)
     ap.add_argument("--link", default="1gbit,0.1ms")
     ap.add_argument("--only", default="")
+    ap.add_argument("--quality", default="default",
+                    help="parsa partition --quality of the placements")
     args = ap.parse_args()
     os.makedirs(WORK, exist_ok=True)
     only = set(filter(None, args.only.split(",")))
