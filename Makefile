@@ -73,7 +73,7 @@ $(LIBPART): $(PART_OBJ)
 $(PARSA_BIN): $(BUILD)/obj/partitioner/part_main.o $(LIBPART) $(LIBSERVER) $(LIBPARSA)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h $(LIBPART) $(LIBSERVER) $(LIBPARSA)
+$(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(LIBPART) $(LIBSERVER) $(LIBPARSA)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
 

@@ -14,10 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parsa_conn.h"
 #include "parsa_metrics.h"
 #include "parsa_rng.h"
 
-#define CNT_SAT UINT16_MAX
+#define CNT_SAT PARSA_CONN_SAT
 
 /* Working state of one call (arrays owned, except g, part and used). */
 struct fm {
@@ -132,19 +133,10 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	}
 	for (uint32_t j = 0; j < f->k; j++)
 		f->full[j >> 6] |= 1ULL << (j & 63);
-	for (uint32_t v = 0; v < g->n_cols; v++)
-		f->lam[v] = parsa_nbrset_count(used, v);
-	for (uint32_t u = 0; u < g->n_rows; u++) {
+	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->order[u] = u;
-		f->size[part[u]] += wt(f, u);
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-			uint16_t *c = cnt_at(f, g->col[e], part[u]);
-
-			if (*c < CNT_SAT)
-				++*c;
-			f->saturated |= *c == CNT_SAT;
-		}
-	}
+	f->saturated = parsa_conn_counts(g, part, used, f->weight, f->cnt,
+					 f->lam, f->size);
 	return 0;
 }
 
@@ -303,21 +295,8 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 		/* only the counts 2 -> 1 -> 0 and 0 -> 1 -> 2 change gains */
 		if (*ca <= 2 || *cb <= 1)
 			f->mark[v] = f->epoch;
-		/* a saturated count is sticky: v stays in part a */
-		if (*ca != CNT_SAT && --*ca == 0) {
-			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
-				~(1ULL << (a & 63));
-			s->size[a]--;
-			f->lam[v]--;
-			delta--;
-		}
-		if (*cb == 0 && parsa_nbrset_add(s, v, b)) {
-			f->lam[v]++;
-			delta++;
-		}
-		if (*cb < CNT_SAT)
-			++*cb;
-		f->saturated |= *cb == CNT_SAT;
+		delta += parsa_conn_move_feature(s, v, a, b, ca, cb, &f->lam[v],
+						 &f->saturated);
 	}
 	f->part[u] = b;
 	f->size[a] -= wt(f, u);
@@ -624,24 +603,6 @@ uint64_t parsa_connectivity(const struct parsa_nbrset *s)
 	return sum_m(s) - used;
 }
 
-static int check_args(const struct parsa_graph *g, const uint32_t *part,
-		      const struct parsa_nbrset *used,
-		      const struct parsa_fm_opts *o, struct parsa_err *err)
-{
-	if (!g || !part || !used || !o)
-		return parsa_fail(err, PARSA_EINVAL, "refine: NULL argument");
-	if (used->n_feat != g->n_cols)
-		return parsa_fail(err, PARSA_EINVAL,
-				  "refine: sets over %u features, graph has %u",
-				  used->n_feat, g->n_cols);
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		if (part[u] >= used->k)
-			return parsa_fail(err, PARSA_EINVAL,
-					  "example %u in part %u, k is %u", u,
-					  part[u], used->k);
-	return 0;
-}
-
 int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
 		    struct parsa_fm_stats *st, struct parsa_err *err)
@@ -649,7 +610,8 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	struct parsa_fm_stats s = { 0 };
 	struct parsa_rng rng;
 	struct fm f;
-	int rc = check_args(g, part, used, o, err);
+	int rc = o ? parsa_conn_check(g, part, used, "refine", err)
+		   : parsa_fail(err, PARSA_EINVAL, "refine: NULL options");
 
 	if (rc)
 		return rc;

@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parsa_conn.h"
 #include "parsa_fm.h"
 #include "parsa_metrics.h"
 #include "parsa_rng.h"
 
-#define CNT_SAT UINT16_MAX
+#define CNT_SAT PARSA_CONN_SAT
 #define NIL UINT32_MAX
 #define NO_KEY INT32_MIN
 
@@ -199,19 +200,10 @@ static int kfm_init(struct kfm *f, const struct parsa_graph *g, uint32_t *part,
 		return rc;
 	for (uint32_t j = 0; j < f->k; j++)
 		f->full[j >> 6] |= 1ULL << (j & 63);
-	for (uint32_t v = 0; v < g->n_cols; v++)
-		f->lam[v] = parsa_nbrset_count(used, v);
-	for (uint32_t u = 0; u < g->n_rows; u++) {
+	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->order[u] = u;
-		f->size[part[u]] += wt(f, u);
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-			uint16_t *c = cnt_at(f, g->col[e], part[u]);
-
-			if (*c < CNT_SAT)
-				++*c;
-			f->saturated |= *c == CNT_SAT;
-		}
-	}
+	f->saturated = parsa_conn_counts(g, part, used, f->weight, f->cnt,
+					 f->lam, f->size);
 	for (uint32_t j = 0; j < f->k; j++)
 		f->sq += (double)f->size[j] * (double)f->size[j];
 	return 0;
@@ -516,20 +508,8 @@ static int64_t move(struct kfm *f, uint32_t u, uint32_t b, int propagate)
 			bump_net(f, v, u, a, NIL);
 		if (propagate && *cb == 0)
 			bump_net(f, v, u, a, b);
-		if (*ca != CNT_SAT && --*ca == 0) {
-			s->bits[(uint64_t)v * s->words + (a >> 6)] &=
-				~(1ULL << (a & 63));
-			s->size[a]--;
-			f->lam[v]--;
-			delta--;
-		}
-		if (*cb == 0 && parsa_nbrset_add(s, v, b)) {
-			f->lam[v]++;
-			delta++;
-		}
-		if (*cb < CNT_SAT)
-			++*cb;
-		f->saturated |= *cb == CNT_SAT;
+		delta += parsa_conn_move_feature(s, v, a, b, ca, cb, &f->lam[v],
+						 &f->saturated);
 	}
 	f->sq -= (double)f->size[a] * (double)f->size[a] +
 		 (double)f->size[b] * (double)f->size[b];
@@ -641,24 +621,6 @@ static uint64_t pass(struct kfm *f, struct parsa_rng *rng, uint32_t stall,
 	return (uint64_t)best;
 }
 
-static int check_args(const struct parsa_graph *g, const uint32_t *part,
-		      const struct parsa_nbrset *used,
-		      const struct parsa_kfm_opts *o, struct parsa_err *err)
-{
-	if (!g || !part || !used || !o)
-		return parsa_fail(err, PARSA_EINVAL, "k-way FM: NULL argument");
-	if (used->n_feat != g->n_cols)
-		return parsa_fail(err, PARSA_EINVAL,
-				  "k-way FM: sets over %u features, graph has %u",
-				  used->n_feat, g->n_cols);
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		if (part[u] >= used->k)
-			return parsa_fail(err, PARSA_EINVAL,
-					  "example %u in part %u, k is %u", u,
-					  part[u], used->k);
-	return 0;
-}
-
 static uint32_t auto_stall(uint32_t n)
 {
 	uint32_t s = n / 16;
@@ -675,7 +637,8 @@ int parsa_kfm_refine(const struct parsa_graph *g, uint32_t *part,
 	struct kfm f;
 	uint32_t stall;
 	uint64_t budget;
-	int rc = check_args(g, part, used, o, err);
+	int rc = o ? parsa_conn_check(g, part, used, "k-way FM", err)
+		   : parsa_fail(err, PARSA_EINVAL, "k-way FM: NULL options");
 
 	if (rc)
 		return rc;

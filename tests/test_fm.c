@@ -8,6 +8,7 @@
  */
 #include "harness.h"
 #include "testutil.h"
+#include "testpart.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,67 +22,6 @@
 #include "part_run.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-/* Brute force: M_j = |N(U_j)| by a boolean table, and the connectivity
- * Σ_j M_j − |V_used|.  M has k entries. */
-static uint64_t brute(const struct parsa_graph *g, const uint32_t *part,
-		      uint32_t k, uint64_t *M)
-{
-	uint8_t *in = calloc((size_t)g->n_cols * k + 1, 1);
-	uint64_t sum = 0, vused = 0;
-
-	memset(M, 0, k * sizeof(uint64_t));
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-			in[(size_t)g->col[e] * k + part[u]] = 1;
-	for (uint32_t v = 0; v < g->n_cols; v++) {
-		int any = 0;
-
-		for (uint32_t j = 0; j < k; j++) {
-			M[j] += in[(size_t)v * k + j];
-			sum += in[(size_t)v * k + j];
-			any |= in[(size_t)v * k + j];
-		}
-		vused += any;
-	}
-	free(in);
-	return sum - vused;
-}
-
-static uint64_t max_of(const uint64_t *a, uint32_t k)
-{
-	uint64_t m = 0;
-
-	for (uint32_t j = 0; j < k; j++)
-		m = a[j] > m ? a[j] : m;
-	return m;
-}
-
-static uint64_t max_size(const uint32_t *part, uint32_t n, uint32_t k)
-{
-	uint64_t *s = calloc(k, sizeof(uint64_t)), m;
-
-	for (uint32_t u = 0; u < n; u++)
-		s[part[u]]++;
-	m = max_of(s, k);
-	free(s);
-	return m;
-}
-
-/* The used sets must equal the brute-force sets of part. */
-static void check_used(const struct parsa_graph *g, const uint32_t *part,
-		       const struct parsa_nbrset *used)
-{
-	struct parsa_nbrset chk;
-
-	REQUIRE(parsa_nbrset_init(&chk, g->n_cols, used->k, NULL) == 0);
-	REQUIRE(parsa_used_sets(g, part, &chk, NULL) == 0);
-	for (uint32_t j = 0; j < used->k; j++)
-		CHECK_INT(used->size[j], ==, chk.size[j]);
-	CHECK(memcmp(used->bits, chk.bits,
-		     (size_t)g->n_cols * used->words * sizeof(uint64_t)) == 0);
-	parsa_nbrset_release(&chk);
-}
 
 /* T_sum of Algorithm 11's placement = 2 * connectivity (design §1). */
 static void check_tsum(const struct parsa_graph *g, const uint32_t *part,
@@ -123,19 +63,19 @@ static void test_fm_properties(void)
 		/* dealt round-robin: within the cap on entry */
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = u % k;
-		c0 = brute(&g, part, k, M0);
-		o.m_limit = max_of(M0, k);
+		c0 = tu_brute_conn(&g, part, k, M0);
+		o.m_limit = tu_max_of(M0, k);
 		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
 		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
 		REQUIRE(parsa_fm_refine(&g, part, &used, &o, &st, NULL) == 0);
-		c1 = brute(&g, part, k, M1);
+		c1 = tu_brute_conn(&g, part, k, M1);
 		CHECK_INT(st.conn_before, ==, c0);
 		CHECK_INT(st.conn_after, ==, c1);
 		CHECK_INT(c1, <=, c0);
-		CHECK_INT(max_of(M1, k), <=, max_of(M0, k));
-		CHECK_INT(max_size(part, rows, k), <=,
+		CHECK_INT(tu_max_of(M1, k), <=, tu_max_of(M0, k));
+		CHECK_INT(tu_max_size(part, NULL, rows, k), <=,
 			  cap > (rows + k - 1) / k ? cap : (rows + k - 1) / k);
-		check_used(&g, part, &used);
+		tu_check_used(&g, part, &used);
 		check_tsum(&g, part, &used, c1);
 		free(part);
 		free(M0);
@@ -162,8 +102,8 @@ static void test_fm_rebalances(void)
 	REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
 	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
 	REQUIRE(parsa_fm_refine(&g, part, &used, &o, NULL, NULL) == 0);
-	CHECK_INT(max_size(part, rows, k), <=, cap);
-	check_used(&g, part, &used);
+	CHECK_INT(tu_max_size(part, NULL, rows, k), <=, cap);
+	tu_check_used(&g, part, &used);
 	parsa_nbrset_release(&used);
 	parsa_graph_release(&g);
 }
@@ -189,8 +129,8 @@ static void test_fm_saturated_counts(void)
 	REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
 	REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
 	REQUIRE(parsa_fm_refine(&g, part, &used, &o, NULL, NULL) == 0);
-	check_used(&g, part, &used);
-	CHECK_INT(brute(&g, part, k, M), ==, parsa_connectivity(&used));
+	tu_check_used(&g, part, &used);
+	CHECK_INT(tu_brute_conn(&g, part, k, M), ==, parsa_connectivity(&used));
 	parsa_nbrset_release(&used);
 	parsa_graph_release(&g);
 	free(part);
@@ -220,20 +160,20 @@ static void test_ml_properties(void)
 			       8, 300);
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = u % k;
-		c0 = brute(&g, part, k, M);
+		c0 = tu_brute_conn(&g, part, k, M);
 		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
 		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
 		REQUIRE(parsa_ml_refine(&g, part, &used, &o, 6, &st, NULL) == 0);
-		CHECK_INT(brute(&g, part, k, M), <=, c0);
-		CHECK_INT(st.conn_after, ==, brute(&g, part, k, M));
-		CHECK_INT(max_size(part, rows, k), <=, cap);
-		check_used(&g, part, &used);
+		CHECK_INT(tu_brute_conn(&g, part, k, M), <=, c0);
+		CHECK_INT(st.conn_after, ==, tu_brute_conn(&g, part, k, M));
+		CHECK_INT(tu_max_size(part, NULL, rows, k), <=, cap);
+		tu_check_used(&g, part, &used);
 		parsa_partu_opts_default(&pu);
 		pu.k = k;
 		pu.seed = (uint64_t)iter;
 		REQUIRE(parsa_ml_partition(&g, &pu, part, &used, &o, 8, &st, NULL) == 0);
-		CHECK_INT(max_size(part, rows, k), <=, cap);
-		check_used(&g, part, &used);
+		CHECK_INT(tu_max_size(part, NULL, rows, k), <=, cap);
+		tu_check_used(&g, part, &used);
 		free(part);
 		free(M);
 		parsa_nbrset_release(&used);
@@ -271,7 +211,7 @@ static void test_param_cap(void)
 		REQUIRE(parsa_param_cap(&used, x, owner, T, &st, NULL) == 0);
 		for (uint32_t v = 0; v < g.n_cols; v++)
 			cnt[owner[v]]++;
-		CHECK_INT(max_of(cnt, k), <=, st.cap);
+		CHECK_INT(tu_max_of(cnt, k), <=, st.cap);
 		REQUIRE(parsa_metrics_parts(&g, k, part, owner, NULL, T2, NULL, &m, NULL) == 0);
 		for (uint32_t j = 0; j < k; j++)
 			CHECK_INT(T[j], ==, T2[j]);
@@ -285,17 +225,6 @@ static void test_param_cap(void)
 	}
 	CHECK_INT(parsa_param_cap(&(struct parsa_nbrset){ 0 }, 0.5, NULL, NULL,
 				  NULL, NULL), ==, PARSA_EINVAL);
-}
-
-/* A dataset over g (ids = compact ids); g is moved into it. */
-static void as_dataset(struct part_dataset *ds, struct parsa_graph *g)
-{
-	part_dataset_init(ds);
-	ds->g = *g;
-	ds->feat_id = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
-	for (uint32_t v = 0; v < g->n_cols; v++)
-		ds->feat_id[v] = v;
-	parsa_graph_init(g);
 }
 
 static int run_quality(const struct part_dataset *ds, uint32_t k,
@@ -327,7 +256,7 @@ static void test_quality_guard(void)
 
 		tu_heavy_graph(&g, &r, 100 + (uint32_t)parsa_rng_below(&r, 2000),
 			    50 + (uint32_t)parsa_rng_below(&r, 800), 10, 300);
-		as_dataset(&ds, &g);
+		tu_as_dataset(&ds, &g);
 		REQUIRE(run_quality(&ds, k, PART_QUALITY_FAST, 3, &f) == 0);
 		REQUIRE(run_quality(&ds, k, PART_QUALITY_DEFAULT, 3, &d) == 0);
 		REQUIRE(run_quality(&ds, k, PART_QUALITY_BEST, 3, &b) == 0);
@@ -371,7 +300,7 @@ static void test_planted_partition(void)
 			row[d++] = (uint32_t)parsa_rng_below(&r, k * vocab);
 		CHECK(parsa_graph_add_row(&g, row, d, NULL) == 0);
 	}
-	as_dataset(&ds, &g);
+	tu_as_dataset(&ds, &g);
 	REQUIRE(run_quality(&ds, k, PART_QUALITY_BEST, 1, &b) == 0);
 	/* the majority part of each planted cluster, and agreement with it */
 	for (uint32_t c = 0; c < k; c++) {
@@ -400,7 +329,7 @@ static void test_deterministic(void)
 
 	parsa_rng_seed(&r, 77);
 	tu_heavy_graph(&g, &r, 1500, 600, 12, 300);
-	as_dataset(&ds, &g);
+	tu_as_dataset(&ds, &g);
 	for (int q = 0; q < 3; q++) {
 		struct part_result a, b;
 

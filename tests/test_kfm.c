@@ -10,6 +10,7 @@
  */
 #include "harness.h"
 #include "testutil.h"
+#include "testpart.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,69 +23,6 @@
 #include "part_run.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-/* Brute force: M_j = |N(U_j)| from a boolean table (M: k entries) and the
- * connectivity Σ_j M_j − |V_used|. */
-static uint64_t brute(const struct parsa_graph *g, const uint32_t *part,
-		      uint32_t k, uint64_t *M)
-{
-	uint8_t *in = calloc((size_t)g->n_cols * k + 1, 1);
-	uint64_t sum = 0, vused = 0;
-
-	memset(M, 0, k * sizeof(uint64_t));
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-			in[(size_t)g->col[e] * k + part[u]] = 1;
-	for (uint32_t v = 0; v < g->n_cols; v++) {
-		int any = 0;
-
-		for (uint32_t j = 0; j < k; j++) {
-			M[j] += in[(size_t)v * k + j];
-			sum += in[(size_t)v * k + j];
-			any |= in[(size_t)v * k + j];
-		}
-		vused += any;
-	}
-	free(in);
-	return sum - vused;
-}
-
-static uint64_t max_of(const uint64_t *a, uint32_t k)
-{
-	uint64_t m = 0;
-
-	for (uint32_t j = 0; j < k; j++)
-		m = a[j] > m ? a[j] : m;
-	return m;
-}
-
-/* The largest Σ weights of a part (w NULL: all 1). */
-static uint64_t max_size(const uint32_t *part, const uint32_t *w, uint32_t n,
-			 uint32_t k)
-{
-	uint64_t *s = calloc(k, sizeof(uint64_t)), m;
-
-	for (uint32_t u = 0; u < n; u++)
-		s[part[u]] += w ? w[u] : 1;
-	m = max_of(s, k);
-	free(s);
-	return m;
-}
-
-/* The used sets must equal the brute-force sets of part. */
-static void check_used(const struct parsa_graph *g, const uint32_t *part,
-		       const struct parsa_nbrset *used)
-{
-	struct parsa_nbrset chk;
-
-	REQUIRE(parsa_nbrset_init(&chk, g->n_cols, used->k, NULL) == 0);
-	REQUIRE(parsa_used_sets(g, part, &chk, NULL) == 0);
-	for (uint32_t j = 0; j < used->k; j++)
-		CHECK_INT(used->size[j], ==, chk.size[j]);
-	CHECK(memcmp(used->bits, chk.bits,
-		     (size_t)g->n_cols * used->words * sizeof(uint64_t)) == 0);
-	parsa_nbrset_release(&chk);
-}
 
 /* Run parsa_kfm_refine on (g, part) with fresh used sets. */
 static int run_kfm(const struct parsa_graph *g, uint32_t *part, uint32_t k,
@@ -99,7 +37,7 @@ static int run_kfm(const struct parsa_graph *g, uint32_t *part, uint32_t k,
 	if (rc == 0)
 		rc = parsa_kfm_refine(g, part, &used, o, st, NULL);
 	if (rc == 0)
-		check_used(g, part, &used);
+		tu_check_used(g, part, &used);
 	parsa_nbrset_release(&used);
 	return rc;
 }
@@ -137,19 +75,19 @@ static void test_kfm_properties(void)
 		 * a little room (none every fifth case) */
 		for (uint32_t u = 0; u < rows; u++)
 			part[u] = u % k;
-		cap = max_size(part, w, rows, k) + (iter % 5 ? total / (8 * k) : 0);
+		cap = tu_max_size(part, w, rows, k) + (iter % 5 ? total / (8 * k) : 0);
 		o.cap = cap;
-		c0 = brute(&g, part, k, M0);
+		c0 = tu_brute_conn(&g, part, k, M0);
 		/* m_limit: the entry M_max, or a little below the largest M_j
 		 * (that part may then only shrink) */
-		o.m_limit = max_of(M0, k) - (iter % 6 == 5 && max_of(M0, k) > 0);
+		o.m_limit = tu_max_of(M0, k) - (iter % 6 == 5 && tu_max_of(M0, k) > 0);
 		REQUIRE(run_kfm(&g, part, k, &o, &st) == 0);
-		c1 = brute(&g, part, k, M1);
+		c1 = tu_brute_conn(&g, part, k, M1);
 		CHECK_INT(st.conn_before, ==, c0);
 		CHECK_INT(st.conn_after, ==, c1);
 		CHECK_INT(c1, <=, c0);
 		CHECK_INT(st.moves, <=, st.tried);
-		CHECK_INT(max_size(part, w, rows, k), <=, cap);
+		CHECK_INT(tu_max_size(part, w, rows, k), <=, cap);
 		for (uint32_t j = 0; j < k; j++)
 			CHECK(M1[j] <= o.m_limit || M1[j] <= M0[j]);
 		free(part);
@@ -182,7 +120,7 @@ static void test_kfm_deterministic(void)
 	CHECK(memcmp(a, b, rows * sizeof(uint32_t)) == 0);
 	CHECK_INT(sa.conn_after, ==, sb.conn_after);
 	CHECK_INT(sa.conn_after, <, sa.conn_before);
-	CHECK_INT(brute(&g, a, k, M), ==, sa.conn_after);
+	CHECK_INT(tu_brute_conn(&g, a, k, M), ==, sa.conn_after);
 	free(a);
 	free(b);
 	parsa_graph_release(&g);
@@ -216,17 +154,17 @@ static void test_kfm_negative_moves(void)
 	for (int i = 0; i < 9; i++)
 		REQUIRE(parsa_graph_add_row(&g, rows[i], deg[i], NULL) == 0);
 	memcpy(p2, part, sizeof(part));
-	CHECK_INT(brute(&g, part, 2, M), ==, 3);
+	CHECK_INT(tu_brute_conn(&g, part, 2, M), ==, 3);
 	REQUIRE(parsa_nbrset_init(&used, g.n_cols, 2, NULL) == 0);
 	REQUIRE(parsa_used_sets(&g, p2, &used, NULL) == 0);
 	REQUIRE(parsa_fm_refine(&g, p2, &used, &fo, NULL, NULL) == 0);
-	CHECK_INT(brute(&g, p2, 2, M), ==, 3); /* the sweeps are stuck */
+	CHECK_INT(tu_brute_conn(&g, p2, 2, M), ==, 3); /* the sweeps are stuck */
 	parsa_nbrset_release(&used);
 	REQUIRE(run_kfm(&g, part, 2, &ko, &st) == 0);
-	CHECK_INT(brute(&g, part, 2, M), ==, 0);
+	CHECK_INT(tu_brute_conn(&g, part, 2, M), ==, 0);
 	CHECK_INT(st.conn_after, ==, 0);
-	CHECK_INT(max_size(part, NULL, 9, 2), <=, 6);
-	CHECK_INT(max_of(M, 2), <=, 6);
+	CHECK_INT(tu_max_size(part, NULL, 9, 2), <=, 6);
+	CHECK_INT(tu_max_of(M, 2), <=, 6);
 	CHECK(part[0] == 1 && part[1] == 1 && part[2] == 1);
 	parsa_graph_release(&g);
 }
@@ -262,7 +200,7 @@ static void test_kfm_planted(void)
 			row[d++] = (uint32_t)parsa_rng_below(&r, k * vocab);
 		CHECK(parsa_graph_add_row(&g, row, d, NULL) == 0);
 	}
-	planted = brute(&g, part, k, M);
+	planted = tu_brute_conn(&g, part, k, M);
 	for (uint32_t i = 0; i < n / 6; i++) {
 		uint32_t x = (uint32_t)parsa_rng_below(&r, n);
 		uint32_t y = (uint32_t)parsa_rng_below(&r, n), t = part[x];
@@ -270,10 +208,10 @@ static void test_kfm_planted(void)
 		part[x] = part[y];
 		part[y] = t;
 	}
-	scrambled = brute(&g, part, k, M);
+	scrambled = tu_brute_conn(&g, part, k, M);
 	CHECK_INT(scrambled, >, planted + 200); /* the start is far off */
 	REQUIRE(run_kfm(&g, part, k, &o, &st) == 0);
-	CHECK_INT(brute(&g, part, k, M), <=, planted);
+	CHECK_INT(tu_brute_conn(&g, part, k, M), <=, planted);
 	for (uint32_t c = 0; c < k; c++) {
 		uint32_t cnt[8] = { 0 }, best = 0;
 
@@ -309,9 +247,9 @@ static void test_kfm_saturated_counts(void)
 		part[u] = u % 50 < 25 ? 0 : 1;
 	}
 	REQUIRE(run_kfm(&g, part, k, &o, &st) == 0);
-	CHECK_INT(brute(&g, part, k, M), ==, st.conn_after);
+	CHECK_INT(tu_brute_conn(&g, part, k, M), ==, st.conn_after);
 	CHECK_INT(st.conn_after, <=, st.conn_before);
-	CHECK_INT(max_size(part, NULL, n, k), <=, o.cap);
+	CHECK_INT(tu_max_size(part, NULL, n, k), <=, o.cap);
 	parsa_graph_release(&g);
 	free(part);
 }
@@ -337,17 +275,6 @@ static void test_kfm_rejects_bad_input(void)
 	CHECK_INT(parsa_kfm_refine(&g, part, &used, &o, NULL, NULL), ==, PARSA_EINVAL);
 	parsa_nbrset_release(&used);
 	parsa_graph_release(&g);
-}
-
-/* A dataset over g (ids = compact ids); g is moved into it. */
-static void as_dataset(struct part_dataset *ds, struct parsa_graph *g)
-{
-	part_dataset_init(ds);
-	ds->g = *g;
-	ds->feat_id = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
-	for (uint32_t v = 0; v < g->n_cols; v++)
-		ds->feat_id[v] = v;
-	parsa_graph_init(g);
 }
 
 static int run_opts(const struct part_dataset *ds, uint32_t k, int kfm,
@@ -386,7 +313,7 @@ static void test_kfm_pipeline(void)
 
 		tu_heavy_graph(&g, &r, 100 + (uint32_t)parsa_rng_below(&r, 2000),
 			       50 + (uint32_t)parsa_rng_below(&r, 800), 10, 300);
-		as_dataset(&ds, &g);
+		tu_as_dataset(&ds, &g);
 		REQUIRE(run_opts(&ds, k, 0, &f) == 0);
 		REQUIRE(run_opts(&ds, k, 1, &b) == 0);
 		REQUIRE(run_opts(&ds, k, 1, &b2) == 0);
