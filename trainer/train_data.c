@@ -269,25 +269,36 @@ static int read_all(struct builder *b, struct part_lines *l,
 	return rc;
 }
 
+/* Open path and read its lines into b->d (rowptr started here). */
+static int read_file(struct builder *b, const char *path,
+		     struct parsa_err *err)
+{
+	struct part_lines *l = NULL;
+	int rc = grow((void **)&b->d->rowptr, &b->rp_cap, 1, sizeof(uint64_t),
+		      err);
+
+	if (!rc) {
+		b->d->rowptr[0] = 0;
+		rc = part_lines_open(&l, path, err);
+	}
+	if (!rc)
+		rc = read_all(b, l, err);
+	part_lines_close(l);
+	free(b->stamp);
+	b->stamp = NULL;
+	return rc;
+}
+
 int train_data_read(const char *path, const struct train_data *ref,
 		    struct train_data *d, struct parsa_err *err)
 {
 	struct builder b = {0};
-	struct part_lines *l = NULL;
 	int rc;
 
 	train_data_init(d);
 	b.d = d;
 	b.ref = ref;
-	rc = grow((void **)&d->rowptr, &b.rp_cap, 1, sizeof(uint64_t), err);
-	if (!rc) {
-		d->rowptr[0] = 0;
-		rc = part_lines_open(&l, path, err);
-	}
-	if (!rc)
-		rc = read_all(&b, l, err);
-	part_lines_close(l);
-	free(b.stamp);
+	rc = read_file(&b, path, err);
 	d->n_parsed = d->n_rows;
 	if (!rc && ref) {
 		d->n_cols = ref->n_cols;
@@ -310,7 +321,6 @@ int train_data_read_part(const char *path, const uint32_t *part,
 			 struct train_data *d, struct parsa_err *err)
 {
 	struct builder b = {0};
-	struct part_lines *l = NULL;
 	uint32_t parsed = 0;
 	int rc;
 
@@ -326,15 +336,7 @@ int train_data_read_part(const char *path, const uint32_t *part,
 	b.n_part = n_part;
 	b.rank = rank;
 	b.nranks = nranks;
-	rc = grow((void **)&d->rowptr, &b.rp_cap, 1, sizeof(uint64_t), err);
-	if (!rc) {
-		d->rowptr[0] = 0;
-		rc = part_lines_open(&l, path, err);
-	}
-	if (!rc)
-		rc = read_all(&b, l, err);
-	part_lines_close(l);
-	free(b.stamp);
+	rc = read_file(&b, path, err);
 	for (uint32_t e = 0; !rc && e < d->n_rows; e++)
 		parsed += own(&b, e);
 	d->n_parsed = parsed;
