@@ -27,13 +27,6 @@
 #define REC_MAGIC 0x50415254u  /* "PART": a block's parts */
 #define PUSH_CHUNK 65536       /* features per initial push */
 
-/* The workers' task payload: this header, then k uint64 counts (the
- * examples the global-init sample placed in each partition). */
-struct task_head {
-	uint32_t magic;
-	uint32_t k;
-};
-
 /* A worker's record of one block: this header, then n parts (uint32). */
 struct rec_head {
 	uint32_t magic;
@@ -55,14 +48,11 @@ struct job {
 	uint32_t W;               /* workers */
 	uint32_t m_sample;        /* global-init sample rows (0: none) */
 	double sample;            /* its fraction */
-	uint32_t *perm, *start;   /* the random split (as sequential); the
-				     blocks are perm[start[0]..start[b]),
-				     the sample perm[0..start[0]) */
+	uint32_t *perm, *start;   /* the random split (as sequential) */
 	uint64_t cap;             /* global cap per partition */
-	uint64_t *nw;             /* W: examples of worker w's blocks */
+	uint64_t *caps;           /* W * k: worker w's share of partition i */
 	/* scheduler (root) only */
 	struct part_result *r;
-	uint64_t *scount;         /* k: the sample's examples per partition */
 	uint8_t *seen;            /* b: block's parts received */
 	uint32_t blocks_seen;
 	uint64_t progress_done, progress_total;
@@ -121,84 +111,50 @@ int part_par_tau_parse(const char *s, int *tau)
 /* ---------------------------------------------------------- shared job */
 
 /*
- * Per-worker caps (part_parallel.h "Balance") into caps (W * k): each
- * partition's room R_i = C - scount_i (what the kept sample left) is
- * shared out in proportion to the workers' examples, base
- * floor(R_i n_w / n_rest) (Σ_w <= R_i), then each worker takes the
- * n_w - Σ_i base_w,i more it needs (at most k) from the partitions' spare
- * room, one at a time with a cursor cycling over the partitions.  Enough
- * room: Σ_i R_i = k C - m >= n - m = n_rest.  Without a sample every
- * partition has the same room, and this is floor(C n_w / n) plus one on
- * distinct partitions laid out unit-major.
+ * Per-worker caps (part_parallel.h "Balance"): base floor(C n_w / n) on
+ * every partition (Σ_w <= C), then the k * (C - Σ_w base) spare slots laid
+ * out unit-major over the partitions, each worker taking the next
+ * n_w - k base_w of them (fewer than k, so on distinct partitions).
  */
-static void plan_caps(const struct job *jb, const uint64_t *scount,
-		      uint64_t *caps, uint64_t *spare)
+static void plan_caps(struct job *jb, const uint64_t *nw)
 {
-	uint64_t n_rest = 0, cursor = 0;
+	uint64_t n = jb->ds->g.n_rows, C = jb->cap, used = 0, slot = 0;
 	uint32_t k = jb->k;
 
-	for (uint32_t w = 0; w < jb->W; w++)
-		n_rest += jb->nw[w];
-	for (uint32_t i = 0; i < k; i++)
-		spare[i] = jb->cap - scount[i];
 	for (uint32_t w = 0; w < jb->W; w++) {
-		uint64_t need = jb->nw[w];
+		uint64_t base = n ? C * nw[w] / n : 0; /* C, nw < 2^32 */
 
-		for (uint32_t i = 0; i < k; i++) {
-			uint64_t room = jb->cap - scount[i];
-			uint64_t base = n_rest ? room * jb->nw[w] / n_rest : 0;
-
-			caps[(uint64_t)w * k + i] = base; /* room, nw < 2^32 */
-			spare[i] -= base;
-			need = need > base ? need - base : 0;
-		}
-		for (uint32_t tries = 0; need > 0 && tries < 2 * k; tries++) {
-			uint32_t i = (uint32_t)(cursor++ % k);
-
-			if (spare[i] == 0)
-				continue;
-			caps[(uint64_t)w * k + i]++;
-			spare[i]--;
-			need--;
-			tries = 0;
-		}
-		assert(need == 0);
+		used += base;
+		for (uint32_t i = 0; i < k; i++)
+			jb->caps[(uint64_t)w * k + i] = base;
 	}
+	for (uint32_t w = 0; w < jb->W; w++) {
+		uint64_t base = jb->caps[(uint64_t)w * k];
+		uint64_t need = nw[w] > k * base ? nw[w] - k * base : 0;
+
+		for (; need > 0; need--, slot++)
+			jb->caps[(uint64_t)w * k + slot % k]++;
+	}
+	assert(used <= C && slot <= (uint64_t)k * (C - used)); /* k C >= n */
+	(void)used;
 }
 
-/* Worker w's caps from the sample's counts (from the task payload). */
-static int worker_caps(const struct job *jb, uint32_t w,
-		       const uint64_t *scount, uint64_t *mine,
-		       struct parsa_err *err)
+static int job_caps(struct job *jb, struct parsa_err *err)
 {
-	uint64_t *caps = malloc((size_t)jb->W * jb->k * sizeof(uint64_t));
-	uint64_t *spare = malloc((size_t)jb->k * sizeof(uint64_t));
+	uint64_t *nw = calloc(jb->W, sizeof(uint64_t));
 
-	if (!caps || !spare) {
-		free(caps);
-		free(spare);
+	jb->caps = calloc((size_t)jb->W * jb->k, sizeof(uint64_t));
+	if (!nw || !jb->caps) {
+		free(nw);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for %u workers' caps", jb->W);
 	}
-	plan_caps(jb, scount, caps, spare);
-	memcpy(mine, caps + (uint64_t)w * jb->k, jb->k * sizeof(uint64_t));
-	free(caps);
-	free(spare);
-	return 0;
-}
-
-/* The workers' examples and the global cap. */
-static int job_caps(struct job *jb, struct parsa_err *err)
-{
-	free(jb->nw);
-	jb->nw = calloc(jb->W, sizeof(uint64_t));
-	if (!jb->nw)
-		return parsa_fail(err, PARSA_ENOMEM,
-				  "out of memory for %u workers", jb->W);
 	for (uint32_t j = 0; j < jb->b; j++)
-		jb->nw[j % jb->W] += jb->start[j + 1] - jb->start[j];
+		nw[j % jb->W] += jb->start[j + 1] - jb->start[j];
 	jb->cap = parsa_balance_cap(jb->ds->g.n_rows, jb->k,
 				    jb->o->pu.imbalance);
+	plan_caps(jb, nw);
+	free(nw);
 	return 0;
 }
 
@@ -255,12 +211,10 @@ static int job_init(struct job *jb, const struct part_dataset *ds,
 
 /*
  * The parts that depend on the layout (known once the transport runs; the
- * same on every rank).  The split: the permutation of parsa_blocks_split;
- * its first m_sample examples are the global-init sample, the rest are cut
- * into parsa_partu_blocks' blocks (with the automatic count and W > 1
- * workers rounded up to a multiple of W, so that every worker partitions
- * as many blocks).  One worker without a sample: exactly the sequential
- * split.
+ * same on every rank).  The split: parsa_partu_blocks' blocks, and with
+ * the automatic count and W > 1 workers rounded up to a multiple of W, so
+ * that every worker partitions as many blocks (one worker: exactly the
+ * sequential split).
  */
 static int job_layout(struct job *jb, const struct ps_layout *l,
 		      struct parsa_err *err)
@@ -275,28 +229,22 @@ static int job_layout(struct job *jb, const struct ps_layout *l,
 	b = parsa_partu_blocks(&o->pu, n);
 	if (o->pu.blocks == 0 && jb->W > 1 && b % jb->W)
 		b += jb->W - b % jb->W;
-	b = b < n ? b : n;
-	jb->a = o->pu.init_blocks < b ? o->pu.init_blocks : (uint32_t)b;
+	jb->b = (uint32_t)(b < n ? b : n);
+	jb->a = o->pu.init_blocks < jb->b ? o->pu.init_blocks : jb->b;
+	free(jb->start);
+	jb->start = malloc(((size_t)jb->b + 1) * sizeof(uint32_t));
+	if (!jb->start)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory for %u "
+				  "blocks", jb->b);
+	rc = parsa_blocks_split(n, jb->b, o->pu.seed, jb->perm, jb->start,
+				err);
+	if (rc)
+		return rc;
 	f = part_par_auto_sample(jb->po, jb->W, jb->a, n);
 	jb->sample = jb->a > 0 ? 0.0 : f;
 	jb->m_sample = (uint32_t)llround(jb->sample * n);
 	if (jb->sample > 0 && jb->m_sample == 0)
 		jb->m_sample = 1;
-	if (jb->m_sample >= n) /* leave one example for the workers */
-		jb->m_sample = n - 1;
-	jb->b = (uint32_t)(b < n - jb->m_sample ? b : n - jb->m_sample);
-	free(jb->start);
-	jb->start = malloc(((size_t)b + 1) * sizeof(uint32_t));
-	if (!jb->start)
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory for %u "
-				  "blocks", jb->b);
-	rc = parsa_blocks_split(n, (uint32_t)b, o->pu.seed, jb->perm,
-				jb->start, err);
-	if (rc)
-		return rc;
-	for (uint64_t j = 0; jb->m_sample > 0 && j <= jb->b; j++)
-		jb->start[j] = jb->m_sample +
-			       (uint32_t)(j * (n - jb->m_sample) / jb->b);
 	return job_caps(jb, err);
 }
 
@@ -304,8 +252,7 @@ static void job_release(struct job *jb)
 {
 	free(jb->perm);
 	free(jb->start);
-	free(jb->nw);
-	free(jb->scount);
+	free(jb->caps);
 	free(jb->seen);
 }
 
@@ -384,30 +331,26 @@ static void ws_release(struct wstate *ws)
 	free(ws->diff);
 }
 
-/* The balance of worker w: global cap, count[i] = C - c_w,i (c: its caps
- * after the sample's counts scount). */
-static int ws_balance(struct wstate *ws, const uint64_t *scount,
-		      struct parsa_err *err)
+/* The balance of worker w: global cap, count[i] = C - c_w,i. */
+static int ws_balance(struct wstate *ws, struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
 	const struct parsa_partu_opts *pu = &jb->o->pu;
 	int rc = parsa_balance_init(&ws->bal, jb->k, jb->ds->g.n_rows,
 				    pu->rule, pu->imbalance, err);
 
-	if (!rc)
-		rc = worker_caps(jb, ws->index, scount, ws->bal.count, err);
 	if (rc)
 		return rc;
-	assert(ws->bal.cap == jb->cap);
 	if (pu->block_imbalance > 0)
 		ws->bal.block_imbalance = pu->block_imbalance;
 	for (uint32_t i = 0; i < jb->k; i++)
-		ws->bal.count[i] = ws->bal.cap - ws->bal.count[i];
+		ws->bal.count[i] = ws->bal.cap -
+				   jb->caps[(uint64_t)ws->index * jb->k + i];
 	return 0;
 }
 
 static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
-		   const uint64_t *scount, struct parsa_err *err)
+		   struct parsa_err *err)
 {
 	uint32_t n = jb->ds->g.n_rows, nc = jb->ds->g.n_cols, k = jb->k;
 	uint32_t max_rows = n / jb->b + (n % jb->b != 0);
@@ -432,7 +375,7 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	for (uint32_t i = 0; i < k; i++)
 		ws->ckeys[i] = i;
 	rc = parsa_partu_ctx_create(&ws->ctx, k, max_rows, err);
-	return rc ? rc : ws_balance(ws, scount, err);
+	return rc ? rc : ws_balance(ws, err);
 }
 
 /* Block j's rows and local features into sl->blk, its keys into sl->keys. */
@@ -655,35 +598,17 @@ static int worker_task(struct ps_node *w, uint64_t task_id,
 {
 	struct job *jb = arg;
 	struct wstate ws;
-	struct task_head h = {0};
-	uint32_t me = ps_node_index(w);
-	uint64_t *scount = NULL;
-	int rc = 0;
+	uint32_t magic = 0, me = ps_node_index(w);
+	int rc;
 
 	(void)task_id;
-	if (len >= sizeof(h))
-		memcpy(&h, payload, sizeof(h));
-	if (h.magic != TASK_MAGIC || h.k != jb->k ||
-	    len != sizeof(h) + (size_t)jb->k * sizeof(uint64_t))
+	if (len == sizeof(magic))
+		memcpy(&magic, payload, sizeof(magic));
+	if (magic != TASK_MAGIC)
 		return parsa_fail(err, PARSA_EPARSE, "unexpected task payload "
 				  "(%zu bytes)", len);
-	scount = malloc((size_t)jb->k * sizeof(uint64_t));
-	if (!scount)
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
-	memcpy(scount, (const unsigned char *)payload + sizeof(h),
-	       (size_t)jb->k * sizeof(uint64_t));
-	for (uint32_t i = 0; i < jb->k && !rc; i++)
-		if (scount[i] > jb->cap)
-			rc = parsa_fail(err, PARSA_EPARSE, "bad task payload: "
-					"sample count %llu above the cap",
-					(unsigned long long)scount[i]);
-	if (rc) {
-		free(scount);
-		return rc;
-	}
 	ps_set_tau(w, jb->po->tau);
-	rc = ws_init(&ws, jb, me, scount, err);
-	free(scount);
+	rc = ws_init(&ws, jb, me, err);
 	for (uint32_t j = me; !rc && j < jb->b; j += jb->W) {
 		rc = ws_block(w, &ws, j, err);
 		ws.done++;
@@ -814,19 +739,15 @@ static int warm_up_sets(struct job *jb, struct parsa_nbrset *T,
 	return rc;
 }
 
-/*
- * Sequential Parsa on the sample subgraph blk from T's slice, with the
- * main pass's block size and the imbalance over the sample; T |= the
- * result (T's bits ∪ N(U_i)).  The sample's examples keep these parts
- * (into r->part; their counts per partition into jb->scount).
- */
+/* Sequential Parsa on the sample subgraph blk from T's slice, with the
+ * main pass's block size; T |= the result (T's bits ∪ N(U_i)). */
 static int partition_sample(struct job *jb, const struct parsa_block *blk,
 			    struct parsa_nbrset *T, struct parsa_err *err)
 {
 	struct parsa_partu_opts so = jb->o->pu;
 	struct parsa_nbrset S = {0};
-	uint32_t m = blk->g.n_rows;
-	uint32_t rows = jb->start[1] - jb->start[0];
+	uint32_t n = jb->ds->g.n_rows, m = blk->g.n_rows;
+	uint32_t rows = n / jb->b + (n % jb->b != 0);
 	uint32_t *part = malloc((size_t)m * sizeof(uint32_t));
 	int rc = part ? parsa_nbrset_init(&S, blk->g.n_cols, jb->k, err)
 		      : parsa_fail(err, PARSA_ENOMEM, "out of memory (init)");
@@ -836,12 +757,7 @@ static int partition_sample(struct job *jb, const struct parsa_block *blk,
 	so.progress = NULL;
 	if (!rc) {
 		parsa_nbrset_gather(&S, T, blk->feat);
-		rc = parsa_partition_u(&blk->g, &so, &S, part,
-				       &jb->r->pu_stats, err);
-	}
-	for (uint32_t q = 0; !rc && q < m; q++) {
-		jb->r->part[blk->rows[q]] = part[q];
-		jb->scount[part[q]]++;
+		rc = parsa_partition_u(&blk->g, &so, &S, part, NULL, err);
 	}
 	if (!rc)
 		parsa_nbrset_scatter_or(T, &S, blk->feat);
@@ -1002,18 +918,11 @@ static void on_record(void *arg, uint32_t worker, const void *rec,
 static int sched_collect(struct ps_node *s, struct job *jb,
 			 struct parsa_err *err)
 {
-	struct task_head h = {TASK_MAGIC, jb->k};
-	size_t len = sizeof(h) + (size_t)jb->k * sizeof(uint64_t);
-	unsigned char *payload = malloc(len);
+	uint32_t magic = TASK_MAGIC;
 	double t0 = part_now();
 	int rc;
 
-	if (!payload)
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	memcpy(payload, &h, sizeof(h));
-	memcpy(payload + sizeof(h), jb->scount, len - sizeof(h));
-	rc = ps_sched_start_task(s, PS_ALL, payload, len, NULL, err);
-	free(payload);
+	rc = ps_sched_start_task(s, PS_ALL, &magic, sizeof(magic), NULL, err);
 	if (!rc)
 		rc = ps_sched_wait_tasks(s, on_record, jb, err);
 	jb->t_workers = part_now() - t0;
@@ -1034,8 +943,7 @@ static int sched_main(struct ps_node *s, void *arg, struct parsa_err *err)
 	int rc;
 
 	jb->seen = calloc(jb->b, 1);
-	jb->scount = calloc(jb->k, sizeof(uint64_t));
-	if (!jb->seen || !jb->scount)
+	if (!jb->seen)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	jb->progress_total = (uint64_t)(jb->a > 0 ? jb->a : jb->m_sample > 0) +
 			     jb->b;

@@ -20,9 +20,7 @@
  *              split as the sequential driver (parsa_blocks_split, same
  *              seed, parsa_partu_blocks; with the automatic block count
  *              and W > 1 rounded up to a multiple of W, so every worker
- *              gets as many blocks; with a global-init sample the blocks
- *              cut the permutation after it), in increasing j, one PS
- *              iteration
+ *              gets as many blocks), in increasing j, one PS iteration
  *              per block: ps_iter_begin (the τ window), extract the block,
  *              pull the masks of its features and the |S_i| counters,
  *              parsa_partu_block, push only the new bits (after & ~before,
@@ -47,15 +45,13 @@
  * several workers a bit two workers add at the same time is counted twice
  * and pushes still in flight are missed (an estimate, as in the thesis).
  *
- * Balance: the global cap C = parsa_balance_cap(|U|, k, imbalance), less
- * the sample's examples in partition i (s_i, sent to the workers with
- * their task), is split into per-worker caps c_w,i with
- * Σ_w c_w,i <= C - s_i and Σ_i c_w,i >= n_w (the worker's examples):
- * c_w,i = floor((C - s_i) n_w / (|U| - m)) plus, where needed, one more on
- * distinct partitions.  Worker w's balance keeps the global cap C and
- * starts count[i] at C - c_w,i, so no partition can end over C whatever
- * the workers do.  One worker without a sample: c = C and count = 0,
- * exactly the sequential balance.
+ * Balance: the global cap C = parsa_balance_cap(|U|, k, imbalance) is split
+ * into per-worker caps c_w,i with Σ_w c_w,i <= C and Σ_i c_w,i >= n_w (the
+ * worker's examples): c_w,i = floor(C n_w / |U|) plus, where needed, one
+ * more on distinct partitions.  Worker w's balance keeps the global cap C
+ * and starts count[i] at C - c_w,i, so no worker can push a partition over
+ * C whatever the others do.  One worker: c = C and count = 0, exactly the
+ * sequential balance.
  *
  * Initialization (thesis 9.4.4), done by the scheduler before any worker
  * starts; the result is pushed as the start S of every worker:
@@ -63,17 +59,13 @@
  *                         exactly (blocks 0..A-1, each from the sets of
  *                         the previous warm-up block's partition only);
  *   init_sample F > 0     global initialization: a random sample of
- *                         m = round(F |U|) examples (the first ones of the
- *                         split's permutation, at most |U| - 1)
- *                         partitioned sequentially (parsa_partition_u on
- *                         the sample, in blocks of the main pass's size);
- *                         S = its N(U_i), and the sample's examples keep
- *                         these parts: the workers partition the other
- *                         |U| - m (so the sample's S holds only real
- *                         members and no example is partitioned twice);
+ *                         round(F |U|) examples (the first ones of the
+ *                         split's permutation) partitioned sequentially
+ *                         (parsa_partition_u on the sample, in blocks of
+ *                         the main pass's size); S = its N(U_i);
  *   o->init_S             (incremental) is the base of either.
- * The warm-up blocks' examples are partitioned again by the workers (as
- * the sequential warm-up does).
+ * All examples, those of the warm-up blocks and the sample included, are
+ * then partitioned by the workers.
  *
  * With one worker and no sample the run equals parsa_partition_u with the
  * same options bit for bit, for every τ (tests/cli/test_parallel.py).

@@ -144,7 +144,6 @@ def test_many_workers_and_options():
                   "--blocks", 10, "--tau", 2],
                  ["-k", 65, "--workers", 2, "--blocks", 4, "--init-blocks", 2],
                  ["-k", 8, "--workers", 3, "--init-sample", 1],
-                 ["-k", 7, "--workers", 2, "--imbalance", 1, "--init-sample", 0.5],
                  ["-k", 300, "--workers", 2, "--rule", "round-robin"]):
         prefix = tmp("many")
         run("partition", data, *args, "--out", prefix, "-q")
