@@ -42,6 +42,10 @@ struct parsa_partu_ctx {
 	uint32_t *trow;            /* transpose: block rows per feature */
 	uint8_t *done;             /* rows_cap: block row already assigned */
 	uint64_t *ov;              /* rows_cap: Σ_i |N(r) ∩ S_i| (seeding) */
+	/* the block in progress (parsa_partu_block_begin .. _run) */
+	uint32_t t;                /* rows placed so far */
+	uint32_t n;                /* its rows */
+	uint64_t blk_cap;          /* its per-partition cap */
 };
 
 /* ---------------------------------------------------------------- options */
@@ -806,16 +810,16 @@ static int check_block(const struct parsa_partu_ctx *ctx,
 	return 0;
 }
 
-int parsa_partu_block(struct parsa_partu_ctx *ctx,
-		      const struct parsa_block *blk, struct parsa_nbrset *S,
-		      struct parsa_balance *bal, uint32_t *part,
-		      struct parsa_partu_stats *st, struct parsa_err *err)
+int parsa_partu_block_begin(struct parsa_partu_ctx *ctx,
+			    const struct parsa_block *blk,
+			    const struct parsa_nbrset *S,
+			    const struct parsa_balance *bal,
+			    struct parsa_err *err)
 {
 	const struct parsa_graph *g = &blk->g;
-	struct parsa_partu_stats local = {0};
-	uint64_t blk_cap;
 	int rc;
 
+	ctx->t = ctx->n = 0;
 	rc = check_block(ctx, blk, S, bal, err);
 	if (rc || g->n_rows == 0)
 		return rc;
@@ -824,12 +828,25 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 		return rc;
 	build_transpose(ctx, g);
 	init_costs(ctx, g, S);
-	blk_cap = block_cap(bal, g->n_rows);
+	ctx->n = g->n_rows;
+	ctx->blk_cap = block_cap(bal, g->n_rows);
 	memset(ctx->blk_count, 0, (size_t)ctx->k * sizeof(uint64_t));
 	memset(ctx->done, 0, g->n_rows);
-	for (uint32_t t = 0; t < g->n_rows; t++) {
+	return 0;
+}
+
+void parsa_partu_block_run(struct parsa_partu_ctx *ctx,
+			   const struct parsa_block *blk,
+			   struct parsa_nbrset *S, struct parsa_balance *bal,
+			   uint32_t *part, uint32_t upto,
+			   struct parsa_partu_stats *st)
+{
+	const struct parsa_graph *g = &blk->g;
+	struct parsa_partu_stats local = {0};
+
+	for (upto = upto < ctx->n ? upto : ctx->n; ctx->t < upto; ctx->t++) {
 		uint32_t i = pick_partition(bal, ctx->blk_count,
-					    paced_cap(bal, blk_cap, t));
+					    paced_cap(bal, ctx->blk_cap, ctx->t));
 		uint32_t u = bal->s_size[i] == 0 ? take_seed(ctx, &ctx->cl[i])
 						 : take_live(ctx, &ctx->cl[i]);
 
@@ -842,7 +859,38 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 		st->new_bits += local.new_bits;
 		st->decrements += local.decrements;
 	}
-	return 0;
+}
+
+uint32_t parsa_partu_block_merge(struct parsa_partu_ctx *ctx,
+				 struct parsa_nbrset *S, uint32_t l,
+				 const uint64_t *mask)
+{
+	uint32_t added = 0;
+
+	for (uint32_t q = 0; q < S->words; q++)
+		for (uint64_t m = mask[q]; m; m &= m - 1) {
+			uint32_t i = q * 64 + (uint32_t)__builtin_ctzll(m);
+
+			if (i >= S->k || !parsa_nbrset_add(S, l, i))
+				continue;
+			added++;
+			if (ctx->n)
+				touch_feature(ctx, &ctx->cl[i], l);
+		}
+	return added;
+}
+
+int parsa_partu_block(struct parsa_partu_ctx *ctx,
+		      const struct parsa_block *blk, struct parsa_nbrset *S,
+		      struct parsa_balance *bal, uint32_t *part,
+		      struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	int rc = parsa_partu_block_begin(ctx, blk, S, bal, err);
+
+	if (rc == 0)
+		parsa_partu_block_run(ctx, blk, S, bal, part, blk->g.n_rows,
+				      st);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- driver */

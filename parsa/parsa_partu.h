@@ -162,6 +162,38 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 		      struct parsa_partu_stats *st, struct parsa_err *err);
 
 /*
+ * parsa_partu_block in steps, so that a parallel worker can bring in the
+ * bits other workers set while the block runs:
+ *   parsa_partu_block_begin  the checks and the block's cost lists from S
+ *                            (PARSA_EINVAL as parsa_partu_block);
+ *   parsa_partu_block_run    place rows until `upto` of the block's rows
+ *                            are placed (min with its size);
+ *   parsa_partu_block_merge  S(l) |= mask (k bits, S->words words) for
+ *                            local feature l, lowering the cost in each
+ *                            newly set partition of the block's unplaced
+ *                            rows that use l, as if a row of that
+ *                            partition had set it; returns the bits
+ *                            added.  bal->s_size is not changed (the
+ *                            caller owns the global sizes).
+ * begin + run(n_rows) is exactly parsa_partu_block.  S, bal and part must
+ * be the same objects throughout a block; the cost invariant
+ * cost_i(r) = |N(r) \ S_i| holds between the calls.
+ */
+int parsa_partu_block_begin(struct parsa_partu_ctx *ctx,
+			    const struct parsa_block *blk,
+			    const struct parsa_nbrset *S,
+			    const struct parsa_balance *bal,
+			    struct parsa_err *err);
+void parsa_partu_block_run(struct parsa_partu_ctx *ctx,
+			   const struct parsa_block *blk,
+			   struct parsa_nbrset *S, struct parsa_balance *bal,
+			   uint32_t *part, uint32_t upto,
+			   struct parsa_partu_stats *st);
+uint32_t parsa_partu_block_merge(struct parsa_partu_ctx *ctx,
+				 struct parsa_nbrset *S, uint32_t l,
+				 const uint64_t *mask);
+
+/*
  * The whole sequential run: split U at random into b blocks (seeded),
  * warm S up on the first a blocks (individual initialization: each warm-up
  * block starts from the neighbor sets of the previous warm-up block's

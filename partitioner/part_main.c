@@ -127,6 +127,12 @@ static const char usage_partition[] =
 	"                    worker (default with W > 1: %d examples, within\n"
 	"                    %.2f..%.2f of them; 0 with one worker or\n"
 	"                    --init-blocks)\n"
+	"  --syncs N         mid-block syncs: a worker pushes its new bits and\n"
+	"                    pulls the others' N times within each block, so\n"
+	"                    its cost lists follow the other workers (default:\n"
+	"                    enough that a step misses at most 1/%d of the\n"
+	"                    data, (W - 1) / (blocks (N + 1)), up to %d; 0\n"
+	"                    with one worker)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa partition ... --mpi\n"
 	"                    (every rank reads DATA; rank 0 writes the outputs)\n"
 	"streaming (LIBSVM; blocks read by the workers, nothing loads DATA):\n"
@@ -264,7 +270,7 @@ enum {
 	OPT_TRIALS, OPT_JSON, OPT_INIT_FROM, OPT_INIT_DATA, OPT_PLACEMENT,
 	OPT_REPORT, OPT_EXAMPLES, OPT_FEATURES, OPT_AVG_NNZ, OPT_TOPICS,
 	OPT_TOPIC_FRAC, OPT_ZIPF, OPT_BLOCK_IMB, OPT_REFINE, OPT_WORKERS,
-	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_QUALITY,
+	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_SYNCS, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
 	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES, OPT_ML_CHAINS,
 };
@@ -308,6 +314,7 @@ static const struct option partition_longopts[] = {
 	{"tau", required_argument, NULL, OPT_TAU},
 	{"mpi", no_argument, NULL, OPT_MPI},
 	{"init-sample", required_argument, NULL, OPT_INIT_SAMPLE},
+	{"syncs", required_argument, NULL, OPT_SYNCS},
 	{"stream", no_argument, NULL, OPT_STREAM},
 	{"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
 	{"block-rows", required_argument, NULL, OPT_BLOCK_ROWS},
@@ -346,6 +353,7 @@ static void print_partition_help(void)
 	       d.ml_scratch ? "on" : "off",
 	       d.sweeps,
 	       d.pu.seed, PART_PAR_DEFAULT_TAU, PART_PAR_SAMPLE_ROWS, PART_PAR_MIN_SAMPLE, PART_PAR_AUTO_SAMPLE,
+	       PART_PAR_SYNC_SPAN, PART_PAR_AUTO_SYNCS_MAX,
 	       d.random_trials);
 }
 
@@ -470,6 +478,13 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 			return die_usage("--init-sample must be a fraction in [0,1], got '%s'", arg);
 		c->parallel = 1;
 		return 0;
+	case OPT_SYNCS:
+		if (part_cli_u64(arg, 0, PART_PAR_MAX_SYNCS, &v))
+			return die_usage("--syncs must be an integer in 0..64, got '%s'",
+					 arg);
+		c->par.syncs = (int)v;
+		c->parallel = 1;
+		return 0;
 	case OPT_MPI:
 		c->par.mpi = 1;
 		c->parallel = 1;
@@ -564,8 +579,8 @@ static int check_stream_opts(struct cmd_opts *c)
 		return die_usage("--stream reads LIBSVM only (one example per line), not %s",
 				 part_format_name(f));
 	if (c->init_from || c->shards || c->run.pu.init_blocks > 0 ||
-	    c->par.init_sample >= 0 || c->run.pu.blocks)
-		return die_usage("%s", "--stream: --init-from, --shards, --blocks, --init-blocks and --init-sample do not apply (blocks: --block-rows or --mem-limit)");
+	    c->par.init_sample >= 0 || c->par.syncs >= 0 || c->run.pu.blocks)
+		return die_usage("%s", "--stream: --init-from, --shards, --blocks, --init-blocks, --init-sample and --syncs do not apply (blocks: --block-rows or --mem-limit)");
 	if (strcmp(c->in.data, "-") == 0)
 		return die_usage("%s", "--stream needs a file (every worker reads it)");
 	if (c->run.param_imbalance > 0)

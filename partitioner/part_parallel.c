@@ -46,6 +46,7 @@ struct job {
 	struct ps_transport *tp;
 	uint32_t k, width, b, a;  /* mask bytes, blocks, warm-up blocks */
 	uint32_t W;               /* workers */
+	uint32_t syncs;           /* mid-block syncs per block */
 	uint32_t m_sample;        /* global-init sample rows (0: none) */
 	double sample;            /* its fraction */
 	uint32_t *perm, *start;   /* the random split (as sequential) */
@@ -70,6 +71,24 @@ void part_par_opts_default(struct part_par_opts *po)
 	po->workers = 1;
 	po->tau = PART_PAR_DEFAULT_TAU;
 	po->init_sample = -1.0;
+	po->syncs = -1;
+}
+
+uint32_t part_par_auto_syncs(const struct part_par_opts *po,
+			     uint32_t workers, uint32_t blocks)
+{
+	uint64_t steps;
+
+	if (po->syncs >= 0)
+		return (uint32_t)po->syncs;
+	if (workers <= 1 || blocks == 0)
+		return 0;
+	/* least N + 1 with (W - 1) SPAN <= b (N + 1) */
+	steps = ((uint64_t)(workers - 1) * PART_PAR_SYNC_SPAN + blocks - 1) /
+		blocks;
+	steps = steps > 0 ? steps - 1 : 0;
+	return steps < PART_PAR_AUTO_SYNCS_MAX ? (uint32_t)steps
+					       : PART_PAR_AUTO_SYNCS_MAX;
 }
 
 double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
@@ -231,6 +250,7 @@ static int job_layout(struct job *jb, const struct ps_layout *l,
 		b += jb->W - b % jb->W;
 	jb->b = (uint32_t)(b < n ? b : n);
 	jb->a = o->pu.init_blocks < jb->b ? o->pu.init_blocks : jb->b;
+	jb->syncs = part_par_auto_syncs(jb->po, jb->W, jb->b);
 	free(jb->start);
 	jb->start = malloc(((size_t)jb->b + 1) * sizeof(uint32_t));
 	if (!jb->start)
@@ -310,6 +330,20 @@ struct wstate {
 	uint64_t *s0;              /* k: s_size before the block */
 	uint64_t *diff;            /* one mask: new bits of a feature */
 	uint32_t done;             /* blocks finished */
+	/* mid-block syncs (jb->syncs > 0) */
+	uint64_t *since;           /* slice bits at the last sync */
+	size_t since_cap;
+	uint64_t *s1;              /* k: s_size at the last push or merge */
+	uint64_t *s2;              /* k: s_size when the sync pull went out */
+	double *own;               /* k: the block's pushed |S_i| deltas */
+	double *scnt;              /* k: a sync's pulled counters */
+	double *dcnt;              /* k: a sync's pushed counters */
+	uint64_t *pbits;           /* a sync's pulled masks, decoded */
+	size_t pbits_cap;
+	uint64_t *pkeys;           /* a sync's push */
+	size_t pkeys_cap;
+	unsigned char *pvals;
+	size_t pvals_cap;
 };
 
 static void ws_release(struct wstate *ws)
@@ -329,6 +363,15 @@ static void ws_release(struct wstate *ws)
 	free(ws->ckeys);
 	free(ws->s0);
 	free(ws->diff);
+	free(ws->since);
+	free(ws->s1);
+	free(ws->s2);
+	free(ws->own);
+	free(ws->scnt);
+	free(ws->dcnt);
+	free(ws->pbits);
+	free(ws->pkeys);
+	free(ws->pvals);
 }
 
 /* The balance of worker w: global cap, count[i] = C - c_w,i. */
@@ -368,8 +411,14 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	ws->slot[1].cnt = malloc(k * sizeof(double));
 	ws->s0 = malloc(k * sizeof(uint64_t));
 	ws->diff = malloc((k / 64 + 1) * sizeof(uint64_t));
+	ws->s1 = malloc(k * sizeof(uint64_t));
+	ws->s2 = malloc(k * sizeof(uint64_t));
+	ws->own = malloc(k * sizeof(double));
+	ws->scnt = malloc(k * sizeof(double));
+	ws->dcnt = malloc(k * sizeof(double));
 	if (!ws->map || !ws->ckeys || !ws->slot[0].cnt || !ws->slot[1].cnt ||
-	    !ws->s0 || !ws->diff)
+	    !ws->s0 || !ws->diff || !ws->s1 || !ws->s2 || !ws->own || !ws->scnt ||
+	    !ws->dcnt)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
 	memset(ws->map, 0xff, (size_t)nc * sizeof(uint32_t));
 	for (uint32_t i = 0; i < k; i++)
@@ -490,40 +539,213 @@ static int ws_snapshot(struct wstate *ws, struct parsa_err *err)
 	return 0;
 }
 
-/* Push the bits the block added (after & ~before, OR) and the number of
- * new bits per partition (ADD); they stay in sl (keys, vals, pushed, cnt)
- * for ws_merge_own.  No wait: τ bounds the delay. */
-static int ws_push(struct ps_node *w, struct wstate *ws, struct wslot *sl,
-		   struct parsa_err *err)
+/* The slice's bits not in base (same layout), encoded with their keys
+ * into keys/vals (keys may be sl->keys itself: entry m <= l is written
+ * after key l is read); returns how many. */
+static uint32_t ws_diff(struct wstate *ws, const struct wslot *sl,
+			const uint64_t *base, uint64_t *keys,
+			unsigned char *vals)
 {
-	const struct job *jb = ws->jb;
-	uint32_t words = ws->slice.words, m = 0;
-	uint64_t *diff = ws->diff, ts;
-	int rc = 0, any = 0;
+	uint32_t words = ws->slice.words, width = ws->jb->width, m = 0;
+	uint64_t *diff = ws->diff;
 
 	for (uint32_t l = 0; l < ws->slice.n_feat; l++) {
 		const uint64_t *a = ws->slice.bits + (uint64_t)l * words;
-		const uint64_t *b = ws->before + (uint64_t)l * words;
+		const uint64_t *b = base + (uint64_t)l * words;
 		uint64_t or = 0;
 
 		for (uint32_t q = 0; q < words; q++)
 			or |= diff[q] = a[q] & ~b[q];
 		if (!or)
 			continue;
-		sl->keys[m] = sl->blk.feat[l]; /* m <= l: keys reused */
-		part_mask_encode(sl->vals + (size_t)m * jb->width, jb->width,
-				 diff);
+		keys[m] = sl->blk.feat[l];
+		part_mask_encode(vals + (size_t)m * width, width, diff);
 		m++;
 	}
-	sl->pushed = m;
+	return m;
+}
+
+/* Push m masks (OR) and, if any is non-zero, the k counters (ADD). */
+static int ws_send(struct ps_node *w, struct wstate *ws, const uint64_t *keys,
+		   const unsigned char *vals, uint32_t m, const double *cnt,
+		   struct parsa_err *err)
+{
+	uint64_t ts;
+	int rc = 0, any = 0;
+
 	if (m)
-		rc = ps_push(w, TBL_MASK, sl->keys, m, sl->vals, &ts, err);
-	for (uint32_t i = 0; i < jb->k; i++) {
-		sl->cnt[i] = (double)(ws->bal.s_size[i] - ws->s0[i]);
-		any |= sl->cnt[i] != 0;
-	}
+		rc = ps_push(w, TBL_MASK, keys, m, vals, &ts, err);
+	for (uint32_t i = 0; i < ws->jb->k; i++)
+		any |= cnt[i] != 0;
 	if (!rc && any)
-		rc = ps_push(w, TBL_SSIZE, ws->ckeys, jb->k, sl->cnt, &ts, err);
+		rc = ps_push(w, TBL_SSIZE, ws->ckeys, ws->jb->k, cnt, &ts, err);
+	return rc;
+}
+
+/* Push the bits the block added (after & ~before, OR) and the number of
+ * new bits per partition (ADD); they stay in sl (keys, vals, pushed, cnt)
+ * for ws_merge_own.  No wait: τ bounds the delay. */
+static int ws_push(struct ps_node *w, struct wstate *ws, struct wslot *sl,
+		   struct parsa_err *err)
+{
+	sl->pushed = ws_diff(ws, sl, ws->before, sl->keys, sl->vals);
+	for (uint32_t i = 0; i < ws->jb->k; i++)
+		sl->cnt[i] = (double)(ws->bal.s_size[i] - ws->s0[i]);
+	return ws_send(w, ws, sl->keys, sl->vals, sl->pushed, sl->cnt, err);
+}
+
+/*
+ * Mid-block syncs (jb->syncs = N > 0).  The block runs in N + 1 equal
+ * steps.  A pull of the block's masks and of the |S_i| counters goes out
+ * when the block starts and after each sync but the last; at sync q the
+ * worker pushes what it added since the previous push, then takes the
+ * answer of the pull sent at the previous point (sent a step earlier, so
+ * the worker never waits for a round trip): the bits other workers set
+ * enter the running block (parsa_partu_block_merge: the costs follow),
+ * and |S_i| becomes the pulled value plus the worker's own growth since
+ * that pull went out (the answer holds every push sent before it: one
+ * worker-server pair keeps its order).  With one worker the answer holds
+ * only the worker's own bits, so nothing changes.
+ *
+ * State: since = the slice's bits at the last push (merged bits are added
+ * to it, so they are never pushed back), s1 = s_size at the last push or
+ * merge, s2 = s_size when the pull in flight went out, own = every
+ * counter pushed in this block.
+ */
+
+/* Push what the block added since the last push (bits after & ~since,
+ * counters s_size - s1); ws->own adds the counters. */
+static int ws_push_since(struct ps_node *w, struct wstate *ws,
+			 const struct wslot *sl, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t nf = ws->slice.n_feat, m;
+	size_t nw = (size_t)nf * ws->slice.words;
+	int rc = part_grow((void **)&ws->pkeys, &ws->pkeys_cap, nf,
+			   sizeof(uint64_t), err);
+
+	if (!rc)
+		rc = part_grow((void **)&ws->pvals, &ws->pvals_cap,
+			       (size_t)nf * jb->width, 1, err);
+	if (rc)
+		return rc;
+	m = ws_diff(ws, sl, ws->since, ws->pkeys, ws->pvals);
+	for (uint32_t i = 0; i < jb->k; i++) {
+		ws->dcnt[i] = (double)(ws->bal.s_size[i] - ws->s1[i]);
+		ws->own[i] += ws->dcnt[i];
+	}
+	memcpy(ws->since, ws->slice.bits, nw * sizeof(uint64_t));
+	memcpy(ws->s1, ws->bal.s_size, jb->k * sizeof(uint64_t));
+	return ws_send(w, ws, ws->pkeys, ws->pvals, m, ws->dcnt, err);
+}
+
+/* Send the pull of the block's masks (into sl->vals) and counters. */
+static int ws_sync_pull(struct ps_node *w, struct wstate *ws,
+			struct wslot *sl, struct parsa_err *err)
+{
+	uint32_t nf = sl->blk.g.n_cols;
+	int rc = 0;
+
+	sl->ts_mask = sl->ts_size = 0;
+	if (nf)
+		rc = ps_pull(w, TBL_MASK, sl->keys, nf, sl->vals, &sl->ts_mask,
+			     err);
+	if (!rc)
+		rc = ps_pull(w, TBL_SSIZE, ws->ckeys, ws->jb->k, ws->scnt,
+			     &sl->ts_size, err);
+	memcpy(ws->s2, ws->bal.s_size, ws->jb->k * sizeof(uint64_t));
+	return rc;
+}
+
+/* Wait for the pull in flight (if any); merge its answer when `merge`. */
+static int ws_sync_take(struct ps_node *w, struct wstate *ws,
+			struct wslot *sl, int merge, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t nf = sl->blk.g.n_cols, words = ws->slice.words;
+	int rc = 0;
+
+	if (sl->ts_mask)
+		rc = ps_wait(w, sl->ts_mask, err);
+	if (!rc && sl->ts_size)
+		rc = ps_wait(w, sl->ts_size, err);
+	if (rc || !merge || !sl->ts_size)
+		return rc;
+	rc = part_grow((void **)&ws->pbits, &ws->pbits_cap,
+		       (size_t)nf * words, sizeof(uint64_t), err);
+	if (rc)
+		return rc;
+	part_mask_decode_n(ws->pbits, words, jb->k, sl->vals, jb->width, nf);
+	for (uint32_t l = 0; l < nf; l++) {
+		const uint64_t *have = ws->slice.bits + (uint64_t)l * words;
+		uint64_t *got = ws->pbits + (uint64_t)l * words, or = 0;
+		uint64_t *was = ws->since + (uint64_t)l * words;
+
+		for (uint32_t q = 0; q < words; q++)
+			or |= got[q] &= ~have[q];
+		if (!or)
+			continue;
+		parsa_partu_block_merge(ws->ctx, &ws->slice, l, got);
+		for (uint32_t q = 0; q < words; q++)
+			was[q] |= got[q];
+	}
+	for (uint32_t i = 0; i < jb->k; i++) {
+		double v = ws->scnt[i] + (double)(ws->bal.s_size[i] - ws->s2[i]);
+
+		ws->bal.s_size[i] = v > 0 ? (uint64_t)v : 0;
+	}
+	memcpy(ws->s1, ws->bal.s_size, jb->k * sizeof(uint64_t));
+	return 0;
+}
+
+/* The block's end with syncs: push what came since the last push, let the
+ * last pull finish; keep in sl, for ws_merge_own, everything the block
+ * added since it started (bits after & ~before, and ws->own). */
+static int ws_push_synced(struct ps_node *w, struct wstate *ws,
+			  struct wslot *sl, struct parsa_err *err)
+{
+	int rc = ws_push_since(w, ws, sl, err);
+
+	if (!rc)
+		rc = ws_sync_take(w, ws, sl, 0, err);
+	sl->pushed = ws_diff(ws, sl, ws->before, sl->keys, sl->vals);
+	memcpy(sl->cnt, ws->own, ws->jb->k * sizeof(double));
+	return rc;
+}
+
+/* Partition the block in jb->syncs + 1 steps, syncing between two. */
+static int ws_partition(struct ps_node *w, struct wstate *ws,
+			struct wslot *sl, uint32_t *part,
+			struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	const struct job *jb = ws->jb;
+	uint32_t n = sl->blk.g.n_rows, N = jb->syncs;
+	size_t nw = (size_t)ws->slice.n_feat * ws->slice.words;
+	int rc = parsa_partu_block_begin(ws->ctx, &sl->blk, &ws->slice,
+					 &ws->bal, err);
+
+	if (!rc)
+		rc = part_grow((void **)&ws->since, &ws->since_cap, nw,
+			       sizeof(uint64_t), err);
+	if (rc)
+		return rc;
+	memcpy(ws->since, ws->slice.bits, nw * sizeof(uint64_t));
+	memcpy(ws->s1, ws->bal.s_size, jb->k * sizeof(uint64_t));
+	memset(ws->own, 0, jb->k * sizeof(double));
+	rc = ws_sync_pull(w, ws, sl, err);
+	for (uint32_t q = 1; !rc && q <= N; q++) {
+		parsa_partu_block_run(ws->ctx, &sl->blk, &ws->slice, &ws->bal,
+				      part, (uint32_t)((uint64_t)n * q / (N + 1)),
+				      st);
+		rc = ws_push_since(w, ws, sl, err);
+		if (!rc)
+			rc = ws_sync_take(w, ws, sl, 1, err);
+		if (!rc && q < N)
+			rc = ws_sync_pull(w, ws, sl, err);
+	}
+	if (!rc)
+		parsa_partu_block_run(ws->ctx, &sl->blk, &ws->slice, &ws->bal,
+				      part, n, st);
 	return rc;
 }
 
@@ -580,11 +802,14 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 	if (!rc)
 		rc = part_grow((void **)&ws->rec, &ws->rec_cap,
 			       hw + sl->blk.g.n_rows, sizeof(uint32_t), err);
-	if (!rc)
+	if (!rc && jb->syncs == 0)
 		rc = parsa_partu_block(ws->ctx, &sl->blk, &ws->slice, &ws->bal,
 				       ws->rec + hw, &st, err);
+	else if (!rc)
+		rc = ws_partition(w, ws, sl, ws->rec + hw, &st, err);
 	if (!rc)
-		rc = ws_push(w, ws, sl, err);
+		rc = jb->syncs ? ws_push_synced(w, ws, sl, err)
+			       : ws_push(w, ws, sl, err);
 	if (!rc)
 		rc = ws_send_parts(w, ws, j, sl->blk.g.n_rows, &st, err);
 	if (ws->prefetch)
@@ -996,6 +1221,7 @@ static void fill_info(const struct job *jb, const struct ps_transport *tp,
 							    : "none";
 	in->init_blocks = jb->a;
 	in->blocks = jb->b;
+	in->syncs = jb->syncs;
 	in->init_sample = jb->a > 0 ? 0.0 : jb->sample;
 	in->init_rows = jb->init_rows;
 	in->t_init = jb->t_init;

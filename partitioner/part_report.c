@@ -183,6 +183,7 @@ static json_t *parallel_json(const struct part_par_info *p)
 		return NULL;
 	json_object_set_new(j, "tau", p->tau < 0 ? json_string("inf")
 						 : json_integer(p->tau));
+	json_object_set_new(j, "syncs", json_integer((json_int_t)p->syncs));
 	json_object_set_new(j, "traffic", traffic_json(&p->traffic));
 	json_object_set_new(j, "staleness", stale_json(p));
 	return j;

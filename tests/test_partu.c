@@ -412,11 +412,54 @@ static void replica_free(struct replica *x)
 	free(x->bc);
 }
 
+/*
+ * Bits set elsewhere, brought into a running block: before row at[q] is
+ * placed, S(l[q][j]) |= mask[q][j] for j < nf[q] (parsa_partu_block_merge).
+ */
+struct merges {
+	uint32_t count;
+	uint32_t at[4], nf[4], l[4][3];
+	uint64_t mask[4][3][3];
+};
+
+/* The replica's merge: each new bit lowers the live users' cost, as a
+ * decrement (stamp, ov) without touching s_size. */
+static void replica_merge(struct replica *x, const struct parsa_graph *g,
+			  struct parsa_nbrset *S, uint32_t l, const uint64_t *mask)
+{
+	for (uint32_t i = 0; i < S->k; i++) {
+		if (!(mask[i / 64] >> (i % 64) & 1) || !parsa_nbrset_add(S, l, i))
+			continue;
+		for (uint32_t w = 0; w < x->n; w++) {
+			int uses = 0;
+
+			for (uint64_t f = g->row_ptr[w]; f < g->row_ptr[w + 1]; f++)
+				uses |= g->col[f] == l;
+			if (!x->live[w] || !uses)
+				continue;
+			x->cost[(size_t)i * x->n + w]--;
+			x->stamp[(size_t)i * x->n + w] = ++x->clock;
+			x->ov[w]++;
+		}
+	}
+}
+
+static void replica_merges(struct replica *x, const struct parsa_graph *g,
+			   struct parsa_nbrset *S, const struct merges *mg,
+			   uint32_t *q, uint32_t t)
+{
+	for (; mg && *q < mg->count && mg->at[*q] <= t; ++*q)
+		for (uint32_t j = 0; j < mg->nf[*q]; j++)
+			replica_merge(x, g, S, mg->l[*q][j], mg->mask[*q][j]);
+}
+
 static void replica_block(const struct parsa_graph *g, struct parsa_nbrset *S,
-			  struct parsa_balance *bal, uint32_t *part)
+			  struct parsa_balance *bal, uint32_t *part,
+			  const struct merges *mg)
 {
 	struct replica x;
 	uint64_t bcap;
+	uint32_t q = 0;
 
 	replica_init(&x, g, S);
 	bcap = isinf(bal->block_imbalance)
@@ -427,8 +470,11 @@ static void replica_block(const struct parsa_graph *g, struct parsa_nbrset *S,
 						    : bal->imbalance;
 		uint64_t pace = isinf(f) ? UINT64_MAX
 					 : (uint64_t)floor(f * (t + 1.0) / bal->k) + 1;
-		uint32_t i = replica_pick(bal, x.bc, pace < bcap ? pace : bcap);
-		uint32_t u = replica_take(&x, i, bal->s_size[i] == 0);
+		uint32_t i, u;
+
+		replica_merges(&x, g, S, mg, &q, t);
+		i = replica_pick(bal, x.bc, pace < bcap ? pace : bcap);
+		u = replica_take(&x, i, bal->s_size[i] == 0);
 
 		part[u] = i;
 		x.live[u] = 0;
@@ -436,7 +482,49 @@ static void replica_block(const struct parsa_graph *g, struct parsa_nbrset *S,
 		x.bc[i]++;
 		replica_add(&x, g, S, bal, i, u);
 	}
+	replica_merges(&x, g, S, mg, &q, UINT32_MAX);
 	replica_free(&x);
+}
+
+/* Random merges at increasing points of a block of n rows (words <= 3). */
+static void random_merges(struct merges *mg, struct parsa_rng *r, uint32_t n,
+			  uint32_t n_feat, uint32_t k)
+{
+	memset(mg, 0, sizeof(*mg));
+	mg->count = n_feat ? 1 + (uint32_t)parsa_rng_below(r, 4) : 0;
+	for (uint32_t q = 0; q < mg->count; q++) {
+		uint32_t lo = q ? mg->at[q - 1] : 0;
+
+		mg->at[q] = lo + (uint32_t)parsa_rng_below(r, n - lo + 1);
+		mg->nf[q] = 1 + (uint32_t)parsa_rng_below(r, 3);
+		for (uint32_t j = 0; j < mg->nf[q]; j++) {
+			mg->l[q][j] = (uint32_t)parsa_rng_below(r, n_feat);
+			for (uint32_t b = 0; b < 2; b++) {
+				uint32_t i = (uint32_t)parsa_rng_below(r, k);
+
+				mg->mask[q][j][i / 64] |= 1ULL << (i % 64);
+			}
+		}
+	}
+}
+
+/* parsa_partu_block_begin, then _run to each merge point and the merges,
+ * then _run to the end. */
+static int stepped_block(struct parsa_partu_ctx *ctx,
+			 const struct parsa_block *blk, struct parsa_nbrset *S,
+			 struct parsa_balance *bal, uint32_t *part,
+			 const struct merges *mg, struct parsa_err *err)
+{
+	int rc = parsa_partu_block_begin(ctx, blk, S, bal, err);
+
+	for (uint32_t q = 0; rc == 0 && q < mg->count; q++) {
+		parsa_partu_block_run(ctx, blk, S, bal, part, mg->at[q], NULL);
+		for (uint32_t j = 0; j < mg->nf[q]; j++)
+			parsa_partu_block_merge(ctx, S, mg->l[q][j], mg->mask[q][j]);
+	}
+	if (rc == 0)
+		parsa_partu_block_run(ctx, blk, S, bal, part, blk->g.n_rows, NULL);
+	return rc;
 }
 
 /* One random block, run both ways from identical state. */
@@ -453,6 +541,8 @@ static void replica_case(uint64_t seed)
 	enum parsa_rule rule;
 	double imb;
 	struct parsa_err err;
+	struct merges mg;
+	int stepped = seed % 2 == 0, rc;
 
 	parsa_rng_seed(&r, seed);
 	n = 1 + (uint32_t)parsa_rng_below(&r, 40);
@@ -493,8 +583,11 @@ static void replica_case(uint64_t seed)
 	REQUIRE(parsa_partu_ctx_create(&ctx, k, (uint32_t)parsa_rng_below(&r, n + 1),
 				       NULL) == 0);
 	parsa_err_clear(&err);
-	if (parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, &err) == 0) {
-		replica_block(&blk.g, &S2, &b2, p2);
+	random_merges(&mg, &r, n, blk.g.n_cols, k);
+	rc = stepped ? stepped_block(ctx, &blk, &S1, &b1, p1, &mg, &err)
+		     : parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, &err);
+	if (rc == 0) {
+		replica_block(&blk.g, &S2, &b2, p2, stepped ? &mg : NULL);
 		CHECK(memcmp(p1, p2, n * sizeof(uint32_t)) == 0);
 		CHECK(memcmp(S1.bits, S2.bits, (size_t)S1.n_feat * S1.words * 8) == 0);
 		CHECK(memcmp(b1.count, b2.count, k * sizeof(uint64_t)) == 0);
@@ -504,8 +597,9 @@ static void replica_case(uint64_t seed)
 		CHECK_CONTAINS(err.msg, "room");
 	}
 	if (harness_cur_failed)
-		fprintf(stderr, "  replica case seed %llu (n=%u k=%u rule=%d imb=%g)\n",
-			(unsigned long long)seed, n, k, (int)rule, imb);
+		fprintf(stderr, "  replica case seed %llu (n=%u k=%u rule=%d imb=%g"
+			" merges %u)\n", (unsigned long long)seed, n, k, (int)rule,
+			imb, stepped ? mg.count : 0);
 	parsa_partu_ctx_destroy(ctx);
 	parsa_balance_release(&b1);
 	parsa_balance_release(&b2);

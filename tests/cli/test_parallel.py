@@ -64,6 +64,50 @@ def test_one_worker_equals_sequential_every_tau():
 
 
 @test
+def test_one_worker_with_syncs_equals_sequential():
+    """Mid-block syncs with one worker bring nothing in (the pulled masks
+    and |S_i| are the worker's own), so --syncs N still writes the
+    sequential placement byte for byte, for τ = 0, 1 and ∞: the pushes
+    since the last sync, the pulled counters and the prefetch merge of
+    every push of a block all add up."""
+    for f, extra in SAMPLES:
+        for args in (["-k", 16], ["-k", 70, "--blocks", 9, "--seed", 5]):
+            data = "data/" + f
+            seq = tmp("sy-seq")
+            run("partition", data, *args, *extra, "--out", seq, "-q")
+            for tau, syncs in (("0", 1), ("1", 3), ("inf", 7)):
+                par = tmp("sy-par")
+                run("partition", data, *args, *extra, "--workers", 1,
+                    "--tau", tau, "--syncs", syncs, "--out", par, "-q")
+                assert same_files(seq, par), "%s %s tau %s syncs %s" % (
+                    f, args, tau, syncs)
+                rep = json.load(open(par + ".json"))
+                assert rep["parallel"]["syncs"] == syncs, rep["parallel"]
+
+
+@test
+def test_syncs_default_and_two_workers():
+    """Default syncs: 0 with one worker; with W > 1 the least N with
+    (W - 1) / (blocks (N + 1)) <= 1/20, at most 4 (part_parallel.h).  Workers
+    with syncs keep the balance and agree with parsa eval."""
+    data = "data/reuters-sample.svm.gz"
+    for w, blocks, want in ((1, 0, 0), (2, 0, 3), (2, 10, 1), (2, 20, 0),
+                            (3, 8, 4), (4, 80, 0)):
+        prefix = tmp("syd")
+        extra = ["--blocks", blocks] if blocks else []
+        run("partition", data, "-k", 8, "--workers", w, *extra,
+            "--out", prefix, "-q")
+        rep = json.load(open(prefix + ".json"))
+        assert rep["parallel"]["syncs"] == want, (w, blocks, rep["parallel"])
+    for syncs in (1, 5):
+        prefix = tmp("sy2")
+        run("partition", data, "-k", 8, "--workers", 2, "--tau", "inf",
+            "--syncs", syncs, "--out", prefix, "-q")
+        rep = check_placement(prefix, 8)
+        eval_agrees(data, prefix, rep)
+
+
+@test
 def test_two_workers_share_blocks_evenly():
     """The automatic block count is rounded up to a multiple of W."""
     data = "data/a9a-sample.svm.gz"
@@ -162,6 +206,9 @@ def test_parallel_usage_errors():
         (["--tau", "-3"], "--tau"),
         (["--tau", "soon"], "--tau"),
         (["--init-sample", "2"], "--init-sample"),
+        (["--syncs", "65"], "--syncs"),
+        (["--syncs", "-1"], "--syncs"),
+        (["--stream", "--syncs", "1"], "--syncs"),
         (["--workers", "2", "--method", "greedy"], "need --method parsa"),
         (["--workers", "2", "--init-blocks", "1", "--init-sample", "0.1"],
          "alternatives"),
@@ -171,7 +218,8 @@ def test_parallel_usage_errors():
         assert p.returncode == 2, "%s: exit %d" % (extra, p.returncode)
         assert msg in p.stderr, "%s: stderr %r" % (extra, p.stderr)
     help_text = run("partition", "--help").stdout
-    for word in ("--workers", "--tau", "--mpi", "--init-sample", "--servers"):
+    for word in ("--workers", "--tau", "--mpi", "--init-sample", "--servers",
+                 "--syncs"):
         assert word in help_text, word
 
 
@@ -225,11 +273,13 @@ def test_mpi_3_ranks_oversubscribed():
 def test_mpi_one_worker_tau0_equals_sequential():
     data = "data/movielens-sample.csv.gz"
     run("partition", data, "-k", 5, "--blocks", 4, "--out", tmp("m1-seq"), "-q")
-    for tau in ("0", "inf"):
+    for tau, syncs in (("0", "0"), ("inf", "0"), ("1", "3")):
         p = mpirun(2, "partition", data, "-k", 5, "--blocks", 4, "--mpi",
-                   "--workers", 1, "--tau", tau, "--out", tmp("m1-par"), "-q")
+                   "--workers", 1, "--tau", tau, "--syncs", syncs,
+                   "--out", tmp("m1-par"), "-q")
         assert p.returncode == 0, p.stderr
-        assert same_files(tmp("m1-seq"), tmp("m1-par")), "tau " + tau
+        assert same_files(tmp("m1-seq"), tmp("m1-par")), "tau %s syncs %s" % (
+            tau, syncs)
 
 
 @test
