@@ -356,6 +356,24 @@ static uint32_t replica_pick(struct parsa_balance *bal, const uint64_t *bc,
 	return UINT32_MAX;
 }
 
+/* Feature l newly in S_i: each live row using it costs one less in i
+ * (and is the most recent decrement there). */
+static void replica_touch(struct replica *x, const struct parsa_graph *g,
+			  uint32_t i, uint32_t l)
+{
+	for (uint32_t w = 0; w < x->n; w++) {
+		int uses = 0;
+
+		for (uint64_t f = g->row_ptr[w]; f < g->row_ptr[w + 1]; f++)
+			uses |= g->col[f] == l;
+		if (!x->live[w] || !uses)
+			continue;
+		x->cost[(size_t)i * x->n + w]--;
+		x->stamp[(size_t)i * x->n + w] = ++x->clock;
+		x->ov[w]++;
+	}
+}
+
 static void replica_add(struct replica *x, const struct parsa_graph *g,
 			struct parsa_nbrset *S, struct parsa_balance *bal,
 			uint32_t i, uint32_t u)
@@ -366,17 +384,7 @@ static void replica_add(struct replica *x, const struct parsa_graph *g,
 		if (!parsa_nbrset_add(S, l, i))
 			continue;
 		bal->s_size[i]++;
-		for (uint32_t w = 0; w < x->n; w++) {
-			int uses = 0;
-
-			for (uint64_t f = g->row_ptr[w]; f < g->row_ptr[w + 1]; f++)
-				uses |= g->col[f] == l;
-			if (!x->live[w] || !uses)
-				continue;
-			x->cost[(size_t)i * x->n + w]--;
-			x->stamp[(size_t)i * x->n + w] = ++x->clock;
-			x->ov[w]++;
-		}
+		replica_touch(x, g, i, l);
 	}
 }
 
@@ -428,19 +436,8 @@ static void replica_merge(struct replica *x, const struct parsa_graph *g,
 			  struct parsa_nbrset *S, uint32_t l, const uint64_t *mask)
 {
 	for (uint32_t i = 0; i < S->k; i++) {
-		if (!(mask[i / 64] >> (i % 64) & 1) || !parsa_nbrset_add(S, l, i))
-			continue;
-		for (uint32_t w = 0; w < x->n; w++) {
-			int uses = 0;
-
-			for (uint64_t f = g->row_ptr[w]; f < g->row_ptr[w + 1]; f++)
-				uses |= g->col[f] == l;
-			if (!x->live[w] || !uses)
-				continue;
-			x->cost[(size_t)i * x->n + w]--;
-			x->stamp[(size_t)i * x->n + w] = ++x->clock;
-			x->ov[w]++;
-		}
+		if ((mask[i / 64] >> (i % 64) & 1) && parsa_nbrset_add(S, l, i))
+			replica_touch(x, g, i, l);
 	}
 }
 
