@@ -4,7 +4,8 @@
 1 worker (sequential) vs 2 worker threads vs `mpirun -np 2 --mpi`, on the
 largest shared dataset and a synthetic set of ~20M nonzeros, k=16: median
 wall time of partition U over --reps runs, and quality.  Then tau in
-0, 1, 4, inf (time, quality, staleness histogram) and the bytes moved
+0, 1, 4, inf (time, quality, staleness histogram), mid-block syncs off and
+automatic on gowalla (seeds 1-5), and the bytes moved
 between workers and servers for W in 1, 2, 4 and k in 16, 64.
 
 Then the streaming mode (--stream: whole-command wall time, reading
@@ -75,6 +76,29 @@ def speedup(bin_, data, name, reps):
         m2 = median_run(bin_, data, 16, ["--workers", 2, "--tau", "inf"], reps, mpi=2)
         print(row("mpirun -np 2, tau=inf", m2, base))
     sys.stdout.flush()
+
+
+def syncs_table(bin_, data, name, seeds):
+    """2 worker threads without and with the automatic mid-block syncs:
+    median partition-U time over seeds 1..N and the mean quality relative to
+    the sequential run with the same seed."""
+    print("\n### Mid-block syncs, %s, 2 worker threads, k=16: seeds 1-%d\n"
+          % (name, seeds))
+    print("| syncs | U seconds (median) | speedup | M_max / T_max / T_sum vs sequential (mean) |")
+    print("|---|---|---|---|")
+    seq = [run(bin_, data, 16, ["--seed", s]) for s in range(1, seeds + 1)]
+    t_seq = statistics.median(r["seconds"]["partition_u"] for r in seq)
+    for extra in (["--syncs", 0], []):
+        rs = [run(bin_, data, 16, ["--workers", 2, "--tau", "inf", "--seed", s, *extra])
+              for s in range(1, seeds + 1)]
+        t = statistics.median(r["seconds"]["partition_u"] for r in rs)
+        q = " / ".join("%+.1f%%" % (100 * statistics.mean(
+            r["metrics"][key] / b["metrics"][key] - 1 for r, b in zip(rs, seq)))
+            for key in ("M_max", "T_max", "T_sum"))
+        label = "%d%s" % (rs[0]["parallel"]["syncs"], "" if extra else " (auto)")
+        print("| %s | %.3f | %.2fx | %s |" % (label, t, t_seq / t, q))
+        sys.stdout.flush()
+    print("\n(sequential: %.3f s, median)" % t_seq)
 
 
 def taus(bin_, data, reps):
@@ -182,6 +206,8 @@ def main():
     print("## Parallel Parsa (threads and OpenMPI), 2-core machine\n")
     if os.path.exists(gowalla):
         speedup(bin_, gowalla, "gowalla (largest shared set, 1.03M nnz)", args.reps)
+    if os.path.exists(gowalla):
+        syncs_table(bin_, gowalla, "gowalla", 5)
     speedup(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
     streaming(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
     small = os.path.join(TMP, "synth5m.svm")
