@@ -107,6 +107,12 @@ static int parse_ints(json_t *body, struct http_job_spec *s, char *field,
 		s->workers = (uint32_t)v;
 		s->parallel = 1;
 	}
+	if ((r = get_int(body, "syncs", 0, PART_PAR_MAX_SYNCS, &v)) < 0)
+		return bad(field, "syncs", err, "must be an integer in 0..64");
+	if (r == 0) {
+		s->syncs = (int)v;
+		s->parallel = 1;
+	}
 	if ((r = get_int(body, "seed", 0, INT64_MAX, &v)) < 0)
 		return bad(field, "seed", err, "must be an integer >= 0");
 	if (r == 0)
@@ -147,6 +153,10 @@ static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
 	if (v && (!json_is_string(v) ||
 		  part_method_parse(json_string_value(v), &s->method)))
 		return bad(field, "method", err, "must be one of parsa, random, metis, greedy");
+	v = json_object_get(body, "quality");
+	if (v && (!json_is_string(v) ||
+		  part_quality_parse(json_string_value(v), &s->quality)))
+		return bad(field, "quality", err, "must be fast, default or best");
 	v = json_object_get(body, "rule");
 	if (v && (!json_is_string(v) ||
 		  part_rule_parse(json_string_value(v), &s->rule)))
@@ -165,7 +175,8 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 			struct parsa_err *err)
 {
 	static const char *const known[] = {"dataset", "k", "method", "blocks",
-		"init_blocks", "workers", "tau", "seed", "imbalance", "rule"};
+		"init_blocks", "workers", "tau", "syncs", "quality", "seed",
+		"imbalance", "rule"};
 	struct parsa_partu_opts d;
 	const char *key;
 	json_t *val;
@@ -176,6 +187,8 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 	parsa_partu_opts_default(&d);
 	s->method = PART_METHOD_PARSA;
 	s->tau = PART_PAR_DEFAULT_TAU;
+	s->syncs = -1;
+	s->quality = PART_QUALITY_DEFAULT;
 	s->seed = d.seed;
 	s->imbalance = d.imbalance;
 	s->rule = d.rule;
@@ -189,7 +202,8 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 		if (i == sizeof(known) / sizeof(*known))
 			return bad(field, key, err, "is not a job parameter "
 				   "(dataset, k, method, blocks, init_blocks, "
-				   "workers, tau, seed, imbalance, rule)");
+				   "workers, tau, syncs, quality, seed, "
+				   "imbalance, rule)");
 	}
 	rc = parse_strs(body, s, field, err);
 	if (rc == 0)
@@ -197,7 +211,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 	if (rc == 0)
 		rc = parse_tau(body, s, field, err);
 	if (rc == 0 && s->parallel && s->method != PART_METHOD_PARSA)
-		rc = bad(field, "workers", err, "(and tau) need method parsa");
+		rc = bad(field, "workers", err, "(and tau, syncs) need method parsa");
 	return rc;
 }
 
@@ -205,12 +219,13 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 
 static json_t *spec_json(const struct http_job_spec *s)
 {
-	json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:f, s:s}",
+	json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:f, s:s, s:s}",
 			      "dataset", s->dataset, "k", (int)s->k,
 			      "method", part_method_name(s->method),
 			      "seed", (json_int_t)s->seed,
 			      "imbalance", s->imbalance,
-			      "rule", part_rule_name(s->rule));
+			      "rule", part_rule_name(s->rule),
+			      "quality", part_quality_name(s->quality));
 
 	if (j && s->blocks) /* absent: automatic */
 		json_object_set_new(j, "blocks", json_integer(s->blocks));
@@ -222,6 +237,8 @@ static json_t *spec_json(const struct http_job_spec *s)
 			json_object_set_new(j, "tau", json_string("inf"));
 		else
 			json_object_set_new(j, "tau", json_integer(s->tau));
+		if (s->syncs >= 0)
+			json_object_set_new(j, "syncs", json_integer(s->syncs));
 	}
 	return j;
 }
@@ -452,9 +469,11 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 static void run_opts(const struct http_job *job, struct part_run_opts *o)
 {
 	part_run_opts_default(o);
+	part_quality_apply(o, job->spec.quality);
 	o->method = job->spec.method;
 	o->pu.k = job->spec.k;
-	o->pu.blocks = job->spec.blocks;
+	if (job->spec.blocks)
+		o->pu.blocks = job->spec.blocks;
 	o->pu.init_blocks = job->spec.init_blocks;
 	o->pu.seed = job->spec.seed;
 	o->pu.imbalance = job->spec.imbalance;
@@ -540,6 +559,7 @@ static int execute(struct http_jobs *J, struct http_job *job,
 		part_par_opts_default(&po);
 		po.workers = job->spec.workers ? job->spec.workers : 1;
 		po.tau = job->spec.tau;
+		po.syncs = job->spec.syncs;
 		rc = part_par_run(ds, &o, &po, &r, &pi, &is_root, NULL, err);
 	} else {
 		rc = part_run(ds, &o, &r, err);

@@ -50,7 +50,9 @@ struct http_job_spec {
 	uint32_t init_blocks;
 	uint32_t workers;         /* parallel Parsa workers; 0 = sequential */
 	int tau;                  /* parallel bounded delay */
-	int parallel;             /* workers or tau given: part_par_run */
+	int syncs;                /* mid-block syncs; -1 = automatic */
+	int parallel;             /* workers, tau or syncs given: part_par_run */
+	enum part_quality quality; /* --quality preset */
 	uint64_t seed;
 	double imbalance;
 	enum parsa_rule rule;
@@ -58,7 +60,8 @@ struct http_job_spec {
 
 /*
  * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
- * "init_blocks", "workers", "tau", "seed", "imbalance", "rule"} (only
+ * "init_blocks", "workers", "tau", "syncs", "quality", "seed", "imbalance",
+ * "rule"} (only
  * dataset and k required).  On a missing, mistyped, out-of-range or
  * unknown member returns PARSA_EINVAL with a message and the member's name
  * in field[64].  Does not check that the dataset exists.

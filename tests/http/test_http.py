@@ -333,11 +333,27 @@ def test_parallel_job_and_methods():
     ds = register_path(s, A9A)
     ids = [submit(s, {"dataset": ds["id"], "k": 4, "workers": 2})["id"],
            submit(s, {"dataset": ds["id"], "k": 4, "method": "greedy", "blocks": 3})["id"],
-           submit(s, {"dataset": ds["id"], "k": 4, "tau": "inf", "workers": 1, "seed": 9})["id"]]
+           submit(s, {"dataset": ds["id"], "k": 4, "tau": "inf", "workers": 1, "seed": 9})["id"],
+           submit(s, {"dataset": ds["id"], "k": 4, "quality": "best"})["id"],
+           submit(s, {"dataset": ds["id"], "k": 4, "quality": "fast", "workers": 2,
+                      "syncs": 1})["id"]]
     for jid in ids:
         j = s.wait_job(jid)
         assert j["state"] == "succeeded", j
     assert "parallel" in s.json("GET", "/v1/jobs/" + ids[0])["report"]
+    best = s.json("GET", "/v1/jobs/" + ids[3])
+    assert best["report"]["params"]["quality"] == "best", best["report"]["params"]
+    assert best["report"]["params"]["fm_passes"] > 0, best["report"]["params"]
+    fast = s.json("GET", "/v1/jobs/" + ids[4])["report"]
+    assert fast["params"]["quality"] == "fast" and fast["params"]["refine_passes"] == 0, fast
+    assert fast["parallel"]["syncs"] == 1, fast["parallel"]
+    # the same placement as the command line's for the same options
+    prefix = tmp("cli-best")
+    run("partition", os.path.join(DATA, A9A), "-k", 4, "--quality", "best", "--out", prefix,
+        "-q")
+    got = s.req("GET", "/v1/jobs/%s/placement/examples" % ids[3])[2]
+    with open(prefix + ".examples", "rb") as f:
+        assert got == f.read(), "best differs from the CLI's"
 
 
 @serving
@@ -464,6 +480,8 @@ def test_errors_are_problems():
                         ({"dataset": ds["id"], "k": 4, "method": "magic"}, "method"),
                         ({"dataset": ds["id"], "k": 4, "blocks": -1}, "blocks"),
                         ({"dataset": ds["id"], "k": 4, "tau": -2}, "tau"),
+                        ({"dataset": ds["id"], "k": 4, "syncs": 65}, "syncs"),
+                        ({"dataset": ds["id"], "k": 4, "quality": "ultra"}, "quality"),
                         ({"dataset": ds["id"], "k": 4, "bogus": 1}, "bogus"),
                         ([1, 2], "(body)")):
         j, _ = s.problem("POST", "/v1/jobs", body, status=422)
