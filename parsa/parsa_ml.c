@@ -166,59 +166,78 @@ static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
 }
 
 /*
- * Build level c (graph, weights, parts) from the finer g/w/part and its
- * clustering (cmap, nc clusters): members listed by a counting sort, a
- * cluster's row the union of its members' rows.
+ * Level c's weights and parts from the finer w/part and cmap (nc
+ * clusters): a cluster weighs its members' weights and takes the part of
+ * its last member (all members share one in parsa_ml_refine).
  */
-static int contract(struct ml_level *c, const struct parsa_graph *g,
-		    const uint32_t *w, const uint32_t *part, uint32_t nc,
-		    struct parsa_err *err)
+static int contract_vertices(struct ml_level *c, const struct parsa_graph *g,
+			     const uint32_t *w, const uint32_t *part,
+			     uint32_t nc, struct parsa_err *err)
 {
-	uint64_t *start = calloc((size_t)nc + 2, sizeof(uint64_t)), maxd = 0;
-	uint32_t *mem = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	uint32_t *buf = NULL;
-	int rc = 0;
-
 	c->w = calloc((size_t)nc + 1, sizeof(uint32_t));
 	c->part = calloc((size_t)nc + 1, sizeof(uint32_t));
-	if (start && mem && c->w && c->part) {
-		for (uint32_t u = 0; u < g->n_rows; u++) {
-			start[c->cmap[u] + 2] += parsa_graph_degree(g, u);
-			c->w[c->cmap[u]] += weight_of(w, u);
-			c->part[c->cmap[u]] = part ? part[u] : 0;
-		}
-		for (uint32_t x = 0; x < nc; x++)
-			maxd = start[x + 2] > maxd ? start[x + 2] : maxd;
-		memset(start, 0, ((size_t)nc + 2) * sizeof(uint64_t));
-		for (uint32_t u = 0; u < g->n_rows; u++)
-			start[c->cmap[u] + 1]++;
-		for (uint32_t x = 0; x < nc; x++)
-			start[x + 1] += start[x];
-		for (uint32_t u = 0; u < g->n_rows; u++)
-			mem[start[c->cmap[u]]++] = u;
-		for (uint32_t x = nc; x > 0; x--)
-			start[x] = start[x - 1];
-		start[0] = 0;
-		buf = malloc((size_t)(maxd + 1) * sizeof(uint32_t));
+	if (!c->w || !c->part)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		c->w[c->cmap[u]] += weight_of(w, u);
+		c->part[c->cmap[u]] = part ? part[u] : 0;
 	}
-	if (!start || !mem || !c->w || !c->part || !buf)
-		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
-	for (uint32_t x = 0; x < nc && rc == 0; x++) {
-		size_t n = 0;
+	return 0;
+}
 
-		for (uint64_t i = start[x]; i < start[x + 1]; i++) {
-			uint32_t u = mem[i];
+/*
+ * Level c's graph from the finer graph's transpose t and cmap (nc
+ * clusters): a cluster's row is the union of its members' rows.  Nets are
+ * visited in increasing order and a cluster takes net v once (stamp[x] ==
+ * v + 1: taken), so every row comes out sorted without duplicates, in
+ * O(|E|) without sorting: one pass counts, one fills.
+ */
+static int contract_rows(struct ml_level *c, const struct parsa_graph *t,
+			 uint32_t nc, struct parsa_err *err)
+{
+	uint64_t *ptr = calloc((size_t)nc + 2, sizeof(uint64_t));
+	uint32_t *stamp = calloc((size_t)nc + 1, sizeof(uint32_t)), *col;
 
-			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-				buf[n++] = g->col[e];
-		}
-		rc = parsa_graph_add_row(&c->g, buf, n, err);
+	if (!ptr || !stamp) {
+		free(ptr);
+		free(stamp);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	}
-	c->g.n_cols = g->n_cols;
-	free(start);
-	free(mem);
-	free(buf);
-	return rc;
+	for (uint32_t v = 0; v < t->n_rows; v++)
+		for (uint64_t i = t->row_ptr[v]; i < t->row_ptr[v + 1]; i++) {
+			uint32_t x = c->cmap[t->col[i]];
+
+			if (stamp[x] != v + 1) {
+				stamp[x] = v + 1;
+				ptr[x + 2]++;
+			}
+		}
+	for (uint32_t x = 0; x < nc; x++)
+		ptr[x + 2] += ptr[x + 1];
+	col = malloc((size_t)(ptr[nc + 1] ? ptr[nc + 1] : 1) * sizeof(uint32_t));
+	if (!col) {
+		free(ptr);
+		free(stamp);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	}
+	memset(stamp, 0, ((size_t)nc + 1) * sizeof(uint32_t));
+	for (uint32_t v = 0; v < t->n_rows; v++)
+		for (uint64_t i = t->row_ptr[v]; i < t->row_ptr[v + 1]; i++) {
+			uint32_t x = c->cmap[t->col[i]];
+
+			if (stamp[x] != v + 1) {
+				stamp[x] = v + 1;
+				col[ptr[x + 1]++] = v;
+			}
+		}
+	free(stamp);
+	c->g.n_rows = nc;
+	c->g.n_cols = t->n_rows;
+	c->g.row_ptr = ptr;
+	c->g.col = col;
+	c->g.row_cap = (uint64_t)nc + 2;
+	c->g.col_cap = ptr[nc] ? ptr[nc] : 1;
+	return 0;
 }
 
 /* Coarsen the finer level (g, w, part) into c. */
@@ -240,8 +259,10 @@ static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 	rc = match_init(&m, g, rng, err);
 	if (rc == 0) {
 		nc = cluster(&m, g, w, part, max_w, c->cmap, cw);
+		rc = contract_vertices(c, g, w, part, nc, err);
+		if (rc == 0)
+			rc = contract_rows(c, &m.t, nc, err);
 		match_release(&m);
-		rc = contract(c, g, w, part, nc, err);
 	}
 	free(cw);
 	return rc;
