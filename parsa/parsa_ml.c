@@ -28,8 +28,13 @@ struct ml_level {
 
 /* Scratch of the matching on one level (n = the level's rows). */
 struct ml_match {
-	struct parsa_graph t; /* transpose: feature -> vertices */
+	struct parsa_graph t; /* transpose: feature -> vertices; with parts,
+			       * each net's pins grouped by part, ascending */
+	uint32_t *tpart;      /* NULL, or the part of each pin of t */
 	uint32_t *order, *mate, *touched;
+	uint32_t *root;       /* a vertex's cluster's first vertex (itself
+			       * while unclustered) */
+	uint32_t *rw;         /* rw[root[x]]: the weight of x's cluster */
 	float *score;
 };
 
@@ -45,13 +50,73 @@ static void level_release(struct ml_level *l)
 static void match_release(struct ml_match *m)
 {
 	parsa_graph_release(&m->t);
+	free(m->tpart);
 	free(m->order);
 	free(m->mate);
 	free(m->touched);
+	free(m->root);
+	free(m->rw);
 	free(m->score);
 }
 
+/*
+ * m->t = the transpose of g with each net's pins ordered by (part, row)
+ * and m->tpart their parts (rows visited in that order by a counting
+ * sort on the parts).  0 or PARSA_ENOMEM.
+ */
+static int transpose_by_part(struct ml_match *m, const struct parsa_graph *g,
+			     const uint32_t *part, struct parsa_err *err)
+{
+	uint64_t nnz = parsa_graph_nnz(g), *ptr;
+	uint32_t kp = 0, *pos, *col;
+	int rc = 0;
+
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		kp = part[u] >= kp ? part[u] + 1 : kp;
+	pos = calloc((size_t)kp + 1, sizeof(uint32_t));
+	ptr = calloc((size_t)g->n_cols + 1, sizeof(uint64_t));
+	col = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
+	m->tpart = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
+	if (!pos || !ptr || !col || !m->tpart) {
+		free(ptr);
+		free(col);
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+		goto out;
+	}
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		pos[part[u] + 1]++;
+	for (uint32_t j = 0; j < kp; j++)
+		pos[j + 1] += pos[j];
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		m->order[pos[part[u]]++] = u; /* rows by part (order: scratch) */
+	for (uint64_t e = 0; e < nnz; e++)
+		ptr[g->col[e] + 1]++;
+	for (uint32_t c = 0; c < g->n_cols; c++)
+		ptr[c + 1] += ptr[c];
+	for (uint32_t i = 0; i < g->n_rows; i++) {
+		uint32_t r = m->order[i];
+
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint64_t at = ptr[g->col[e]]++;
+
+			col[at] = r;
+			m->tpart[at] = part[r];
+		}
+	}
+	for (uint32_t c = g->n_cols; c > 0; c--)
+		ptr[c] = ptr[c - 1];
+	ptr[0] = 0;
+	m->t = (struct parsa_graph){ g->n_cols, g->n_rows, ptr, col,
+				     (uint64_t)g->n_cols + 1, nnz ? nnz : 1 };
+out:
+	free(pos);
+	return rc;
+}
+
+/* The matching's scratch for g; part NULL: across parts (plain
+ * transpose), else pins grouped by part. */
 static int match_init(struct ml_match *m, const struct parsa_graph *g,
+		      const uint32_t *w, const uint32_t *part,
 		      struct parsa_rng *rng, struct parsa_err *err)
 {
 	size_t n = (size_t)g->n_rows + 1;
@@ -61,18 +126,24 @@ static int match_init(struct ml_match *m, const struct parsa_graph *g,
 	m->order = malloc(n * sizeof(uint32_t));
 	m->mate = malloc(n * sizeof(uint32_t));
 	m->touched = malloc(n * sizeof(uint32_t));
+	m->root = malloc(n * sizeof(uint32_t));
+	m->rw = malloc(n * sizeof(uint32_t));
 	m->score = calloc(n, sizeof(float));
-	if (!m->order || !m->mate || !m->touched || !m->score) {
+	if (!m->order || !m->mate || !m->touched || !m->root || !m->rw ||
+	    !m->score) {
 		match_release(m);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	}
-	if (parsa_graph_transpose(g, &m->t, err)) {
+	if (part ? transpose_by_part(m, g, part, err)
+		 : parsa_graph_transpose(g, &m->t, err)) {
 		match_release(m);
 		return PARSA_ENOMEM;
 	}
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		m->order[u] = u;
 		m->mate[u] = NIL;
+		m->root[u] = u;
+		m->rw[u] = w ? w[u] : 1;
 	}
 	parsa_rng_shuffle_u32(rng, m->order, g->n_rows);
 	return 0;
@@ -83,6 +154,21 @@ static uint32_t weight_of(const uint32_t *w, uint32_t u)
 	return w ? w[u] : 1;
 }
 
+/* Narrow the pins [*b, *b + *d) of a net (grouped by part, tpart their
+ * parts) to those of part p. */
+static void net_part(const uint32_t *tpart, uint64_t *b, uint64_t *d,
+		     uint32_t p)
+{
+	uint64_t i = *b, end = *b + *d;
+
+	while (i < end && tpart[i] < p)
+		i++;
+	*b = i;
+	while (i < end && tpart[i] == p)
+		i++;
+	*d = i - *b;
+}
+
 /*
  * The best vertex for u to join, in u's part: an unclustered vertex (a new
  * pair) or a clustered one (u joins its cluster), whichever shares the most
@@ -90,7 +176,7 @@ static uint32_t weight_of(const uint32_t *w, uint32_t u)
  */
 static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 			  const uint32_t *w, const uint32_t *part, uint32_t u,
-			  uint32_t max_w, const uint32_t *cmap, const uint32_t *cw)
+			  uint32_t max_w)
 {
 	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
 	uint32_t budget = ML_PIN_BUDGET;
@@ -106,11 +192,13 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 		if (budget < d)
 			break; /* scanned enough pins for u */
 		budget -= (uint32_t)d;
-		for (uint64_t i = 0; i < d; i++) {
-			uint32_t x = m->t.col[b + i];
-			uint32_t wx = m->mate[x] != NIL ? cw[cmap[x]] : weight_of(w, x);
+		if (m->tpart) /* only the pins of u's part */
+			net_part(m->tpart, &b, &d, part[u]);
+		for (uint64_t i = b; i < b + d; i++) {
+			uint32_t x = m->t.col[i];
+			uint32_t wx = m->rw[m->root[x]];
 
-			if (x == u || (part && part[x] != part[u]) || wu + wx > max_w)
+			if (x == u || wu + wx > max_w)
 				continue;
 			if (m->score[x] == 0.0f)
 				m->touched[nt++] = x;
@@ -132,12 +220,12 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 /*
  * Cluster g's vertices (visiting order m->order): each unclustered vertex
  * joins its best mate's cluster, or forms a pair with an unclustered mate,
- * or stays alone.  Fills cmap and cw (cluster weights); returns the number
- * of clusters.
+ * or stays alone.  Fills cmap (clusters numbered in order of creation);
+ * returns the number of clusters.
  */
 static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
 			const uint32_t *w, const uint32_t *part, uint32_t max_w,
-			uint32_t *cmap, uint32_t *cw)
+			uint32_t *cmap)
 {
 	uint32_t nc = 0;
 
@@ -146,19 +234,20 @@ static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
 
 		if (m->mate[u] != NIL)
 			continue;
-		x = best_mate(m, g, w, part, u, max_w, cmap, cw);
+		x = best_mate(m, g, w, part, u, max_w);
 		m->mate[u] = u;
 		if (x != NIL && m->mate[x] != NIL) {
 			cmap[u] = cmap[x]; /* join x's cluster */
-			cw[cmap[x]] += weight_of(w, u);
+			m->root[u] = m->root[x];
+			m->rw[m->root[x]] += weight_of(w, u);
 			continue;
 		}
 		cmap[u] = nc;
-		cw[nc] = weight_of(w, u);
 		if (x != NIL) {
 			m->mate[x] = u;
 			cmap[x] = nc;
-			cw[nc] += weight_of(w, x);
+			m->root[x] = u;
+			m->rw[u] += weight_of(w, x);
 		}
 		nc++;
 	}
@@ -246,25 +335,21 @@ static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 		   struct parsa_rng *rng, struct parsa_err *err)
 {
 	struct ml_match m;
-	uint32_t *cw, nc;
+	uint32_t nc;
 	int rc;
 
 	parsa_graph_init(&c->g);
 	c->cmap = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	cw = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!c->cmap || !cw) {
-		free(cw);
+	if (!c->cmap)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
-	}
-	rc = match_init(&m, g, rng, err);
+	rc = match_init(&m, g, w, part, rng, err);
 	if (rc == 0) {
-		nc = cluster(&m, g, w, part, max_w, c->cmap, cw);
+		nc = cluster(&m, g, w, part, max_w, c->cmap);
 		rc = contract_vertices(c, g, w, part, nc, err);
 		if (rc == 0)
 			rc = contract_rows(c, &m.t, nc, err);
 		match_release(&m);
 	}
-	free(cw);
 	return rc;
 }
 
