@@ -19,6 +19,8 @@
 #include "parsa_rng.h"
 
 #define CNT_SAT PARSA_CONN_SAT
+/* features ahead of the current one whose counts and masks are prefetched */
+#define FM_AHEAD 8
 
 /* Working state of one call (arrays owned, except g, part and used). */
 struct fm {
@@ -31,7 +33,7 @@ struct fm {
 	uint16_t *cnt;     /* n_cols * k, feature-major, saturating */
 	uint64_t *size;    /* k: |U_j| */
 	uint32_t *hits;    /* k: |N(u) ∩ N(U_j)| scratch, zero between uses */
-	uint32_t *touched; /* k: parts with hits > 0 */
+	uint64_t *tmask;   /* words: parts with hits > 0, zero between uses */
 	uint32_t *order;   /* n_rows: visiting order */
 	int saturated;     /* some count reached CNT_SAT */
 	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
@@ -73,7 +75,7 @@ static void fm_free(struct fm *f)
 	free(f->cnt);
 	free(f->size);
 	free(f->hits);
-	free(f->touched);
+	free(f->tmask);
 	free(f->order);
 	free(f->cand);
 	free(f->acc);
@@ -121,11 +123,11 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->full = calloc(used->words, sizeof(uint64_t));
 	f->lam = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
-	f->touched = malloc(f->k * sizeof(uint32_t));
+	f->tmask = calloc(used->words, sizeof(uint64_t));
 	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->full || !f->mark ||
 	    !f->lam ||
-	    !f->touched || !f->order) {
+	    !f->tmask || !f->order) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory (refine: %u features x %u parts)",
@@ -158,8 +160,7 @@ static int64_t pw_of(uint32_t c)
 /*
  * The features of u in more than half of the parts add 1 to every hits[j]
  * (the caller adds base) and are walked by their complement: −1 to each
- * part missing them (unsigned wrap-around, made good by base).  Runs
- * after the sparse features' increments, so touched stays duplicate-free.
+ * part missing them (unsigned wrap-around, made good by base).
  */
 static void dense_hits(struct fm *f, uint32_t u)
 {
@@ -175,6 +176,66 @@ static void dense_hits(struct fm *f, uint32_t u)
 			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
 				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
 	}
+}
+
+/*
+ * Exact mode: hits[j] += #{v ∈ N(u): v in part j, λ_v ≥ 2, v not dense}
+ * and those parts set in tmask.  Returns the number of dense features of
+ * u (counted by dense_hits and base, not here).
+ */
+static uint32_t count_hits(struct fm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t base = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (f->lam[v] == 1)
+			continue; /* only in u's part: no hit elsewhere */
+		if (is_dense(f, v)) {
+			base++; /* in most parts: see dense_hits */
+			continue;
+		}
+		for (uint32_t w = 0; w < s->words; w++) {
+			f->tmask[w] |= m[w];
+			for (uint64_t x = m[w]; x; x &= x - 1)
+				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
+		}
+	}
+	return base;
+}
+
+/*
+ * p-mode: hits[j] and acc[j] += pw(cnt[v][j]) − p over every feature v of
+ * u and part j using it, those parts set in tmask; returns Σ_v
+ * pw(cnt[v][a] − 1), a = u's part.
+ */
+static int64_t pmode_hits(struct fm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t a = f->part[u];
+	int64_t rm = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		rm += pw_of(*cnt_at(f, v, a) - 1);
+		for (uint32_t w = 0; w < s->words; w++) {
+			f->tmask[w] |= m[w];
+			for (uint64_t x = m[w]; x; x &= x - 1) {
+				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
+
+				f->hits[j]++;
+				f->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
+			}
+		}
+	}
+	return rm;
 }
 
 /* Is (gain, m) a better choice than the current best (ties: smaller M of
@@ -196,14 +257,19 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
-	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), nt = 0;
+	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u);
 	uint32_t priv = 0, base = 0, shared = 0;
 	int64_t rm = 0; /* p-mode: Σ_v p q^(cnt[v][a] - 1) */
 	struct fm_move best = { UINT32_MAX, 0, 0 };
 	uint64_t best_m = UINT64_MAX, full_m = UINT64_MAX;
 
 	*full = (struct fm_move){ UINT32_MAX, 0, 0 };
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
+		if (e + FM_AHEAD < end) {
+			__builtin_prefetch(cnt_at(f, g->col[e + FM_AHEAD], a));
+			__builtin_prefetch(&f->lam[g->col[e + FM_AHEAD]]);
+			__builtin_prefetch(parsa_nbrset_mask(s, g->col[e + FM_AHEAD]));
+		}
 		priv += *cnt_at(f, g->col[e], a) == 1;
 		shared += f->lam[g->col[e]] >= 2;
 	}
@@ -217,55 +283,44 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	    (shared + priv < deg ||
 	     (f->ratio && (uint64_t)priv * f->ratio < deg)))
 		return best;
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e];
-		const uint64_t *m = parsa_nbrset_mask(s, v);
-
-		if (f->pmode)
-			rm += pw_of(*cnt_at(f, v, a) - 1);
-		else if (f->lam[v] == 1)
-			continue; /* only in part a: no hit elsewhere */
-		else if (is_dense(f, v)) {
-			base++; /* in most parts: see dense_hits */
-			continue;
-		}
-		for (uint32_t w = 0; w < s->words; w++)
-			for (uint64_t x = m[w]; x; x &= x - 1) {
-				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
-
-				if (f->hits[j]++ == 0)
-					f->touched[nt++] = j;
-				if (f->pmode)
-					f->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
-			}
-	}
+	if (f->pmode)
+		rm = pmode_hits(f, u);
+	else
+		base = count_hits(f, u);
 	if (base) {
 		/* every part shares a feature with u: all are candidates */
 		dense_hits(f, u);
-		nt = f->k;
-		for (uint32_t j = 0; j < f->k; j++) {
-			f->touched[j] = j;
+		for (uint32_t j = 0; j < f->k; j++)
 			f->hits[j] += base;
-		}
+		for (uint32_t w = 0; w < s->words; w++)
+			f->tmask[w] = f->full[w];
 	}
-	for (uint32_t t = 0; t < nt; t++) {
-		uint32_t j = f->touched[t], add = deg - f->hits[j];
-		int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
-					: (int64_t)priv - add;
-		uint64_t mj = s->size[j] + add;
+	/* the candidates in increasing order (better() is a total order:
+	 * the choice does not depend on the order) */
+	for (uint32_t w = 0; w < s->words; w++) {
+		uint64_t x = f->tmask[w];
 
-		f->hits[j] = 0;
-		f->acc[j] = 0;
-		if (j == a || (mj > f->m_limit && f->force != 1))
-			continue;
-		if (f->size[j] + wt(f, u) <= f->cap) {
-			if (better(&best, best_m, j, gain, mj)) {
-				best = (struct fm_move){ j, gain, add };
-				best_m = mj;
+		f->tmask[w] = 0;
+		for (; x; x &= x - 1) {
+			uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
+			uint32_t add = deg - f->hits[j];
+			int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
+						: (int64_t)priv - add;
+			uint64_t mj = s->size[j] + add;
+
+			f->hits[j] = 0;
+			f->acc[j] = 0;
+			if (j == a || (mj > f->m_limit && f->force != 1))
+				continue;
+			if (f->size[j] + wt(f, u) <= f->cap) {
+				if (better(&best, best_m, j, gain, mj)) {
+					best = (struct fm_move){ j, gain, add };
+					best_m = mj;
+				}
+			} else if (better(full, full_m, j, gain, mj)) {
+				*full = (struct fm_move){ j, gain, add };
+				full_m = mj;
 			}
-		} else if (better(full, full_m, j, gain, mj)) {
-			*full = (struct fm_move){ j, gain, add };
-			full_m = mj;
 		}
 	}
 	if (f->force)
