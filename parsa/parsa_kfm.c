@@ -23,6 +23,8 @@
 #define CNT_SAT PARSA_CONN_SAT
 #define NIL UINT32_MAX
 #define NO_KEY INT32_MIN
+/* features ahead of the current one whose counts and masks are prefetched */
+#define KFM_AHEAD 8
 
 /* One move of a pass, for the rollback. */
 struct kfm_step {
@@ -54,7 +56,9 @@ struct kfm {
 	uint64_t *size;            /* k: |U_j| */
 	double sq;                 /* Σ_j size[j]² */
 	uint64_t *full;            /* words: mask of all k parts */
-	uint32_t *hits, *touched;  /* k scratch, hits zero between uses */
+	uint32_t *hits;            /* k scratch, zero between uses */
+	uint32_t *ties;            /* k scratch: blocked targets of equal gain */
+	uint64_t *tmask;           /* words scratch, zero between uses */
 	int saturated;             /* some count reached CNT_SAT */
 	/* the bucket queue */
 	int32_t D;                 /* keys in [−D, D] */
@@ -110,7 +114,8 @@ static void kfm_free(struct kfm *f)
 	free(f->size);
 	free(f->full);
 	free(f->hits);
-	free(f->touched);
+	free(f->ties);
+	free(f->tmask);
 	free(f->head);
 	free(f->next);
 	free(f->prev);
@@ -147,7 +152,8 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	f->size = calloc(f->k, sizeof(uint64_t));
 	f->full = calloc(f->used->words, sizeof(uint64_t));
 	f->hits = calloc(f->k, sizeof(uint32_t));
-	f->touched = malloc(f->k * sizeof(uint32_t));
+	f->ties = malloc(f->k * sizeof(uint32_t));
+	f->tmask = calloc(f->used->words, sizeof(uint64_t));
 	f->head = malloc((2 * (size_t)f->D + 1) * sizeof(uint32_t));
 	f->next = malloc(n * sizeof(uint32_t));
 	f->prev = malloc(n * sizeof(uint32_t));
@@ -167,7 +173,7 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	f->order = malloc(n * sizeof(uint32_t));
 	f->log = malloc(n * sizeof(struct kfm_step));
 	if (!f->cnt || !f->lam || !f->size || !f->full || !f->hits ||
-	    !f->touched || !f->head || !f->next || !f->prev || !f->key ||
+	    !f->ties || !f->tmask || !f->head || !f->next || !f->prev || !f->key ||
 	    !f->inq || !f->lock || !f->order || !f->log || !f->whead ||
 	    !f->wnext || !f->wprev || !f->wpart || !f->wkey || !f->g1 ||
 	    !f->g2 || !f->bt || !f->bo || !f->t1 ||
@@ -366,22 +372,78 @@ static void w_flush(struct kfm *f, uint32_t j)
 
 /* ------------------------------------------------------------- evaluation */
 
+/* Prefetch what the evaluation of a vertex of part a reads of feature v. */
+static void prefetch_feature(const struct kfm *f, uint32_t v, uint32_t a)
+{
+	__builtin_prefetch(cnt_at(f, v, a));
+	__builtin_prefetch(&f->lam[v]);
+	__builtin_prefetch(parsa_nbrset_mask(f->used, v));
+}
+
 /* Is v in more than half of the parts?  Then walk its complement. */
 static int is_dense(const struct kfm *f, uint32_t v)
 {
 	return 2 * (uint64_t)f->lam[v] > f->k;
 }
 
-/* hits[j] += #{v ∈ N(u): v in part j} for the sparse features of u, the
- * touched parts listed; dense features are counted by *base and their
- * missing parts decremented (made good by base).  Returns nt. */
-static uint32_t count_hits(struct kfm *f, uint32_t u, uint32_t *base)
+/*
+ * count_hits' first loop for k <= 64: the masks are summed in bit-sliced
+ * counters (bit j of c[i] = bit i of hits[j]), then written out.
+ */
+static uint32_t count_hits1(struct kfm *f, uint32_t u)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
-	uint32_t nt = 0;
+	uint64_t c[33], any = 0;
+	uint32_t base = 0, nsl = 0;
 
-	*base = 0;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint64_t carry = s->bits[v];
+		uint32_t i = 0;
+
+		if (f->lam[v] == 1)
+			continue; /* only in u's part */
+		if (is_dense(f, v)) {
+			base++;
+			continue;
+		}
+		any |= carry;
+		for (; i < nsl && carry; i++) {
+			uint64_t t = c[i] & carry;
+
+			c[i] ^= carry;
+			carry = t;
+		}
+		if (carry)
+			c[nsl++] = carry;
+	}
+	f->tmask[0] = any;
+	for (uint64_t x = any; x; x &= x - 1) {
+		uint32_t j = (uint32_t)__builtin_ctzll(x), h = 0;
+
+		for (uint32_t i = 0; i < nsl; i++)
+			h |= (uint32_t)((c[i] >> j) & 1) << i;
+		f->hits[j] = h;
+	}
+	return base;
+}
+
+/*
+ * hits[j] += #{v ∈ N(u): v in part j} for the sparse features of u, their
+ * parts set in tmask (the candidates); dense features are counted by base
+ * and their missing parts decremented (made good by base), every part
+ * then a candidate.  Returns base.
+ */
+static uint32_t count_hits(struct kfm *f, uint32_t u)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t base = 0;
+
+	if (s->words == 1)
+		base = count_hits1(f, u);
+	else
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
@@ -389,19 +451,17 @@ static uint32_t count_hits(struct kfm *f, uint32_t u, uint32_t *base)
 		if (f->lam[v] == 1)
 			continue; /* only in u's part */
 		if (is_dense(f, v)) {
-			++*base;
+			base++;
 			continue;
 		}
-		for (uint32_t w = 0; w < s->words; w++)
-			for (uint64_t x = m[w]; x; x &= x - 1) {
-				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
-
-				if (f->hits[j]++ == 0)
-					f->touched[nt++] = j;
-			}
+		for (uint32_t w = 0; w < s->words; w++) {
+			f->tmask[w] |= m[w];
+			for (uint64_t x = m[w]; x; x &= x - 1)
+				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
+		}
 	}
-	if (*base == 0)
-		return nt;
+	if (base == 0)
+		return 0;
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
@@ -412,55 +472,114 @@ static uint32_t count_hits(struct kfm *f, uint32_t u, uint32_t *base)
 			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
 				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
 	}
-	for (uint32_t j = 0; j < f->k; j++) {
-		f->touched[j] = j; /* every part shares a feature with u */
-		f->hits[j] += *base;
-	}
-	return f->k;
+	for (uint32_t j = 0; j < f->k; j++)
+		f->hits[j] += base; /* every part shares a feature with u */
+	for (uint32_t w = 0; w < s->words; w++)
+		f->tmask[w] = f->full[w];
+	return base;
 }
 
-/* The exact best move of u (parsa_kfm.h: targets, caps, ties). */
+/*
+ * Of the n >= 2 parts ties[0..n) (no dense feature in N(u)), the one the
+ * first feature of u in row order that some other part uses reaches
+ * first, lowest index first (parsa_kfm.h: ties between blocked parts).
+ */
+static uint32_t first_met(struct kfm *f, uint32_t u, uint32_t n)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t r = NIL;
+
+	for (uint32_t i = 0; i < n; i++)
+		f->tmask[f->ties[i] >> 6] |= 1ULL << (f->ties[i] & 63);
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1] && r == NIL; e++) {
+		const uint64_t *m = parsa_nbrset_mask(s, g->col[e]);
+
+		if (f->lam[g->col[e]] == 1)
+			continue;
+		for (uint32_t w = 0; w < s->words && r == NIL; w++)
+			if (m[w] & f->tmask[w])
+				r = w * 64 + (uint32_t)__builtin_ctzll(m[w] & f->tmask[w]);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		f->tmask[f->ties[i] >> 6] = 0;
+	return r;
+}
+
+/*
+ * Candidate j (gain, M_j after the move mj) of u into r: the best
+ * feasible target by (gain, smaller mj, lower j), gain2 and ub as
+ * struct kfm_eval says; a blocked target of the best gain into want
+ * (its ties, in increasing j, listed in f->ties, *nties of them).
+ */
+static void consider(struct kfm *f, uint32_t u, uint32_t j, int32_t gain,
+		     uint64_t mj, struct kfm_eval *r, uint64_t *best_m,
+		     uint32_t *nties)
+{
+	r->ub = gain > r->ub ? gain : r->ub;
+	if (mj > f->m_limit)
+		return;
+	if (f->size[j] + wt(f, u) > f->cap) {
+		if (r->want == NIL || gain > r->wgain) {
+			r->want = j;
+			r->wgain = gain;
+			*nties = 0;
+		}
+		if (gain == r->wgain)
+			f->ties[(*nties)++] = j;
+		return;
+	}
+	if (r->to == NIL || gain > r->gain ||
+	    (gain == r->gain && (mj < *best_m || (mj == *best_m && j < r->to)))) {
+		if (r->to != NIL && r->gain > r->gain2)
+			r->gain2 = r->gain;
+		r->to = j;
+		r->gain = gain;
+		*best_m = mj;
+	} else if (gain > r->gain2) {
+		r->gain2 = gain;
+	}
+}
+
+/*
+ * The exact best move of u (parsa_kfm.h: targets, caps, ties).  The
+ * candidates are visited in increasing index; all but want's choice are
+ * order-free (maxima of total orders), and want's ties go to the part a
+ * scan of u's features in row order meets first (all parts, in
+ * increasing index, when u has a dense feature).
+ */
 static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
 {
 	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
 	uint32_t a = f->part[u], deg = parsa_graph_degree(g, u), priv = 0;
-	uint32_t base, nt;
+	uint32_t base, nties = 0;
 	uint64_t best_m = UINT64_MAX;
 	struct kfm_eval r = { NIL, 0, 0, NIL, 0, 0 };
 
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
+		if (e + KFM_AHEAD < end)
+			prefetch_feature(f, g->col[e + KFM_AHEAD], a);
 		priv += *cnt_at(f, g->col[e], a) == 1;
+	}
 	r.ub = r.gain2 = (int32_t)priv - (int32_t)deg;
-	nt = count_hits(f, u, &base);
-	for (uint32_t t = 0; t < nt; t++) {
-		uint32_t j = f->touched[t], add = deg - f->hits[j];
-		int32_t gain = (int32_t)priv - (int32_t)add;
-		uint64_t mj = f->used->size[j] + add;
+	base = count_hits(f, u);
+	for (uint32_t w = 0; w < s->words; w++) {
+		uint64_t x = f->tmask[w];
 
-		f->hits[j] = 0;
-		if (j == a)
-			continue;
-		r.ub = gain > r.ub ? gain : r.ub;
-		if (mj > f->m_limit)
-			continue;
-		if (f->size[j] + wt(f, u) > f->cap) {
-			if (r.want == NIL || gain > r.wgain) {
-				r.want = j;
-				r.wgain = gain;
-			}
-			continue;
-		}
-		if (r.to == NIL || gain > r.gain ||
-		    (gain == r.gain && (mj < best_m || (mj == best_m && j < r.to)))) {
-			if (r.to != NIL && r.gain > r.gain2)
-				r.gain2 = r.gain;
-			r.to = j;
-			r.gain = gain;
-			best_m = mj;
-		} else if (gain > r.gain2) {
-			r.gain2 = gain;
+		f->tmask[w] = 0;
+		for (; x; x &= x - 1) {
+			uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
+			uint32_t add = deg - f->hits[j];
+
+			f->hits[j] = 0;
+			if (j != a)
+				consider(f, u, j, (int32_t)priv - (int32_t)add,
+					 s->size[j] + add, &r, &best_m, &nties);
 		}
 	}
+	if (nties > 1 && base == 0)
+		r.want = first_met(f, u, nties);
 	if (r.want != NIL && r.to != NIL && r.wgain <= r.gain)
 		r.want = NIL; /* the feasible move is as good */
 	return r;
@@ -532,9 +651,11 @@ static int32_t quick_bound(const struct kfm *f, uint32_t u, int *boundary)
 	const struct parsa_graph *g = f->g;
 	uint32_t a = f->part[u], priv = 0, shared = 0;
 
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
 		uint32_t v = g->col[e];
 
+		if (e + KFM_AHEAD < end)
+			prefetch_feature(f, g->col[e + KFM_AHEAD], a);
 		priv += *cnt_at(f, v, a) == 1;
 		shared += f->lam[v] >= 2;
 	}

@@ -32,8 +32,11 @@
  *     the stale keys stay upper bounds and are corrected when popped;
  *   - balance: a vertex whose best move goes to a part at the cap (and
  *     beats its best feasible move) also waits in that part's list with
- *     that move's gain; when a vertex leaves the part, the waiters with
- *     the largest gains that fill the room are queued again with them.
+ *     that move's gain (ties between blocked parts: the one a scan of
+ *     its features in row order, each feature's parts in increasing
+ *     index, meets first; dense features: the lowest index); when a
+ *     vertex leaves the part, the waiters with the largest gains that
+ *     fill the room are queued again with them.
  * Why not a full gain table (KaHyPar's gain cache): it costs n·k entries
  * and a delta update per pin for every threshold crossing of every net;
  * with k up to 65536 that is not an option, and the lazy bounds need only
