@@ -42,3 +42,75 @@ int parsa_conn_counts(const struct parsa_graph *g, const uint32_t *part,
 	}
 	return saturated;
 }
+
+static int dense(const struct parsa_nbrset *s, uint32_t lam)
+{
+	return 2 * (uint64_t)lam > s->k;
+}
+
+/* parsa_conn_hits for k ≤ 64: the masks summed in bit-sliced counters
+ * (bit j of c[i] = bit i of the count of part j), then written out. */
+static uint32_t hits1(const struct parsa_graph *g, uint32_t u,
+		      const struct parsa_nbrset *s, const uint32_t *lam,
+		      uint32_t *hits, uint64_t *tmask)
+{
+	uint64_t c[32], any = 0;
+	uint32_t base = 0, nsl = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e], i = 0;
+		uint64_t carry = s->bits[v];
+
+		if (lam[v] == 1)
+			continue;
+		if (dense(s, lam[v])) {
+			base++;
+			continue;
+		}
+		any |= carry;
+		for (; i < nsl && carry; i++) {
+			uint64_t t = c[i] & carry;
+
+			c[i] ^= carry;
+			carry = t;
+		}
+		if (carry)
+			c[nsl++] = carry; /* nsl ≤ 32: counts < 2^32 */
+	}
+	tmask[0] |= any;
+	for (uint64_t x = any; x; x &= x - 1) {
+		uint32_t j = (uint32_t)__builtin_ctzll(x), h = 0;
+
+		for (uint32_t i = 0; i < nsl; i++)
+			h |= (uint32_t)((c[i] >> j) & 1) << i;
+		hits[j] += h;
+	}
+	return base;
+}
+
+uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
+			 const struct parsa_nbrset *s, const uint32_t *lam,
+			 uint32_t *hits, uint64_t *tmask)
+{
+	uint32_t base = 0;
+
+	if (s->words == 1)
+		return hits1(g, u, s, lam, hits, tmask);
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (lam[v] == 1)
+			continue;
+		if (dense(s, lam[v])) {
+			base++;
+			continue;
+		}
+		for (uint32_t w = 0; w < s->words; w++) {
+			tmask[w] |= m[w];
+			for (uint64_t x = m[w]; x; x &= x - 1)
+				hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
+		}
+	}
+	return base;
+}

@@ -38,6 +38,17 @@ int parsa_conn_counts(const struct parsa_graph *g, const uint32_t *part,
 		      uint16_t *cnt, uint32_t *lam, uint64_t *size);
 
 /*
+ * The sparse features of example u (2 ≤ λ_v ≤ k/2, lam[v] = λ_v = the
+ * parts of s holding v): hits[j] += #{such v ∈ S_j} for every part j,
+ * and those parts OR-ed into tmask (s->words words).  Returns the number
+ * of dense features of u (2 λ_v > k), left to the caller; features with
+ * λ_v == 1 are skipped.  O(deg(u) · (words + log deg(u)) + k).
+ */
+uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
+			 const struct parsa_nbrset *s, const uint32_t *lam,
+			 uint32_t *hits, uint64_t *tmask);
+
+/*
  * Feature v of an example moving from part a to part b: *ca (count of v
  * in a) down unless saturated, v leaves S_a (bit, size, *lam) when it hits
  * 0; v joins S_b when *cb was 0; *cb up (saturating, *saturated set).

@@ -179,36 +179,6 @@ static void dense_hits(struct fm *f, uint32_t u)
 }
 
 /*
- * Exact mode: hits[j] += #{v ∈ N(u): v in part j, λ_v ≥ 2, v not dense}
- * and those parts set in tmask.  Returns the number of dense features of
- * u (counted by dense_hits and base, not here).
- */
-static uint32_t count_hits(struct fm *f, uint32_t u)
-{
-	const struct parsa_graph *g = f->g;
-	const struct parsa_nbrset *s = f->used;
-	uint32_t base = 0;
-
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e];
-		const uint64_t *m = parsa_nbrset_mask(s, v);
-
-		if (f->lam[v] == 1)
-			continue; /* only in u's part: no hit elsewhere */
-		if (is_dense(f, v)) {
-			base++; /* in most parts: see dense_hits */
-			continue;
-		}
-		for (uint32_t w = 0; w < s->words; w++) {
-			f->tmask[w] |= m[w];
-			for (uint64_t x = m[w]; x; x &= x - 1)
-				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
-		}
-	}
-	return base;
-}
-
-/*
  * p-mode: hits[j] and acc[j] += pw(cnt[v][j]) − p over every feature v of
  * u and part j using it, those parts set in tmask; returns Σ_v
  * pw(cnt[v][a] − 1), a = u's part.
@@ -286,7 +256,7 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	if (f->pmode)
 		rm = pmode_hits(f, u);
 	else
-		base = count_hits(f, u);
+		base = parsa_conn_hits(g, u, s, f->lam, f->hits, f->tmask);
 	if (base) {
 		/* every part shares a feature with u: all are candidates */
 		dense_hits(f, u);

@@ -387,79 +387,17 @@ static int is_dense(const struct kfm *f, uint32_t v)
 }
 
 /*
- * count_hits' first loop for k <= 64: the masks are summed in bit-sliced
- * counters (bit j of c[i] = bit i of hits[j]), then written out.
- */
-static uint32_t count_hits1(struct kfm *f, uint32_t u)
-{
-	const struct parsa_graph *g = f->g;
-	const struct parsa_nbrset *s = f->used;
-	uint64_t c[33], any = 0;
-	uint32_t base = 0, nsl = 0;
-
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e];
-		uint64_t carry = s->bits[v];
-		uint32_t i = 0;
-
-		if (f->lam[v] == 1)
-			continue; /* only in u's part */
-		if (is_dense(f, v)) {
-			base++;
-			continue;
-		}
-		any |= carry;
-		for (; i < nsl && carry; i++) {
-			uint64_t t = c[i] & carry;
-
-			c[i] ^= carry;
-			carry = t;
-		}
-		if (carry)
-			c[nsl++] = carry;
-	}
-	f->tmask[0] = any;
-	for (uint64_t x = any; x; x &= x - 1) {
-		uint32_t j = (uint32_t)__builtin_ctzll(x), h = 0;
-
-		for (uint32_t i = 0; i < nsl; i++)
-			h |= (uint32_t)((c[i] >> j) & 1) << i;
-		f->hits[j] = h;
-	}
-	return base;
-}
-
-/*
  * hits[j] += #{v ∈ N(u): v in part j} for the sparse features of u, their
- * parts set in tmask (the candidates); dense features are counted by base
- * and their missing parts decremented (made good by base), every part
- * then a candidate.  Returns base.
+ * parts set in tmask (the candidates: parsa_conn_hits); dense features are
+ * counted by base and their missing parts decremented (made good by
+ * base), every part then a candidate.  Returns base.
  */
 static uint32_t count_hits(struct kfm *f, uint32_t u)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
-	uint32_t base = 0;
+	uint32_t base = parsa_conn_hits(g, u, s, f->lam, f->hits, f->tmask);
 
-	if (s->words == 1)
-		base = count_hits1(f, u);
-	else
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e];
-		const uint64_t *m = parsa_nbrset_mask(s, v);
-
-		if (f->lam[v] == 1)
-			continue; /* only in u's part */
-		if (is_dense(f, v)) {
-			base++;
-			continue;
-		}
-		for (uint32_t w = 0; w < s->words; w++) {
-			f->tmask[w] |= m[w];
-			for (uint64_t x = m[w]; x; x &= x - 1)
-				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
-		}
-	}
 	if (base == 0)
 		return 0;
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
