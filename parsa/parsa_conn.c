@@ -78,13 +78,9 @@ static uint32_t hits1(const struct parsa_graph *g, uint32_t u,
 			c[nsl++] = carry; /* nsl ≤ 32: counts < 2^32 */
 	}
 	tmask[0] |= any;
-	for (uint64_t x = any; x; x &= x - 1) {
-		uint32_t j = (uint32_t)__builtin_ctzll(x), h = 0;
-
-		for (uint32_t i = 0; i < nsl; i++)
-			h |= (uint32_t)((c[i] >> j) & 1) << i;
-		hits[j] += h;
-	}
+	for (uint32_t i = 0; i < nsl; i++)
+		for (uint64_t x = c[i]; x; x &= x - 1)
+			hits[__builtin_ctzll(x)] += 1U << i;
 	return base;
 }
 
