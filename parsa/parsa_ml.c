@@ -15,6 +15,8 @@
 #include "parsa_rng.h"
 
 #define NIL UINT32_MAX
+/* nets ahead of the current one whose pins are prefetched */
+#define ML_AHEAD 4
 
 /* One coarse level: its graph, vertex weights and parts, and the map from
  * the vertices of the level below (finer) to this level's. */
@@ -169,6 +171,16 @@ static void net_part(const uint32_t *tpart, uint64_t *b, uint64_t *d,
 	*d = i - *b;
 }
 
+/* Prefetch the pins of net v (and their parts). */
+static void prefetch_net(const struct ml_match *m, uint32_t v)
+{
+	uint64_t b = m->t.row_ptr[v];
+
+	__builtin_prefetch(&m->t.col[b]);
+	if (m->tpart)
+		__builtin_prefetch(&m->tpart[b]);
+}
+
 /*
  * The best vertex for u to join, in u's part: an unclustered vertex (a new
  * pair) or a clustered one (u joins its cluster), whichever shares the most
@@ -181,10 +193,13 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
 	uint32_t budget = ML_PIN_BUDGET;
 
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
 		uint32_t v = g->col[e];
 		uint64_t b = m->t.row_ptr[v], d = m->t.row_ptr[v + 1] - b;
 		float rate;
+
+		if (e + ML_AHEAD < end)
+			prefetch_net(m, g->col[e + ML_AHEAD]);
 
 		if (d < 2 || d > ML_NET_MAX)
 			continue;
