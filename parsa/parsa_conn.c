@@ -63,10 +63,7 @@ static uint32_t hits1(const struct parsa_graph *g, uint32_t u,
 
 		if (lam[v] == 1)
 			continue;
-		if (dense(s, lam[v])) {
-			base++;
-			continue;
-		}
+		base += dense(s, lam[v]);
 		any |= carry;
 		for (; i < nsl && carry; i++) {
 			uint64_t t = c[i] & carry;
@@ -82,6 +79,30 @@ static uint32_t hits1(const struct parsa_graph *g, uint32_t u,
 		for (uint64_t x = c[i]; x; x &= x - 1)
 			hits[__builtin_ctzll(x)] += 1U << i;
 	return base;
+}
+
+/* parsa_conn_hits' dense features for k > 64: +1 to every part, −1 to
+ * those missing each (unsigned wrap-around, made good by the +base). */
+static void dense_hits(const struct parsa_graph *g, uint32_t u,
+		       const struct parsa_nbrset *s, const uint32_t *lam,
+		       uint32_t *hits, uint32_t base)
+{
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		const uint64_t *m = parsa_nbrset_mask(s, g->col[e]);
+
+		if (!dense(s, lam[g->col[e]]))
+			continue;
+		for (uint32_t w = 0; w < s->words; w++) {
+			uint64_t full = w + 1 < s->words || s->k % 64 == 0
+						? ~0ULL
+						: (1ULL << (s->k % 64)) - 1;
+
+			for (uint64_t x = ~m[w] & full; x; x &= x - 1)
+				hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
+		}
+	}
+	for (uint32_t j = 0; j < s->k; j++)
+		hits[j] += base;
 }
 
 uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
@@ -108,5 +129,7 @@ uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
 				hits[w * 64 + (uint32_t)__builtin_ctzll(x)]++;
 		}
 	}
+	if (base)
+		dense_hits(g, u, s, lam, hits, base);
 	return base;
 }

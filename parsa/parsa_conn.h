@@ -38,11 +38,13 @@ int parsa_conn_counts(const struct parsa_graph *g, const uint32_t *part,
 		      uint16_t *cnt, uint32_t *lam, uint64_t *size);
 
 /*
- * The sparse features of example u (2 ≤ λ_v ≤ k/2, lam[v] = λ_v = the
- * parts of s holding v): hits[j] += #{such v ∈ S_j} for every part j,
- * and those parts OR-ed into tmask (s->words words).  Returns the number
- * of dense features of u (2 λ_v > k), left to the caller; features with
- * λ_v == 1 are skipped.  O(deg(u) · (words + log deg(u)) + k).
+ * The features v of example u that another part uses too (λ_v ≥ 2,
+ * lam[v] = λ_v = the parts of s holding v): hits[j] += #{such v ∈ S_j}
+ * for every part j (hits zero on entry), their parts OR-ed into tmask
+ * (s->words words).  Returns the number of dense ones (2 λ_v > k); when
+ * it is > 0 every part shares a feature with u and tmask may miss some.
+ * Dense features are counted by their complement (O(k − λ_v) each, plus
+ * O(k) once).  O(deg(u) · (words + log deg(u)) + k).
  */
 uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
 			 const struct parsa_nbrset *s, const uint32_t *lam,

@@ -90,13 +90,6 @@ static uint64_t wt(const struct fm *f, uint32_t u)
 	return f->weight ? f->weight[u] : 1;
 }
 
-/* Is v in more than half of the parts?  Then its complement is cheaper
- * to walk. */
-static inline int is_dense(const struct fm *f, uint32_t v)
-{
-	return 2 * (uint64_t)f->lam[v] > f->k;
-}
-
 static uint16_t *cnt_at(const struct fm *f, uint32_t v, uint32_t j)
 {
 	return &f->cnt[(uint64_t)v * f->k + j];
@@ -155,27 +148,6 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 static int64_t pw_of(uint32_t c)
 {
 	return c >= 40 ? 0 : FM_P_ONE >> c;
-}
-
-/*
- * The features of u in more than half of the parts add 1 to every hits[j]
- * (the caller adds base) and are walked by their complement: −1 to each
- * part missing them (unsigned wrap-around, made good by base).
- */
-static void dense_hits(struct fm *f, uint32_t u)
-{
-	const struct parsa_graph *g = f->g;
-	const struct parsa_nbrset *s = f->used;
-
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		const uint64_t *m = parsa_nbrset_mask(s, g->col[e]);
-
-		if (!is_dense(f, g->col[e]))
-			continue;
-		for (uint32_t w = 0; w < s->words; w++)
-			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
-				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
-	}
 }
 
 /*
@@ -257,14 +229,9 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 		rm = pmode_hits(f, u);
 	else
 		base = parsa_conn_hits(g, u, s, f->lam, f->hits, f->tmask);
-	if (base) {
-		/* every part shares a feature with u: all are candidates */
-		dense_hits(f, u);
-		for (uint32_t j = 0; j < f->k; j++)
-			f->hits[j] += base;
+	if (base) /* every part shares a feature with u: all are candidates */
 		for (uint32_t w = 0; w < s->words; w++)
 			f->tmask[w] = f->full[w];
-	}
 	/* the candidates in increasing order (better() is a total order:
 	 * the choice does not depend on the order) */
 	for (uint32_t w = 0; w < s->words; w++) {

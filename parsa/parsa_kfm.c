@@ -380,40 +380,19 @@ static void prefetch_feature(const struct kfm *f, uint32_t v, uint32_t a)
 	__builtin_prefetch(parsa_nbrset_mask(f->used, v));
 }
 
-/* Is v in more than half of the parts?  Then walk its complement. */
-static int is_dense(const struct kfm *f, uint32_t v)
-{
-	return 2 * (uint64_t)f->lam[v] > f->k;
-}
-
 /*
- * hits[j] += #{v ∈ N(u): v in part j} for the sparse features of u, their
- * parts set in tmask (the candidates: parsa_conn_hits); dense features are
- * counted by base and their missing parts decremented (made good by
- * base), every part then a candidate.  Returns base.
+ * hits[j] = #{v ∈ N(u): v in part j, λ_v ≥ 2} (parsa_conn_hits), the
+ * parts using such a feature set in tmask (the candidates), every part
+ * when u has a dense feature.  Returns the number of those.
  */
 static uint32_t count_hits(struct kfm *f, uint32_t u)
 {
-	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
-	uint32_t base = parsa_conn_hits(g, u, s, f->lam, f->hits, f->tmask);
+	uint32_t base = parsa_conn_hits(f->g, u, s, f->lam, f->hits, f->tmask);
 
-	if (base == 0)
-		return 0;
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e];
-		const uint64_t *m = parsa_nbrset_mask(s, v);
-
-		if (f->lam[v] == 1 || !is_dense(f, v))
-			continue;
+	if (base)
 		for (uint32_t w = 0; w < s->words; w++)
-			for (uint64_t x = ~m[w] & f->full[w]; x; x &= x - 1)
-				f->hits[w * 64 + (uint32_t)__builtin_ctzll(x)]--;
-	}
-	for (uint32_t j = 0; j < f->k; j++)
-		f->hits[j] += base; /* every part shares a feature with u */
-	for (uint32_t w = 0; w < s->words; w++)
-		f->tmask[w] = f->full[w];
+			f->tmask[w] = f->full[w];
 	return base;
 }
 
