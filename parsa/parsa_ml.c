@@ -156,21 +156,6 @@ static uint32_t weight_of(const uint32_t *w, uint32_t u)
 	return w ? w[u] : 1;
 }
 
-/* Narrow the pins [*b, *b + *d) of a net (grouped by part, tpart their
- * parts) to those of part p. */
-static void net_part(const uint32_t *tpart, uint64_t *b, uint64_t *d,
-		     uint32_t p)
-{
-	uint64_t i = *b, end = *b + *d;
-
-	while (i < end && tpart[i] < p)
-		i++;
-	*b = i;
-	while (i < end && tpart[i] == p)
-		i++;
-	*d = i - *b;
-}
-
 /* Prefetch the pins of net v (and their parts). */
 static void prefetch_net(const struct ml_match *m, uint32_t v)
 {
@@ -190,7 +175,7 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 			  const uint32_t *w, const uint32_t *part, uint32_t u,
 			  uint32_t max_w)
 {
-	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
+	uint32_t nt = 0, best = NIL, wu = weight_of(w, u), pu = part ? part[u] : 0;
 	uint32_t budget = ML_PIN_BUDGET;
 
 	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
@@ -207,12 +192,15 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 		if (budget < d)
 			break; /* scanned enough pins for u */
 		budget -= (uint32_t)d;
-		if (m->tpart) /* only the pins of u's part */
-			net_part(m->tpart, &b, &d, part[u]);
+		if (m->tpart) /* only the pins of u's part: skip those before */
+			while (d > 0 && m->tpart[b] < pu)
+				b++, d--;
 		for (uint64_t i = b; i < b + d; i++) {
 			uint32_t x = m->t.col[i];
 			uint32_t wx = m->rw[m->root[x]];
 
+			if (m->tpart && m->tpart[i] != pu)
+				break; /* past u's part */
 			if (x == u || wu + wx > max_w)
 				continue;
 			if (m->score[x] == 0.0f)
