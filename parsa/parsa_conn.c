@@ -48,31 +48,32 @@ static int dense(const struct parsa_nbrset *s, uint32_t lam)
 	return 2 * (uint64_t)lam > s->k;
 }
 
-/* parsa_conn_hits for k ≤ 64: the masks summed in bit-sliced counters
- * (bit j of c[i] = bit i of the count of part j), then written out. */
+/*
+ * parsa_conn_hits for k ≤ 64: the masks summed in bit-sliced counters
+ * (bit j of c[i] = bit i of the count of part j; nsl = the bit length of
+ * deg(u) slices hold any count), then written out.  λ_v is the popcount
+ * of v's mask (lam is not read): a one-bit mask is skipped by adding 0.
+ */
 static uint32_t hits1(const struct parsa_graph *g, uint32_t u,
-		      const struct parsa_nbrset *s, const uint32_t *lam,
-		      uint32_t *hits, uint64_t *tmask)
+		      const struct parsa_nbrset *s, uint32_t *hits,
+		      uint64_t *tmask)
 {
-	uint64_t c[32], any = 0;
-	uint32_t base = 0, nsl = 0;
+	uint64_t c[32] = { 0 }, any = 0;
+	uint32_t base = 0, deg = parsa_graph_degree(g, u);
+	uint32_t nsl = deg ? 32 - (uint32_t)__builtin_clz(deg) : 0;
 
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-		uint32_t v = g->col[e], i = 0;
-		uint64_t carry = s->bits[v];
+		uint64_t m = s->bits[g->col[e]];
+		uint64_t carry = m & (m - 1) ? m : 0; /* λ_v ≥ 2 */
 
-		if (lam[v] == 1)
-			continue;
-		base += dense(s, lam[v]);
+		base += carry && dense(s, parsa_popcount64(m));
 		any |= carry;
-		for (; i < nsl && carry; i++) {
+		for (uint32_t i = 0; i < nsl; i++) {
 			uint64_t t = c[i] & carry;
 
 			c[i] ^= carry;
 			carry = t;
 		}
-		if (carry)
-			c[nsl++] = carry; /* nsl ≤ 32: counts < 2^32 */
 	}
 	tmask[0] |= any;
 	for (uint32_t i = 0; i < nsl; i++)
@@ -112,7 +113,7 @@ uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
 	uint32_t base = 0;
 
 	if (s->words == 1)
-		return hits1(g, u, s, lam, hits, tmask);
+		return hits1(g, u, s, hits, tmask);
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
