@@ -29,7 +29,8 @@
  * does the cycle.
  *
  * Memory: the coarse graphs (their nonzeros shrink level by level) and one
- * transpose per level during clustering.  Deterministic for a given seed.
+ * transpose per level during clustering and contraction (parsa_ml_refine:
+ * its pins grouped by part, with their parts: 2 |E| words).  Deterministic for a given seed.
  */
 #ifndef PARSA_ML_H
 #define PARSA_ML_H
