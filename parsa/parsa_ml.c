@@ -28,11 +28,18 @@ struct ml_level {
 	uint64_t m_limit;     /* the refinement's M cap on this level */
 };
 
+/* The pins of net v in part p within v's pin list of the grouped
+ * transpose: t.col[t.row_ptr[v] + off ..) for len pins. */
+struct ml_seg {
+	uint32_t off, len;
+};
+
 /* Scratch of the matching on one level (n = the level's rows). */
 struct ml_match {
 	struct parsa_graph t; /* transpose: feature -> vertices; with parts,
 			       * each net's pins grouped by part, ascending */
-	uint32_t *tpart;      /* NULL, or the part of each pin of t */
+	struct ml_seg *seg;   /* NULL, or per nonzero e = (u, v) of the
+			       * level's graph: the pins of v in u's part */
 	uint32_t *order, *mate, *touched;
 	uint32_t *root;       /* a vertex's cluster's first vertex (itself
 			       * while unclustered) */
@@ -52,7 +59,7 @@ static void level_release(struct ml_level *l)
 static void match_release(struct ml_match *m)
 {
 	parsa_graph_release(&m->t);
-	free(m->tpart);
+	free(m->seg);
 	free(m->order);
 	free(m->mate);
 	free(m->touched);
@@ -62,26 +69,68 @@ static void match_release(struct ml_match *m)
 }
 
 /*
+ * Scatter the rows rows[0..n) (all of part p, increasing) into m->t's
+ * columns at the cursors cur (left at the ends of their part-p
+ * segments), then fill m->seg for their nonzeros: the segment of each
+ * net in part p, relative to its start (net_start).  stamp[v] == p + 1
+ * iff v met part p already; first[v]: where its segment begins.
+ */
+static void scatter_part(struct ml_match *m, const struct parsa_graph *g,
+			 const uint32_t *rows, uint32_t n, uint32_t p,
+			 uint64_t *cur, const uint64_t *net_start,
+			 uint32_t *stamp, uint64_t *first)
+{
+	uint32_t *col = m->t.col;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = rows[i];
+
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			if (stamp[v] != p + 1) {
+				stamp[v] = p + 1;
+				first[v] = cur[v];
+			}
+			col[cur[v]++] = r;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t r = rows[i];
+
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			m->seg[e] = (struct ml_seg){
+				(uint32_t)(first[v] - net_start[v]),
+				(uint32_t)(cur[v] - first[v]) };
+		}
+	}
+}
+
+/*
  * m->t = the transpose of g with each net's pins ordered by (part, row)
- * and m->tpart their parts (rows visited in that order by a counting
- * sort on the parts).  0 or PARSA_ENOMEM.
+ * and m->seg their segments per nonzero of g (rows visited in that order
+ * by a counting sort on the parts).  0 or PARSA_ENOMEM.
  */
 static int transpose_by_part(struct ml_match *m, const struct parsa_graph *g,
 			     const uint32_t *part, struct parsa_err *err)
 {
-	uint64_t nnz = parsa_graph_nnz(g), *ptr;
-	uint32_t kp = 0, *pos, *col;
+	uint64_t nnz = parsa_graph_nnz(g), *ptr, *cur, *first;
+	uint32_t kp = 0, *pos, *stamp;
 	int rc = 0;
 
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		kp = part[u] >= kp ? part[u] + 1 : kp;
 	pos = calloc((size_t)kp + 1, sizeof(uint32_t));
 	ptr = calloc((size_t)g->n_cols + 1, sizeof(uint64_t));
-	col = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
-	m->tpart = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
-	if (!pos || !ptr || !col || !m->tpart) {
+	cur = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+	first = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+	stamp = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	m->t.col = malloc((size_t)(nnz ? nnz : 1) * sizeof(uint32_t));
+	m->seg = malloc((size_t)(nnz ? nnz : 1) * sizeof(struct ml_seg));
+	if (!pos || !ptr || !cur || !first || !stamp || !m->t.col || !m->seg) {
 		free(ptr);
-		free(col);
 		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 		goto out;
 	}
@@ -95,23 +144,17 @@ static int transpose_by_part(struct ml_match *m, const struct parsa_graph *g,
 		ptr[g->col[e] + 1]++;
 	for (uint32_t c = 0; c < g->n_cols; c++)
 		ptr[c + 1] += ptr[c];
-	for (uint32_t i = 0; i < g->n_rows; i++) {
-		uint32_t r = m->order[i];
-
-		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
-			uint64_t at = ptr[g->col[e]]++;
-
-			col[at] = r;
-			m->tpart[at] = part[r];
-		}
-	}
-	for (uint32_t c = g->n_cols; c > 0; c--)
-		ptr[c] = ptr[c - 1];
-	ptr[0] = 0;
-	m->t = (struct parsa_graph){ g->n_cols, g->n_rows, ptr, col,
+	memcpy(cur, ptr, ((size_t)g->n_cols + 1) * sizeof(uint64_t));
+	for (uint32_t p = 0, at = 0; p < kp; at = pos[p++])
+		scatter_part(m, g, m->order + at, pos[p] - at, p, cur, ptr,
+			     stamp, first);
+	m->t = (struct parsa_graph){ g->n_cols, g->n_rows, ptr, m->t.col,
 				     (uint64_t)g->n_cols + 1, nnz ? nnz : 1 };
 out:
 	free(pos);
+	free(cur);
+	free(first);
+	free(stamp);
 	return rc;
 }
 
@@ -156,26 +199,47 @@ static uint32_t weight_of(const uint32_t *w, uint32_t u)
 	return w ? w[u] : 1;
 }
 
-/* Prefetch the pins of net v (and their parts). */
-static void prefetch_net(const struct ml_match *m, uint32_t v)
+/* Prefetch the pins best_mate rates of nonzero e = (u, v) of g. */
+static void prefetch_net(const struct ml_match *m, const struct parsa_graph *g,
+			 uint64_t e)
 {
-	uint64_t b = m->t.row_ptr[v];
+	uint64_t b = m->t.row_ptr[g->col[e]];
 
-	__builtin_prefetch(&m->t.col[b]);
-	if (m->tpart)
-		__builtin_prefetch(&m->tpart[b]);
+	__builtin_prefetch(&m->t.col[m->seg ? b + m->seg[e].off : b]);
+}
+
+/*
+ * Add rate to the score of the pins col[b..b+d), listing the newly scored
+ * ones in touched[*nt..].  The pins' cluster weights are not read here:
+ * best_mate filters the touched ones.
+ */
+static void rate_pins(struct ml_match *m, uint64_t b, uint64_t d, float rate,
+		      uint32_t *nt)
+{
+	const uint32_t *col = m->t.col;
+
+	for (uint64_t i = b; i < b + d; i++) {
+		uint32_t x = col[i];
+
+		if (m->score[x] == 0.0f)
+			m->touched[(*nt)++] = x;
+		m->score[x] += rate;
+	}
 }
 
 /*
  * The best vertex for u to join, in u's part: an unclustered vertex (a new
  * pair) or a clustered one (u joins its cluster), whichever shares the most
  * rated nets, if the resulting cluster weighs at most max_w (NIL: none).
+ * Every pin is scored and the weight cap applied to the touched vertices
+ * only: a pin's cluster weight does not change during the call and each
+ * score is the same sum in the same order, so this picks the vertex a
+ * filter per pin would (ties: lowest index, a total order).
  */
 static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
-			  const uint32_t *w, const uint32_t *part, uint32_t u,
-			  uint32_t max_w)
+			  const uint32_t *w, uint32_t u, uint32_t max_w)
 {
-	uint32_t nt = 0, best = NIL, wu = weight_of(w, u), pu = part ? part[u] : 0;
+	uint32_t nt = 0, best = NIL, wu = weight_of(w, u);
 	uint32_t budget = ML_PIN_BUDGET;
 
 	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
@@ -184,33 +248,24 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 		float rate;
 
 		if (e + ML_AHEAD < end)
-			prefetch_net(m, g->col[e + ML_AHEAD]);
+			prefetch_net(m, g, e + ML_AHEAD);
 
 		if (d < 2 || d > ML_NET_MAX)
 			continue;
-		rate = 1.0f / (float)(d - 1);
 		if (budget < d)
 			break; /* scanned enough pins for u */
 		budget -= (uint32_t)d;
-		if (m->tpart) /* only the pins of u's part: skip those before */
-			while (d > 0 && m->tpart[b] < pu)
-				b++, d--;
-		for (uint64_t i = b; i < b + d; i++) {
-			uint32_t x = m->t.col[i];
-			uint32_t wx = m->rw[m->root[x]];
-
-			if (m->tpart && m->tpart[i] != pu)
-				break; /* past u's part */
-			if (x == u || wu + wx > max_w)
-				continue;
-			if (m->score[x] == 0.0f)
-				m->touched[nt++] = x;
-			m->score[x] += rate;
-		}
+		rate = 1.0f / (float)(d - 1);
+		if (m->seg) /* only the pins of u's part */
+			rate_pins(m, b + m->seg[e].off, m->seg[e].len, rate, &nt);
+		else
+			rate_pins(m, b, d, rate, &nt);
 	}
 	for (uint32_t i = 0; i < nt; i++) {
 		uint32_t x = m->touched[i];
 
+		if (x == u || wu + m->rw[m->root[x]] > max_w)
+			continue;
 		if (best == NIL || m->score[x] > m->score[best] ||
 		    (m->score[x] == m->score[best] && x < best))
 			best = x;
@@ -227,8 +282,7 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
  * returns the number of clusters.
  */
 static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
-			const uint32_t *w, const uint32_t *part, uint32_t max_w,
-			uint32_t *cmap)
+			const uint32_t *w, uint32_t max_w, uint32_t *cmap)
 {
 	uint32_t nc = 0;
 
@@ -237,7 +291,7 @@ static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
 
 		if (m->mate[u] != NIL)
 			continue;
-		x = best_mate(m, g, w, part, u, max_w);
+		x = best_mate(m, g, w, u, max_w);
 		m->mate[u] = u;
 		if (x != NIL && m->mate[x] != NIL) {
 			cmap[u] = cmap[x]; /* join x's cluster */
@@ -347,7 +401,7 @@ static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	rc = match_init(&m, g, w, part, rng, err);
 	if (rc == 0) {
-		nc = cluster(&m, g, w, part, max_w, c->cmap);
+		nc = cluster(&m, g, w, max_w, c->cmap);
 		rc = contract_vertices(c, g, w, part, nc, err);
 		if (rc == 0)
 			rc = contract_rows(c, &m.t, nc, err);

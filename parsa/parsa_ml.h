@@ -30,7 +30,8 @@
  *
  * Memory: the coarse graphs (their nonzeros shrink level by level) and one
  * transpose per level during clustering and contraction (parsa_ml_refine:
- * its pins grouped by part, with their parts: 2 |E| words).  Deterministic for a given seed.
+ * its pins grouped by part, and per nonzero the segment of its net in its
+ * row's part: 3 |E| words).  Deterministic for a given seed.
  */
 #ifndef PARSA_ML_H
 #define PARSA_ML_H
