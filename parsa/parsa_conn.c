@@ -43,6 +43,31 @@ int parsa_conn_counts(const struct parsa_graph *g, const uint32_t *part,
 	return saturated;
 }
 
+int parsa_conn_counts_t(const struct parsa_graph *g,
+			const struct parsa_graph *t, const uint32_t *part,
+			const struct parsa_nbrset *used, const uint32_t *weight,
+			uint16_t *cnt, uint32_t *lam, uint64_t *size)
+{
+	uint32_t k = used->k;
+	int saturated = 0;
+
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		size[part[u]] += weight ? weight[u] : 1;
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		uint16_t *row = &cnt[(uint64_t)v * k];
+
+		lam[v] = parsa_nbrset_count(used, v);
+		for (uint64_t i = t->row_ptr[v]; i < t->row_ptr[v + 1]; i++) {
+			uint16_t *c = &row[part[t->col[i]]];
+
+			if (*c < PARSA_CONN_SAT)
+				++*c;
+			saturated |= *c == PARSA_CONN_SAT;
+		}
+	}
+	return saturated;
+}
+
 static int dense(const struct parsa_nbrset *s, uint32_t lam)
 {
 	return 2 * (uint64_t)lam > s->k;

@@ -38,6 +38,16 @@ int parsa_conn_counts(const struct parsa_graph *g, const uint32_t *part,
 		      uint16_t *cnt, uint32_t *lam, uint64_t *size);
 
 /*
+ * parsa_conn_counts from t, the transpose of g (net v -> its pins; any
+ * pin order): the same cnt, lam, size and result, with cnt written net
+ * by net (sequentially) instead of by the rows' random features.
+ */
+int parsa_conn_counts_t(const struct parsa_graph *g,
+			const struct parsa_graph *t, const uint32_t *part,
+			const struct parsa_nbrset *used, const uint32_t *weight,
+			uint16_t *cnt, uint32_t *lam, uint64_t *size);
+
+/*
  * The features v of example u that another part uses too (λ_v ≥ 2,
  * lam[v] = λ_v = the parts of s holding v): hits[j] += #{such v ∈ S_j}
  * for every part j (hits zero on entry), their parts OR-ed into tmask

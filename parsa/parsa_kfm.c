@@ -208,8 +208,8 @@ static int kfm_init(struct kfm *f, const struct parsa_graph *g, uint32_t *part,
 		f->full[j >> 6] |= 1ULL << (j & 63);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->order[u] = u;
-	f->saturated = parsa_conn_counts(g, part, used, f->weight, f->cnt,
-					 f->lam, f->size);
+	f->saturated = parsa_conn_counts_t(g, &f->t, part, used, f->weight,
+					   f->cnt, f->lam, f->size);
 	for (uint32_t j = 0; j < f->k; j++)
 		f->sq += (double)f->size[j] * (double)f->size[j];
 	return 0;
