@@ -39,8 +39,10 @@ struct kfm_step {
  *   - u is in the queue iff inq[u]; then u is in bucket key[u] and
  *     key[u] ≥ the exact best feasible gain of u, as long as the feasible
  *     targets do not change (the caps are a heuristic's, see parsa_kfm.h);
- *   - u waits in part j's list iff wpart[u] == j (then wkey[u] bounds the
+ *   - u waits in part j's heap iff wpart[u] == j (then wkey[u] bounds the
  *     gain of its move to j); a vertex may be queued and waiting at once;
+ *   - part j's waiters form a max pairing heap rooted at whead[j] under
+ *     (wkey, wstamp) (w_before): a node comes before its children;
  *   - lock[u] == epoch iff u moved in this pass (never queued again).
  */
 struct kfm {
@@ -74,11 +76,17 @@ struct kfm {
 	uint32_t *t1;
 	uint8_t *inq;              /* n: 1 iff queued */
 	uint32_t *lock;            /* n: epoch of the vertex's move */
-	/* waiting lists: u waits on part wpart[u] (NIL: none), whose size
+	/* waiting heaps: u waits on part wpart[u] (NIL: none), whose size
 	 * cap blocked u's best move of gain wkey[u] */
-	uint32_t *whead;           /* k list heads */
-	uint32_t *wnext, *wprev, *wpart;
+	uint32_t *whead;           /* k heap roots */
+	uint32_t *wchild;          /* n: first child (NIL: none) */
+	uint32_t *wnext;           /* n: next sibling (NIL: none) */
+	uint32_t *wprev;           /* n: previous sibling, or the parent of a
+				    * first child (NIL: a root) */
+	uint32_t *wpart;
 	int32_t *wkey;
+	uint64_t *wstamp;          /* n: when u began to wait (later: larger) */
+	uint64_t wclock;           /* stamps handed out */
 	uint32_t epoch;
 	uint32_t *order;           /* n: fill order */
 	struct kfm_step *log;      /* n: the moves of the pass */
@@ -128,8 +136,10 @@ static void kfm_free(struct kfm *f)
 	free(f->inq);
 	free(f->lock);
 	free(f->whead);
+	free(f->wchild);
 	free(f->wnext);
 	free(f->wprev);
+	free(f->wstamp);
 	free(f->wpart);
 	free(f->wkey);
 	free(f->order);
@@ -166,8 +176,10 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	f->inq = calloc(n, 1);
 	f->lock = calloc(n, sizeof(uint32_t));
 	f->whead = malloc(f->k * sizeof(uint32_t));
+	f->wchild = malloc(n * sizeof(uint32_t));
 	f->wnext = malloc(n * sizeof(uint32_t));
 	f->wprev = malloc(n * sizeof(uint32_t));
+	f->wstamp = malloc(n * sizeof(uint64_t));
 	f->wpart = malloc(n * sizeof(uint32_t));
 	f->wkey = malloc(n * sizeof(int32_t));
 	f->order = malloc(n * sizeof(uint32_t));
@@ -176,6 +188,7 @@ static int kfm_alloc(struct kfm *f, struct parsa_err *err)
 	    !f->ties || !f->tmask || !f->head || !f->next || !f->prev || !f->key ||
 	    !f->inq || !f->lock || !f->order || !f->log || !f->whead ||
 	    !f->wnext || !f->wprev || !f->wpart || !f->wkey || !f->g1 ||
+	    !f->wchild || !f->wstamp ||
 	    !f->g2 || !f->bt || !f->bo || !f->t1 ||
 	    parsa_graph_transpose(g, &f->t, NULL)) {
 		kfm_free(f);
@@ -268,27 +281,112 @@ static int32_t q_max(struct kfm *f)
 	return f->top >= -f->D ? f->top : NO_KEY;
 }
 
+/*
+ * The waiting heaps.  w_flush takes the waiter of the largest bound, the
+ * latest to begin waiting among equal ones (the head of the list it once
+ * scanned, newest first): the maximum of the total order w_before, so
+ * the shape of a heap never decides which.
+ */
+
+/* Does a come before b: larger bound, then later stamp? */
+static int w_before(const struct kfm *f, uint32_t a, uint32_t b)
+{
+	return f->wkey[a] > f->wkey[b] ||
+	       (f->wkey[a] == f->wkey[b] && f->wstamp[a] > f->wstamp[b]);
+}
+
+/* Meld the heaps rooted at a and b (roots, NIL: empty); the new root. */
+static uint32_t w_meld(struct kfm *f, uint32_t a, uint32_t b)
+{
+	uint32_t t;
+
+	if (a == NIL || b == NIL)
+		return a == NIL ? b : a;
+	if (w_before(f, b, a))
+		t = a, a = b, b = t;
+	f->wnext[b] = f->wchild[a];
+	if (f->wchild[a] != NIL)
+		f->wprev[f->wchild[a]] = b;
+	f->wprev[b] = a;
+	f->wchild[a] = b;
+	f->wnext[a] = f->wprev[a] = NIL;
+	return a;
+}
+
+/* The heap of the sibling list from c (detached roots): melded in pairs
+ * left to right, then the pairs right to left.  Its root, NIL if none. */
+static uint32_t w_merge_pairs(struct kfm *f, uint32_t c)
+{
+	uint32_t pairs = NIL, r = NIL;
+
+	while (c != NIL) { /* the pairs in a list through wprev, last first */
+		uint32_t a = c, b = f->wnext[a], p;
+
+		c = b != NIL ? f->wnext[b] : NIL;
+		f->wnext[a] = f->wprev[a] = NIL;
+		if (b != NIL)
+			f->wnext[b] = f->wprev[b] = NIL;
+		p = w_meld(f, a, b);
+		f->wprev[p] = pairs;
+		pairs = p;
+	}
+	while (pairs != NIL) {
+		uint32_t p = pairs;
+
+		pairs = f->wprev[p];
+		f->wprev[p] = NIL;
+		r = w_meld(f, r, p);
+	}
+	return r;
+}
+
+/* Detach u's subtree from its heap (u not the root). */
+static void w_cut(struct kfm *f, uint32_t u)
+{
+	uint32_t p = f->wprev[u];
+
+	if (f->wchild[p] == u)
+		f->wchild[p] = f->wnext[u];
+	else
+		f->wnext[p] = f->wnext[u];
+	if (f->wnext[u] != NIL)
+		f->wprev[f->wnext[u]] = p;
+	f->wnext[u] = f->wprev[u] = NIL;
+}
+
 /* u waits until part j has room for it (its best move, of gain x). */
 static void w_insert(struct kfm *f, uint32_t u, uint32_t j, int32_t x)
 {
 	f->wpart[u] = j;
 	f->wkey[u] = x;
-	f->wprev[u] = NIL;
-	f->wnext[u] = f->whead[j];
-	if (f->whead[j] != NIL)
-		f->wprev[f->whead[j]] = u;
-	f->whead[j] = u;
+	f->wstamp[u] = ++f->wclock;
+	f->wchild[u] = f->wnext[u] = f->wprev[u] = NIL;
+	f->whead[j] = w_meld(f, f->whead[j], u);
 }
 
 static void w_remove(struct kfm *f, uint32_t u)
 {
-	if (f->wprev[u] != NIL)
-		f->wnext[f->wprev[u]] = f->wnext[u];
-	else
-		f->whead[f->wpart[u]] = f->wnext[u];
-	if (f->wnext[u] != NIL)
-		f->wprev[f->wnext[u]] = f->wprev[u];
+	uint32_t j = f->wpart[u], c = w_merge_pairs(f, f->wchild[u]);
+
+	f->wchild[u] = NIL;
+	if (f->whead[j] == u) {
+		f->whead[j] = c;
+	} else {
+		w_cut(f, u);
+		f->whead[j] = w_meld(f, f->whead[j], c);
+	}
 	f->wpart[u] = NIL;
+}
+
+/* wkey[u] of a waiting u was raised: restore its heap's order. */
+static void w_raised(struct kfm *f, uint32_t u)
+{
+	uint32_t j = f->wpart[u];
+
+	if (f->whead[j] == u)
+		return;
+	w_cut(f, u);
+	f->whead[j] = w_meld(f, f->whead[j], u);
 }
 
 /* Raise u's queue key to at least x (queue it if it is not). */
@@ -336,8 +434,10 @@ static void q_bump(struct kfm *f, uint32_t u, uint32_t b)
 	if (b == NIL || b != f->t1[u])
 		f->bo[u]++;
 	if (f->wpart[u] != NIL) {
-		if (b == NIL || b == f->wpart[u])
+		if (b == NIL || b == f->wpart[u]) {
 			f->wkey[u]++; /* the blocked move's bound */
+			w_raised(f, u);
+		}
 		if (!f->inq[u])
 			return; /* no feasible target when it was evaluated */
 	}
@@ -349,7 +449,7 @@ static void q_bump(struct kfm *f, uint32_t u, uint32_t b)
 /*
  * Part j lost weight: its waiting vertices of the largest bounds whose
  * weights fill the room (at least one) are queued with those bounds; the
- * others keep waiting (a scan of j's list per waiter taken).
+ * others keep waiting (a heap's root per waiter taken).
  */
 static void w_flush(struct kfm *f, uint32_t j)
 {
@@ -360,9 +460,6 @@ static void w_flush(struct kfm *f, uint32_t j)
 
 		if (best == NIL)
 			return;
-		for (uint32_t u = f->wnext[best]; u != NIL; u = f->wnext[u])
-			if (f->wkey[u] > f->wkey[best])
-				best = u;
 		w_remove(f, best);
 		room = room > wt(f, best) ? room - wt(f, best) : 0;
 		if (f->lock[best] != f->epoch)
