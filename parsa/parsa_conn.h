@@ -61,6 +61,25 @@ uint32_t parsa_conn_hits(const struct parsa_graph *g, uint32_t u,
 			 uint32_t *hits, uint64_t *tmask);
 
 /*
+ * The candidate parts of a hit count, in increasing index: the lowest set
+ * bit of mask[*w..words), cleared (so the mask is all zero once this
+ * returns UINT32_MAX), *w moved to its word.  Start with *w = 0.
+ */
+static inline uint32_t parsa_conn_pop(uint64_t *mask, uint32_t words,
+				      uint32_t *w)
+{
+	for (; *w < words; ++*w) {
+		uint64_t x = mask[*w];
+
+		if (x) {
+			mask[*w] = x & (x - 1);
+			return *w * 64 + (uint32_t)__builtin_ctzll(x);
+		}
+	}
+	return UINT32_MAX;
+}
+
+/*
  * Feature v of an example moving from part a to part b: *ca (count of v
  * in a) down unless saturated, v leaves S_a (bit, size, *lam) when it hits
  * 0; v joins S_b when *cb was 0; *cb up (saturating, *saturated set).

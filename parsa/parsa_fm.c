@@ -234,30 +234,25 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 			f->tmask[w] = f->full[w];
 	/* the candidates in increasing order (better() is a total order:
 	 * the choice does not depend on the order) */
-	for (uint32_t w = 0; w < s->words; w++) {
-		uint64_t x = f->tmask[w];
+	for (uint32_t w = 0, j; (j = parsa_conn_pop(f->tmask, s->words, &w)) !=
+				UINT32_MAX;) {
+		uint32_t add = deg - f->hits[j];
+		int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
+					: (int64_t)priv - add;
+		uint64_t mj = s->size[j] + add;
 
-		f->tmask[w] = 0;
-		for (; x; x &= x - 1) {
-			uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
-			uint32_t add = deg - f->hits[j];
-			int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
-						: (int64_t)priv - add;
-			uint64_t mj = s->size[j] + add;
-
-			f->hits[j] = 0;
-			f->acc[j] = 0;
-			if (j == a || (mj > f->m_limit && f->force != 1))
-				continue;
-			if (f->size[j] + wt(f, u) <= f->cap) {
-				if (better(&best, best_m, j, gain, mj)) {
-					best = (struct fm_move){ j, gain, add };
-					best_m = mj;
-				}
-			} else if (better(full, full_m, j, gain, mj)) {
-				*full = (struct fm_move){ j, gain, add };
-				full_m = mj;
+		f->hits[j] = 0;
+		f->acc[j] = 0;
+		if (j == a || (mj > f->m_limit && f->force != 1))
+			continue;
+		if (f->size[j] + wt(f, u) <= f->cap) {
+			if (better(&best, best_m, j, gain, mj)) {
+				best = (struct fm_move){ j, gain, add };
+				best_m = mj;
 			}
+		} else if (better(full, full_m, j, gain, mj)) {
+			*full = (struct fm_move){ j, gain, add };
+			full_m = mj;
 		}
 	}
 	if (f->force)

@@ -578,19 +578,14 @@ static struct kfm_eval evaluate(struct kfm *f, uint32_t u)
 	}
 	r.ub = r.gain2 = (int32_t)priv - (int32_t)deg;
 	base = count_hits(f, u);
-	for (uint32_t w = 0; w < s->words; w++) {
-		uint64_t x = f->tmask[w];
+	for (uint32_t w = 0, j; (j = parsa_conn_pop(f->tmask, s->words, &w)) !=
+				UINT32_MAX;) {
+		uint32_t add = deg - f->hits[j];
 
-		f->tmask[w] = 0;
-		for (; x; x &= x - 1) {
-			uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
-			uint32_t add = deg - f->hits[j];
-
-			f->hits[j] = 0;
-			if (j != a)
-				consider(f, u, j, (int32_t)priv - (int32_t)add,
-					 s->size[j] + add, &r, &best_m, &nties);
-		}
+		f->hits[j] = 0;
+		if (j != a)
+			consider(f, u, j, (int32_t)priv - (int32_t)add,
+				 s->size[j] + add, &r, &best_m, &nties);
 	}
 	if (nties > 1 && base == 0)
 		r.want = first_met(f, u, nties);
