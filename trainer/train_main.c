@@ -265,12 +265,29 @@ static int random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
 }
 
 /* part/owner from files, URL or random; *k set. */
+/* *prefix = the placement's file prefix: c->placement itself, or (a URL)
+ * the temporary copy fetched into buf, which the caller cleans up with
+ * train_fetch_cleanup when *prefix == buf. */
+static int placement_prefix(const struct cli *c, char *buf, size_t len,
+			    const char **prefix, struct parsa_err *err)
+{
+	int rc = 0;
+
+	*prefix = c->placement;
+	if (train_is_url(c->placement)) {
+		rc = train_fetch_placement(c->placement, buf, len, 30.0, err);
+		if (!rc)
+			*prefix = buf;
+	}
+	return rc;
+}
+
 static int load_placement(struct cli *c, const struct train_data *d,
 			  uint32_t *part, uint32_t *owner, uint32_t *k,
 			  struct parsa_err *err)
 {
 	char fetched[PATH_MAX];
-	const char *prefix = c->placement;
+	const char *prefix;
 	struct parsa_err perr = {0};
 	uint32_t k_seen = 0;
 	int rc;
@@ -280,13 +297,9 @@ static int load_placement(struct cli *c, const struct train_data *d,
 		return random_placement(d->n_rows, d->n_cols, *k, c->seed,
 					part, owner, err);
 	}
-	if (train_is_url(c->placement)) {
-		rc = train_fetch_placement(c->placement, fetched,
-					   sizeof(fetched), 30.0, err);
-		if (rc)
-			return rc;
-		prefix = fetched;
-	}
+	rc = placement_prefix(c, fetched, sizeof(fetched), &prefix, err);
+	if (rc)
+		return rc;
 	rc = part_placement_read(prefix, d->n_rows, d->feat_id, d->n_cols,
 				 c->workers, part, owner, &k_seen, &perr);
 	if (prefix == fetched)
@@ -412,17 +425,13 @@ static int load_placement_only(struct cli *c, struct train_data *d,
 			       struct parsa_err *err)
 {
 	char fetched[PATH_MAX];
-	const char *prefix = c->placement;
+	const char *prefix;
 	struct parsa_err perr = {0};
 	int rc;
 
-	if (train_is_url(c->placement)) {
-		rc = train_fetch_placement(c->placement, fetched,
-					   sizeof(fetched), 30.0, err);
-		if (rc)
-			return rc;
-		prefix = fetched;
-	}
+	rc = placement_prefix(c, fetched, sizeof(fetched), &prefix, err);
+	if (rc)
+		return rc;
 	rc = placement_files(c, prefix, d, part, owner, k, &perr);
 	if (prefix == fetched)
 		train_fetch_cleanup(fetched);
