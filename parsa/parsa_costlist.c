@@ -31,11 +31,11 @@ static int grow_items(struct parsa_costlist *cl, uint32_t n)
 
 	if (grow_array((void **)&cl->cost, m, sizeof(uint32_t)) ||
 	    grow_array((void **)&cl->prev, m, sizeof(uint32_t)) ||
-	    grow_array((void **)&cl->next, m, sizeof(uint32_t)) ||
-	    grow_array((void **)&cl->in, m, sizeof(uint8_t)))
+	    grow_array((void **)&cl->next, m, sizeof(uint32_t)))
 		return -1;
 	/* new items start outside the list */
-	memset(cl->in + cl->n, 0, (size_t)(n - cl->n));
+	for (uint32_t u = cl->n; u < n; u++)
+		cl->cost[u] = PARSA_CL_OUT;
 	cl->n = n;
 	return 0;
 }
@@ -82,7 +82,6 @@ void parsa_costlist_release(struct parsa_costlist *cl)
 	free(cl->prev);
 	free(cl->next);
 	free(cl->head);
-	free(cl->in);
 	memset(cl, 0, sizeof(*cl));
 }
 
@@ -120,14 +119,14 @@ void parsa_costlist_build(struct parsa_costlist *cl, const uint32_t *costs,
 	assert(n_items <= cl->n);
 	for (uint32_t c = 0; c <= cl->top; c++)
 		cl->head[c] = PARSA_CL_NIL;
-	memset(cl->in + n_items, 0, (size_t)(cl->n - n_items));
+	for (uint32_t u = n_items; u < cl->nbuilt; u++)
+		cl->cost[u] = PARSA_CL_OUT;
 	/* backwards with push_front: each bucket ends in increasing order */
 	for (uint32_t u = n_items; u-- > 0;) {
 		uint32_t c = costs[u];
 
 		assert(c <= cl->max_cost);
 		cl->cost[u] = c;
-		cl->in[u] = 1;
 		if (c > top) {
 			/* buckets above the old top are already NIL */
 			top = c;
@@ -135,6 +134,7 @@ void parsa_costlist_build(struct parsa_costlist *cl, const uint32_t *costs,
 		push_front(cl, u, c);
 	}
 	cl->top = top;
+	cl->nbuilt = n_items;
 	cl->live = n_items;
 	cl->min = 0;
 }
@@ -163,9 +163,9 @@ uint32_t parsa_costlist_take_min(struct parsa_costlist *cl)
 
 void parsa_costlist_remove(struct parsa_costlist *cl, uint32_t u)
 {
-	assert(u < cl->n && cl->in[u]);
+	assert(u < cl->n && cl->cost[u] != PARSA_CL_OUT);
 	unlink_item(cl, u);
-	cl->in[u] = 0;
+	cl->cost[u] = PARSA_CL_OUT;
 	cl->live--;
 }
 
@@ -173,7 +173,7 @@ void parsa_costlist_decrement(struct parsa_costlist *cl, uint32_t u)
 {
 	uint32_t c = cl->cost[u];
 
-	assert(u < cl->n && cl->in[u] && c > 0);
+	assert(u < cl->n && c != PARSA_CL_OUT && c > 0);
 	unlink_item(cl, u);
 	cl->cost[u] = --c;
 	push_front(cl, u, c);

@@ -14,7 +14,9 @@
  * shares features with what the partition just took); take_min() returns the
  * front of the lowest bucket.
  *
- * Invariants: item u is in the list iff in[u]; it is then in bucket cost[u];
+ * Invariants: item u is in the list iff cost[u] != PARSA_CL_OUT; it is then
+ * in bucket cost[u] (no separate flag: a removal writes only the cost line
+ * it read, and Algorithm 13 removes every row from k lists);
  * live == number of items in the list; every bucket below min and above
  * top is empty; top <= max_cost.
  * Ownership: owns its arrays.  Not thread-safe.
@@ -27,19 +29,27 @@
 #include "parsa_err.h"
 
 #define PARSA_CL_NIL UINT32_MAX
+#define PARSA_CL_OUT UINT32_MAX /* cost[u] of an item not in the list */
 
 struct parsa_costlist {
 	uint32_t n;        /* capacity in items: ids 0..n-1 */
 	uint32_t max_cost; /* largest cost allowed: buckets 0..max_cost */
 	uint32_t live;     /* items currently in the list */
 	uint32_t min;      /* no non-empty bucket below this */
-	uint32_t *cost;    /* cost[u] */
+	uint32_t *cost;    /* cost[u], or PARSA_CL_OUT */
 	uint32_t *prev;    /* prev[u] in its bucket, or NIL */
 	uint32_t *next;    /* next[u] in its bucket, or NIL */
 	uint32_t *head;    /* head[c]: first item of bucket c, or NIL */
-	uint8_t *in;       /* in[u]: 1 while u is in the list */
 	uint32_t top;      /* every bucket above top is empty */
+	uint32_t nbuilt;   /* items of the last build: those past it are out */
 };
+
+/* 1 while item u (u < n) is in the list. */
+static inline int parsa_costlist_in(const struct parsa_costlist *cl,
+				    uint32_t u)
+{
+	return cl->cost[u] != PARSA_CL_OUT;
+}
 
 /* Allocate for n items and costs up to max_cost; list empty. */
 int parsa_costlist_init(struct parsa_costlist *cl, uint32_t n,
