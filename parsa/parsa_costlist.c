@@ -4,12 +4,18 @@
  * linked through prev/next arrays indexed by item id, so every operation is
  * a few array writes.  `top` bounds the buckets in use so that rebuilding
  * for a block only touches the buckets that block (or the last) used.
+ *
+ * The arrays are uint16_t or uint32_t (cl->narrow): every operation that
+ * walks them is written once in CL_OPS below and instantiated for both
+ * widths; the public functions pick one by cl->narrow.
  */
 #include "parsa_costlist.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define NIL16 ((uint16_t)0xFFFF)
 
 /* Grow *p to n elements of size elem (contents kept).  0 or -1. */
 static int grow_array(void **p, size_t n, size_t elem)
@@ -25,18 +31,139 @@ static int grow_array(void **p, size_t n, size_t elem)
 	return 0;
 }
 
+static int fits_narrow(uint32_t n, uint32_t max_cost)
+{
+	return n <= PARSA_CL_NARROW_MAX + 1 && max_cost <= PARSA_CL_NARROW_MAX;
+}
+
+/*
+ * The operations on the arrays, for element type T with NIL/OUT stored as
+ * NILT (NIL16, or UINT32_MAX, where the conversions fold away).
+ */
+#define CL_OPS(S, T, NILT)                                                   \
+/* Link u at the front of bucket c (cost[u] already c). */                  \
+static inline void push_front_##S(struct parsa_costlist *cl, uint32_t u,    \
+				  uint32_t c)                               \
+{                                                                           \
+	T *prev = cl->prev, *next = cl->next;                               \
+	uint32_t h = cl->head[c];                                           \
+									    \
+	prev[u] = NILT;                                                     \
+	next[u] = h == PARSA_CL_NIL ? NILT : (T)h;                          \
+	if (h != PARSA_CL_NIL)                                              \
+		prev[h] = (T)u;                                             \
+	cl->head[c] = u;                                                    \
+}                                                                           \
+									    \
+/* Unlink u from its bucket (its cost is left as it was). */               \
+static inline void unlink_##S(struct parsa_costlist *cl, uint32_t u)        \
+{                                                                           \
+	T *prev = cl->prev, *next = cl->next, *cost = cl->cost;             \
+	T p = prev[u], nx = next[u];                                        \
+									    \
+	if (p != NILT)                                                      \
+		next[p] = nx;                                               \
+	else                                                                \
+		cl->head[cost[u]] = nx == NILT ? PARSA_CL_NIL : nx;         \
+	if (nx != NILT)                                                     \
+		prev[nx] = p;                                               \
+}                                                                           \
+									    \
+static void build_##S(struct parsa_costlist *cl, const uint32_t *costs,     \
+		      uint32_t n_items)                                     \
+{                                                                           \
+	T *cost = cl->cost;                                                 \
+	uint32_t top = 0;                                                   \
+									    \
+	for (uint32_t u = n_items; u < cl->nbuilt; u++)                     \
+		cost[u] = NILT;                                             \
+	/* backwards with push_front: each bucket ends in increasing order */ \
+	for (uint32_t u = n_items; u-- > 0;) {                              \
+		uint32_t c = costs ? costs[u] : cost[u];                    \
+									    \
+		assert(c <= cl->max_cost);                                  \
+		cost[u] = (T)c;                                             \
+		/* buckets above the old top are already NIL */             \
+		top = c > top ? c : top;                                    \
+		push_front_##S(cl, u, c);                                   \
+	}                                                                   \
+	cl->top = top;                                                      \
+}                                                                           \
+									    \
+static void remove_##S(struct parsa_costlist *cl, uint32_t u)               \
+{                                                                           \
+	unlink_##S(cl, u);                                                  \
+	((T *)cl->cost)[u] = NILT;                                          \
+}                                                                           \
+									    \
+static void decrement_##S(struct parsa_costlist *cl, uint32_t u)            \
+{                                                                           \
+	T *cost = cl->cost;                                                 \
+	uint32_t c = cost[u];                                               \
+									    \
+	unlink_##S(cl, u);                                                  \
+	cost[u] = (T)--c;                                                   \
+	push_front_##S(cl, u, c);                                           \
+	if (c < cl->min)                                                    \
+		cl->min = c;                                                \
+}
+
+CL_OPS(n16, uint16_t, NIL16)
+CL_OPS(n32, uint32_t, UINT32_MAX)
+
+/* Grow the item arrays to n (at least one allocated) in the current
+ * width; new items start outside the list. */
 static int grow_items(struct parsa_costlist *cl, uint32_t n)
 {
+	size_t w = cl->narrow ? sizeof(uint16_t) : sizeof(uint32_t);
 	size_t m = n ? n : 1;
 
-	if (grow_array((void **)&cl->cost, m, sizeof(uint32_t)) ||
-	    grow_array((void **)&cl->prev, m, sizeof(uint32_t)) ||
-	    grow_array((void **)&cl->next, m, sizeof(uint32_t)))
+	if (grow_array(&cl->cost, m, w) || grow_array(&cl->prev, m, w) ||
+	    grow_array(&cl->next, m, w))
 		return -1;
-	/* new items start outside the list */
-	for (uint32_t u = cl->n; u < n; u++)
-		cl->cost[u] = PARSA_CL_OUT;
+	if (cl->narrow)
+		for (uint32_t u = cl->n; u < n; u++)
+			((uint16_t *)cl->cost)[u] = NIL16;
+	else
+		for (uint32_t u = cl->n; u < n; u++)
+			((uint32_t *)cl->cost)[u] = PARSA_CL_OUT;
 	cl->n = n;
+	return 0;
+}
+
+/* A uint32_t copy of narrow array a (n items, NIL16 -> UINT32_MAX), of
+ * capacity cap >= n; NULL if out of memory. */
+static uint32_t *widen_array(const uint16_t *a, uint32_t n, uint32_t cap)
+{
+	uint32_t *w = malloc((size_t)cap * sizeof(uint32_t));
+
+	for (uint32_t u = 0; w && u < n; u++)
+		w[u] = a[u] == NIL16 ? UINT32_MAX : a[u];
+	return w;
+}
+
+/* Narrow -> wide, keeping every item's links and cost; cap >= cl->n. */
+static int widen(struct parsa_costlist *cl, uint32_t cap)
+{
+	uint32_t *c = widen_array(cl->cost, cl->n, cap);
+	uint32_t *p = c ? widen_array(cl->prev, cl->n, cap) : NULL;
+	uint32_t *x = p ? widen_array(cl->next, cl->n, cap) : NULL;
+
+	if (!x) {
+		free(c);
+		free(p);
+		return -1;
+	}
+	for (uint32_t u = cl->n; u < cap; u++)
+		c[u] = PARSA_CL_OUT;
+	free(cl->cost);
+	free(cl->prev);
+	free(cl->next);
+	cl->cost = c;
+	cl->prev = p;
+	cl->next = x;
+	cl->narrow = 0;
+	cl->n = cap;
 	return 0;
 }
 
@@ -64,7 +191,17 @@ int parsa_costlist_init(struct parsa_costlist *cl, uint32_t n,
 int parsa_costlist_reserve(struct parsa_costlist *cl, uint32_t n,
 			   uint32_t max_cost, struct parsa_err *err)
 {
-	if ((n > cl->n || !cl->cost) && grow_items(cl, n))
+	uint32_t cap = n > cl->n ? n : cl->n;
+	uint32_t mc = max_cost > cl->max_cost ? max_cost : cl->max_cost;
+	int rc = 0;
+
+	if (!cl->cost) /* no items yet: pick the width */
+		cl->narrow = fits_narrow(cap, mc);
+	else if (cl->narrow && !fits_narrow(cap, mc))
+		rc = widen(cl, cap);
+	if (!rc && (cap > cl->n || !cl->cost))
+		rc = grow_items(cl, cap);
+	if (rc)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for a cost list of %u items", n);
 	if ((max_cost > cl->max_cost || !cl->head) &&
@@ -85,55 +222,16 @@ void parsa_costlist_release(struct parsa_costlist *cl)
 	memset(cl, 0, sizeof(*cl));
 }
 
-/* Link u at the front of bucket c (cost[u] already c). */
-static inline void push_front(struct parsa_costlist *cl, uint32_t u,
-			      uint32_t c)
-{
-	uint32_t h = cl->head[c];
-
-	cl->prev[u] = PARSA_CL_NIL;
-	cl->next[u] = h;
-	if (h != PARSA_CL_NIL)
-		cl->prev[h] = u;
-	cl->head[c] = u;
-}
-
-/* Unlink u from its bucket (u stays marked in). */
-static inline void unlink_item(struct parsa_costlist *cl, uint32_t u)
-{
-	uint32_t p = cl->prev[u], nx = cl->next[u];
-
-	if (p != PARSA_CL_NIL)
-		cl->next[p] = nx;
-	else
-		cl->head[cl->cost[u]] = nx;
-	if (nx != PARSA_CL_NIL)
-		cl->prev[nx] = p;
-}
-
 void parsa_costlist_build(struct parsa_costlist *cl, const uint32_t *costs,
 			  uint32_t n_items)
 {
-	uint32_t top = 0;
-
 	assert(n_items <= cl->n);
 	for (uint32_t c = 0; c <= cl->top; c++)
 		cl->head[c] = PARSA_CL_NIL;
-	for (uint32_t u = n_items; u < cl->nbuilt; u++)
-		cl->cost[u] = PARSA_CL_OUT;
-	/* backwards with push_front: each bucket ends in increasing order */
-	for (uint32_t u = n_items; u-- > 0;) {
-		uint32_t c = costs[u];
-
-		assert(c <= cl->max_cost);
-		cl->cost[u] = c;
-		if (c > top) {
-			/* buckets above the old top are already NIL */
-			top = c;
-		}
-		push_front(cl, u, c);
-	}
-	cl->top = top;
+	if (cl->narrow)
+		build_n16(cl, costs, n_items);
+	else
+		build_n32(cl, costs, n_items);
 	cl->nbuilt = n_items;
 	cl->live = n_items;
 	cl->min = 0;
@@ -163,20 +261,20 @@ uint32_t parsa_costlist_take_min(struct parsa_costlist *cl)
 
 void parsa_costlist_remove(struct parsa_costlist *cl, uint32_t u)
 {
-	assert(u < cl->n && cl->cost[u] != PARSA_CL_OUT);
-	unlink_item(cl, u);
-	cl->cost[u] = PARSA_CL_OUT;
+	assert(u < cl->n && parsa_costlist_in(cl, u));
+	if (cl->narrow)
+		remove_n16(cl, u);
+	else
+		remove_n32(cl, u);
 	cl->live--;
 }
 
 void parsa_costlist_decrement(struct parsa_costlist *cl, uint32_t u)
 {
-	uint32_t c = cl->cost[u];
-
-	assert(u < cl->n && c != PARSA_CL_OUT && c > 0);
-	unlink_item(cl, u);
-	cl->cost[u] = --c;
-	push_front(cl, u, c);
-	if (c < cl->min)
-		cl->min = c;
+	assert(u < cl->n && parsa_costlist_in(cl, u) &&
+	       parsa_costlist_cost(cl, u) > 0);
+	if (cl->narrow)
+		decrement_n16(cl, u);
+	else
+		decrement_n32(cl, u);
 }

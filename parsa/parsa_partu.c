@@ -574,13 +574,13 @@ static void init_costs(struct parsa_partu_ctx *ctx,
 		row_costs(ctx, g, S, r);
 		for (uint32_t i = 0; i < ctx->k; i++) {
 			assert(ctx->cnt[i] <= deg);
-			ctx->cl[i].cost[r] = ctx->cnt[i];
+			parsa_costlist_stage(&ctx->cl[i], r, ctx->cnt[i]);
 			ov += deg - ctx->cnt[i];
 		}
 		ctx->ov[r] = ov;
 	}
 	for (uint32_t i = 0; i < ctx->k; i++)
-		parsa_costlist_build(&ctx->cl[i], ctx->cl[i].cost, g->n_rows);
+		parsa_costlist_build(&ctx->cl[i], NULL, g->n_rows);
 }
 
 /* ------------------------------------------------------- partition choice */
@@ -732,7 +732,7 @@ static uint32_t live_front(const struct parsa_partu_ctx *ctx,
 
 		if (c == UINT32_MAX)
 			return PARSA_CL_NIL;
-		u = cl->head[c];
+		u = parsa_costlist_front(cl, c);
 		if (!ctx->done[u])
 			return u;
 		parsa_costlist_remove(cl, u);
@@ -765,8 +765,9 @@ static uint32_t take_seed(struct parsa_partu_ctx *ctx,
 
 	if (best == PARSA_CL_NIL)
 		return best;
-	for (uint32_t w = cl->next[best];
-	     w != PARSA_CL_NIL && ctx->ov[best] > 0; w = cl->next[w])
+	for (uint32_t w = parsa_costlist_next(cl, best);
+	     w != PARSA_CL_NIL && ctx->ov[best] > 0;
+	     w = parsa_costlist_next(cl, w))
 		if (!ctx->done[w] && ctx->ov[w] < ctx->ov[best])
 			best = w;
 	parsa_costlist_remove(cl, best);

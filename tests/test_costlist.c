@@ -69,7 +69,7 @@ static void check_same(struct parsa_costlist *cl, const struct oracle *o)
 	for (uint32_t u = 0; u < o->n; u++) {
 		CHECK_INT(parsa_costlist_in(cl, u), ==, o->in[u]);
 		if (o->in[u]) {
-			CHECK_INT(cl->cost[u], ==, o->cost[u]);
+			CHECK_INT(parsa_costlist_cost(cl, u), ==, o->cost[u]);
 			mc = o->cost[u] < mc ? o->cost[u] : mc;
 		}
 	}
@@ -84,13 +84,15 @@ static void check_links(const struct parsa_costlist *cl)
 	for (uint32_t c = 0; c <= cl->max_cost; c++) {
 		uint32_t prev = PARSA_CL_NIL;
 
+		if (c > cl->top + 64) /* wide lists: max_cost up to 70000 */
+			break;
 		if (c > cl->top) {
 			CHECK(cl->head[c] == PARSA_CL_NIL);
 			continue;
 		}
-		for (uint32_t u = cl->head[c]; u != PARSA_CL_NIL; u = cl->next[u]) {
-			CHECK_INT(cl->cost[u], ==, c);
-			CHECK_INT(cl->prev[u], ==, prev);
+		for (uint32_t u = cl->head[c]; u != PARSA_CL_NIL; u = parsa_costlist_next(cl, u)) {
+			CHECK_INT(parsa_costlist_cost(cl, u), ==, c);
+			CHECK_INT(parsa_costlist_prev(cl, u), ==, prev);
 			CHECK(parsa_costlist_in(cl, u));
 			if (c < cl->min)
 				CHECK(0 && "item below min");
@@ -107,12 +109,16 @@ static void random_build(struct parsa_costlist *cl, struct oracle *o,
 {
 	uint32_t costs[MAXN];
 
+	/* costs stay small when max_cost was raised to force wide arrays */
+	uint32_t range = max_cost > 1000 ? 100 : max_cost;
+
 	for (uint32_t u = 0; u < n; u++)
-		costs[u] = (uint32_t)parsa_rng_below(r, (uint64_t)max_cost + 1);
+		costs[u] = (uint32_t)parsa_rng_below(r, (uint64_t)range + 1);
 	if (parsa_rng_below(r, 2)) {
-		/* build from the list's own cost array (documented alias) */
-		memcpy(cl->cost, costs, n * sizeof(uint32_t));
-		parsa_costlist_build(cl, cl->cost, n);
+		/* build from staged costs (documented NULL) */
+		for (uint32_t u = 0; u < n; u++)
+			parsa_costlist_stage(cl, u, costs[u]);
+		parsa_costlist_build(cl, NULL, n);
 	} else {
 		parsa_costlist_build(cl, costs, n);
 	}
@@ -164,7 +170,10 @@ static void run_sequence(uint64_t seed)
 	parsa_rng_seed(&r, seed);
 	cap = 1 + (uint32_t)parsa_rng_below(&r, MAXN / 2);
 	max_cost = (uint32_t)parsa_rng_below(&r, 40);
+	if (seed % 8 == 0) /* wide from the start */
+		max_cost = PARSA_CL_NARROW_MAX + 1 + max_cost;
 	REQUIRE(parsa_costlist_init(&cl, cap, max_cost, NULL) == 0);
+	CHECK_INT(cl.narrow, ==, seed % 8 != 0);
 	random_build(&cl, &o, &r, (uint32_t)parsa_rng_below(&r, cap + 1),
 		     max_cost);
 	for (int step = 0; step < 600 && !harness_cur_failed; step++) {
@@ -181,6 +190,8 @@ static void run_sequence(uint64_t seed)
 			max_cost += (uint32_t)parsa_rng_below(&r, 20);
 			if (cap > MAXN)
 				cap = MAXN;
+			if (parsa_rng_below(&r, 6) == 0) /* widen, content kept */
+				max_cost += PARSA_CL_NARROW_MAX;
 			CHECK(parsa_costlist_reserve(&cl, cap, max_cost, NULL) == 0);
 		} else {
 			random_build(&cl, &o, &r,
@@ -273,6 +284,71 @@ static void test_reserve_keeps_content(void)
 	parsa_costlist_release(&cl);
 }
 
+/* A narrow list widened by reserve(n > 65535) keeps its items, links and
+ * tie order: it answers as its narrow twin under the same operations. */
+static void test_widen_keeps_content(void)
+{
+	struct parsa_costlist a, b;
+	uint32_t costs[12] = {3, 1, 2, 1, 3, 0, 1, 0, 2, 2, 3, 1};
+
+	REQUIRE(parsa_costlist_init(&a, 12, 3, NULL) == 0);
+	REQUIRE(parsa_costlist_init(&b, 12, 3, NULL) == 0);
+	CHECK(a.narrow && b.narrow);
+	parsa_costlist_build(&a, costs, 12);
+	parsa_costlist_build(&b, costs, 12);
+	for (uint32_t u = 0; u < 12; u += 3) {
+		if (parsa_costlist_cost(&a, u) > 0) {
+			parsa_costlist_decrement(&a, u);
+			parsa_costlist_decrement(&b, u);
+		}
+	}
+	parsa_costlist_remove(&a, 4);
+	parsa_costlist_remove(&b, 4);
+	REQUIRE(parsa_costlist_reserve(&b, PARSA_CL_NARROW_MAX + 2, 3,
+				       NULL) == 0);
+	CHECK(a.narrow && !b.narrow);
+	CHECK_INT(b.n, ==, PARSA_CL_NARROW_MAX + 2);
+	CHECK(!parsa_costlist_in(&b, 4) && !parsa_costlist_in(&b, 12) &&
+	      !parsa_costlist_in(&b, PARSA_CL_NARROW_MAX + 1));
+	check_links(&b);
+	for (uint32_t u = 0; u < 12; u++)
+		CHECK_INT(parsa_costlist_cost(&b, u), ==,
+			  parsa_costlist_cost(&a, u));
+	parsa_costlist_decrement(&a, 10);
+	parsa_costlist_decrement(&b, 10);
+	for (int j = 0; j < 12; j++)
+		CHECK_INT(parsa_costlist_take_min(&b), ==,
+			  parsa_costlist_take_min(&a));
+	CHECK_INT(parsa_costlist_take_min(&b), ==, PARSA_CL_NIL);
+	parsa_costlist_release(&a);
+	parsa_costlist_release(&b);
+}
+
+/* A wide list over more than 65535 items: build, decrement, take. */
+static void test_wide_many_items(void)
+{
+	struct parsa_costlist cl;
+	uint32_t n = PARSA_CL_NARROW_MAX + 100;
+	uint32_t *costs = malloc(n * sizeof(uint32_t));
+
+	REQUIRE(costs != NULL);
+	REQUIRE(parsa_costlist_init(&cl, n, 5, NULL) == 0);
+	CHECK(!cl.narrow);
+	for (uint32_t u = 0; u < n; u++)
+		costs[u] = 1 + u % 5;
+	parsa_costlist_build(&cl, costs, n);
+	parsa_costlist_decrement(&cl, n - 1);
+	while (parsa_costlist_cost(&cl, n - 2) > 0)
+		parsa_costlist_decrement(&cl, n - 2);
+	CHECK_INT(parsa_costlist_cost(&cl, n - 2), ==, 0);
+	CHECK_INT(parsa_costlist_take_min(&cl), ==, n - 2);
+	CHECK_INT(parsa_costlist_take_min(&cl), ==, 0); /* first of cost 1 */
+	check_links(&cl);
+	CHECK_INT(cl.live, ==, n - 2);
+	parsa_costlist_release(&cl);
+	free(costs);
+}
+
 static void test_zero_capacity(void)
 {
 	struct parsa_costlist cl;
@@ -290,6 +366,8 @@ int main(void)
 	RUN(test_rebuild_smaller);
 	RUN(test_reserve_keeps_content);
 	RUN(test_zero_capacity);
+	RUN(test_widen_keeps_content);
+	RUN(test_wide_many_items);
 	RUN(test_oracle_random);
 	return harness_done();
 }
