@@ -96,6 +96,16 @@ static void remove_##S(struct parsa_costlist *cl, uint32_t u)               \
 	((T *)cl->cost)[u] = NILT;                                          \
 }                                                                           \
 									    \
+static void drop_front_##S(struct parsa_costlist *cl, uint32_t c)         \
+{                                                                           \
+	T *prev = cl->prev, *next = cl->next;                               \
+	T nx = next[cl->head[c]];                                           \
+									    \
+	cl->head[c] = nx == NILT ? PARSA_CL_NIL : nx;                       \
+	if (nx != NILT)                                                     \
+		prev[nx] = NILT;                                            \
+}                                                                           \
+									    \
 static void decrement_##S(struct parsa_costlist *cl, uint32_t u)            \
 {                                                                           \
 	T *cost = cl->cost;                                                 \
@@ -266,6 +276,16 @@ void parsa_costlist_remove(struct parsa_costlist *cl, uint32_t u)
 		remove_n16(cl, u);
 	else
 		remove_n32(cl, u);
+	cl->live--;
+}
+
+void parsa_costlist_drop_front(struct parsa_costlist *cl, uint32_t c)
+{
+	assert(c <= cl->top && cl->head[c] != PARSA_CL_NIL);
+	if (cl->narrow)
+		drop_front_n16(cl, c);
+	else
+		drop_front_n32(cl, c);
 	cl->live--;
 }
 

@@ -146,6 +146,16 @@ uint32_t parsa_costlist_min_cost(struct parsa_costlist *cl);
 /* Remove item u (must be in the list). */
 void parsa_costlist_remove(struct parsa_costlist *cl, uint32_t u);
 
+/*
+ * Remove the front item of bucket c (non-empty) without marking it out:
+ * cheaper than remove() (the item's own cost and prev are not touched), for
+ * items the caller will never pass to this list again before the next
+ * build (Algorithm 13's rows placed in another partition).  The dropped
+ * item's in/cost are unspecified until then; live and every other item
+ * are as after remove().
+ */
+void parsa_costlist_drop_front(struct parsa_costlist *cl, uint32_t c);
+
 /* cost[u] -= 1 (u in the list, cost[u] > 0), keeping buckets ordered. */
 void parsa_costlist_decrement(struct parsa_costlist *cl, uint32_t u);
 

@@ -735,7 +735,7 @@ static uint32_t live_front(const struct parsa_partu_ctx *ctx,
 		u = parsa_costlist_front(cl, c);
 		if (!ctx->done[u])
 			return u;
-		parsa_costlist_remove(cl, u);
+		parsa_costlist_drop_front(cl, c); /* never seen again here */
 	}
 }
 

@@ -18,6 +18,7 @@ struct oracle {
 	uint32_t n;
 	uint32_t cost[MAXN];
 	uint8_t in[MAXN];
+	uint8_t dropped[MAXN]; /* by drop_front: in/cost unspecified */
 	uint64_t stamp[MAXN]; /* last decrement time, 0 = none since build */
 	uint64_t clock;
 	uint32_t live;
@@ -67,6 +68,8 @@ static void check_same(struct parsa_costlist *cl, const struct oracle *o)
 
 	CHECK_INT(cl->live, ==, o->live);
 	for (uint32_t u = 0; u < o->n; u++) {
+		if (o->dropped[u])
+			continue;
 		CHECK_INT(parsa_costlist_in(cl, u), ==, o->in[u]);
 		if (o->in[u]) {
 			CHECK_INT(parsa_costlist_cost(cl, u), ==, o->cost[u]);
@@ -148,6 +151,27 @@ static void op_remove(struct parsa_costlist *cl, struct oracle *o,
 	o->live--;
 }
 
+/* drop_front of the bucket of a random live item: the oracle's first
+ * item of that cost (latest decrement, then lowest id). */
+static void op_drop(struct parsa_costlist *cl, struct oracle *o,
+		    struct parsa_rng *r)
+{
+	uint32_t u = oracle_pick(o, r, 0), c, want = PARSA_CL_NIL;
+
+	if (u == PARSA_CL_NIL)
+		return;
+	c = o->cost[u];
+	for (uint32_t w = 0; w < o->n; w++)
+		if (o->in[w] && o->cost[w] == c &&
+		    (want == PARSA_CL_NIL || o->stamp[w] > o->stamp[want]))
+			want = w;
+	CHECK_INT(parsa_costlist_front(cl, c), ==, want);
+	parsa_costlist_drop_front(cl, c);
+	o->in[want] = 0;
+	o->dropped[want] = 1;
+	o->live--;
+}
+
 static void op_decrement(struct parsa_costlist *cl, struct oracle *o,
 			 struct parsa_rng *r)
 {
@@ -181,8 +205,10 @@ static void run_sequence(uint64_t seed)
 
 		if (op < 30)
 			op_take(&cl, &o);
-		else if (op < 45)
+		else if (op < 38)
 			op_remove(&cl, &o, &r);
+		else if (op < 45)
+			op_drop(&cl, &o, &r);
 		else if (op < 95)
 			op_decrement(&cl, &o, &r);
 		else if (op < 98) {
