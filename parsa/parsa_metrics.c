@@ -48,10 +48,17 @@ int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
 			return parsa_fail(err, PARSA_EINVAL,
 					  "used sets: feature %u out of range",
 					  g->col[e]);
+	/* unconditional ORs (no test-and-count per edge), then one recount */
 	parsa_nbrset_clear(used);
-	for (uint32_t r = 0; r < g->n_rows; r++)
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		uint64_t *bits = used->bits + (part[r] >> 6);
+		uint64_t b = 1ULL << (part[r] & 63);
+		uint32_t words = used->words;
+
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
-			parsa_nbrset_add(used, g->col[e], part[r]);
+			bits[(uint64_t)g->col[e] * words] |= b;
+	}
+	parsa_nbrset_recount(used);
 	return 0;
 }
 
