@@ -50,7 +50,18 @@ static void sort_u32(uint32_t *a, size_t n)
 		s++;
 	if (s >= n)
 		return; /* already sorted: the common case for LIBSVM rows */
-	/* insertion sort for short rows, else qsort-free radix-less shell */
+	if (n <= 64) { /* insertion sort from the sorted prefix a[0..s) */
+		for (size_t i = s; i < n; i++) {
+			uint32_t v = a[i];
+			size_t j = i;
+
+			for (; j > 0 && a[j - 1] > v; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
+	/* longer rows: shell sort (no qsort callback per comparison) */
 	for (size_t gap = n / 2; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11) {
 		for (size_t i = gap; i < n; i++) {
 			uint32_t v = a[i];

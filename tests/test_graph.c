@@ -1,6 +1,9 @@
 /*
  * test_graph: CSR building, de-duplication, transpose, validation; RNG.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness.h"
 
 #include "parsa_err.h"
@@ -33,6 +36,46 @@ static void test_add_row_sorts_and_dedupes(void)
 	parsa_graph_release(&g);
 	CHECK(g.row_ptr == NULL && g.n_rows == 0);
 	parsa_graph_release(NULL);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Rows of 0..200 ids (short rows by insertion, long ones by shell sort),
+ * sorted, partly sorted or random, against qsort + unique. */
+static void test_add_row_random_oracle(void)
+{
+	struct parsa_rng rng;
+	uint32_t buf[200], want[200];
+	struct parsa_graph g;
+
+	parsa_rng_seed(&rng, 7);
+	parsa_graph_init(&g);
+	for (int iter = 0; iter < 600 && !harness_cur_failed; iter++) {
+		size_t n = parsa_rng_below(&rng, 201), m = 0;
+		uint32_t range = 1 + (uint32_t)parsa_rng_below(&rng, 400);
+		uint64_t shape = parsa_rng_below(&rng, 3);
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint32_t)parsa_rng_below(&rng, range);
+		if (shape > 0) /* sorted, or sorted then a random tail */
+			qsort(buf, shape == 1 ? n : n / 2, sizeof(uint32_t),
+			      cmp_u32);
+		memcpy(want, buf, n * sizeof(uint32_t));
+		qsort(want, n, sizeof(uint32_t), cmp_u32);
+		for (size_t i = 0; i < n; i++)
+			if (m == 0 || want[i] != want[m - 1])
+				want[m++] = want[i];
+		REQUIRE(parsa_graph_add_row(&g, buf, n, NULL) == 0);
+		CHECK_INT(parsa_graph_degree(&g, g.n_rows - 1), ==, m);
+		for (size_t i = 0; i < m; i++)
+			CHECK_INT(g.col[g.row_ptr[g.n_rows - 1] + i], ==, want[i]);
+	}
+	parsa_graph_release(&g);
 }
 
 static void test_transpose_random(void)
@@ -142,6 +185,7 @@ static void test_rng(void)
 int main(void)
 {
 	RUN(test_add_row_sorts_and_dedupes);
+	RUN(test_add_row_random_oracle);
 	RUN(test_transpose_random);
 	RUN(test_validate_rejects);
 	RUN(test_err_first_wins);
