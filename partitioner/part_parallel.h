@@ -206,6 +206,16 @@ typedef int (*part_par_body_fn)(void *arg, struct ps_transport *tp,
 				struct parsa_err *err);
 
 /*
+ * When this process is bound (its affinity mask has fewer CPUs than are
+ * online, as under mpirun's default binding): how many of `workers`
+ * threads exceed the mask's CPUs; 0 when not bound (more workers than
+ * cores on a free machine is the user's choice) or the mask cannot be
+ * read.  *cpus receives the mask's CPU count.  part_par_launch warns on
+ * stderr when this is not 0.
+ */
+uint32_t part_par_cpu_shortfall(uint32_t workers, uint32_t *cpus);
+
+/*
  * Create the transport po asks for, run fn(arg, tp), destroy it.  *is_root
  * = this process is rank 0 (threads: always) and fn succeeded; *rank (may
  * be NULL) = its rank.  Used by part_par_run and part_stream_run.

@@ -122,13 +122,14 @@ def mpi_env(extra=None):
     return env
 
 
-def mpirun(np, *args, env=None):
+def mpirun(np, *args, env=None, opts=()):
+    """Run BIN under mpirun -np np (opts: more mpirun options)."""
     if not MPIRUN:
         raise Skip("mpirun not found")
     cmd = ["timeout", "-k", "5", str(MPI_TIMEOUT), MPIRUN, "--oversubscribe",
            "-np", str(np), "--mca", "btl", "self,tcp", "--mca",
            "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
-           BIN, *map(str, args)]
+           *opts, BIN, *map(str, args)]
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True,
                        timeout=MPI_TIMEOUT + 30, env=mpi_env(env))

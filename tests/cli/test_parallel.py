@@ -9,6 +9,7 @@ the line "N passed, N failed[, N skipped]".
 """
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -240,6 +241,43 @@ def test_unwritable_output_fails_before_the_run():
     assert p.returncode == 1 and "cannot write outputs" in p.stderr, p.stderr
 
 
+CPU_WARNING = "runs 2 workers on 1 CPU (its affinity mask)"
+
+
+@test
+def test_more_workers_than_cpus_warns():
+    """A process bound to one CPU (taskset) running 2 workers says so on
+    stderr and still completes; with one worker, or with room, it is
+    silent."""
+    if not shutil.which("taskset"):
+        raise Skip("taskset not found")
+    data = "data/a9a-sample.svm.gz"
+    cpu = str(min(os.sched_getaffinity(0)))
+
+    def bound(workers, out):
+        return subprocess.run(["taskset", "-c", cpu, BIN, "partition", data,
+                               "-k", "4", "--workers", str(workers), "-q",
+                               "--out", tmp(out)],
+                              capture_output=True, text=True, timeout=600)
+
+    p = bound(2, "cpu-w2")
+    assert p.returncode == 0, p.stderr
+    assert "this process " + CPU_WARNING in p.stderr, p.stderr
+    assert "--bind-to none" in p.stderr, p.stderr
+    check_placement(tmp("cpu-w2"), 4)
+    p = bound(1, "cpu-w1")
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    if len(os.sched_getaffinity(0)) >= 2:
+        p = run("partition", data, "-k", 4, "--workers", 2, "-q",
+                "--out", tmp("cpu-free"))
+        assert "warning" not in p.stderr, p.stderr
+    if len(os.sched_getaffinity(0)) == os.cpu_count():
+        # not bound: more workers than cores is the user's choice
+        p = run("partition", data, "-k", 4, "--workers", 2 * os.cpu_count(),
+                "-q", "--out", tmp("cpu-over"))
+        assert "warning" not in p.stderr, p.stderr
+
+
 # ---------------------------------------------------------------------- MPI
 
 def check_mpi_run(np):
@@ -280,6 +318,24 @@ def test_mpi_one_worker_tau0_equals_sequential():
         assert p.returncode == 0, p.stderr
         assert same_files(tmp("m1-seq"), tmp("m1-par")), "tau %s syncs %s" % (
             tau, syncs)
+
+
+@test
+def test_mpi_rank_bound_to_one_core_warns():
+    """mpirun -np 1 --bind-to core with 2 workers: rank 0 warns that its
+    workers share one core; --bind-to none (2+ CPUs here) does not."""
+    data = "data/a9a-sample.svm.gz"
+    p = mpirun(1, "partition", data, "-k", 4, "--workers", 2, "--mpi", "-q",
+               "--out", tmp("mpi-bound"), opts=("--bind-to", "core"))
+    assert p.returncode == 0, p.stderr
+    assert "rank 0 " + CPU_WARNING in p.stderr, p.stderr
+    check_placement(tmp("mpi-bound"), 4)
+    if len(os.sched_getaffinity(0)) >= 2:
+        p = mpirun(1, "partition", data, "-k", 4, "--workers", 2, "--mpi",
+                   "-q", "--out", tmp("mpi-unbound"),
+                   opts=("--bind-to", "none"))
+        assert p.returncode == 0, p.stderr
+        assert "warning" not in p.stderr, p.stderr
 
 
 @test
