@@ -677,16 +677,25 @@ static int32_t quick_bound(const struct kfm *f, uint32_t u, int *boundary)
  * the exact gains are computed lazily when popped. */
 static void fill(struct kfm *f, struct parsa_rng *rng)
 {
+	uint32_t n = f->g->n_rows;
+
 	q_clear(f);
-	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
-	for (uint32_t i = 0; i < f->g->n_rows; i++) {
-		uint32_t u = f->order[i];
+	/* the bounds in row order, so the walk waits on the counts and not
+	 * on the rows (key[u] holds u's boundary flag until u is queued:
+	 * key is read only while inq) */
+	for (uint32_t u = 0; u < n; u++) {
 		int boundary;
 		int32_t x = quick_bound(f, u, &boundary);
 
 		set_bound(f, u, x, NIL, x);
-		if (boundary)
-			q_insert(f, u, x);
+		f->key[u] = boundary;
+	}
+	parsa_rng_shuffle_u32(rng, f->order, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u = f->order[i];
+
+		if (f->key[u])
+			q_insert(f, u, f->g1[u]);
 	}
 }
 
