@@ -610,6 +610,83 @@ static void replica_case(uint64_t seed)
 	free(p2);
 }
 
+/*
+ * Cost lists wider than 16 bits: a block with a row of 65,540 features
+ * of its own (cost 65,540 in every list: kept in 16 bits it would read as
+ * 4, among the cheapest rows) between two narrow blocks, on one context
+ * (the lists widen on the way and stay wide), each against the replica.
+ */
+static void test_wide_lists_match_replica(void)
+{
+	struct parsa_rng r;
+	struct parsa_partu_ctx *ctx;
+	uint32_t k = 4, *buf = malloc(65540 * sizeof(uint32_t));
+
+	REQUIRE(buf != NULL);
+	parsa_rng_seed(&r, 99);
+	REQUIRE(parsa_partu_ctx_create(&ctx, k, 8, NULL) == 0);
+	for (int round = 0; round < 3 && !harness_cur_failed; round++) {
+		struct parsa_graph g;
+		struct parsa_block blk;
+		struct parsa_nbrset S1, S2;
+		struct parsa_balance b1, b2;
+		uint32_t n = 30, m = round == 1 ? 300 + 65540 : 300, *rows, *map;
+		uint32_t low = 0; /* local ids of features < 300 */
+		uint32_t *p1 = new_part(n), *p2 = new_part(n);
+
+		parsa_graph_init(&g);
+		for (uint32_t u = 0; u < n; u++) {
+			uint32_t d = round == 1 && u == 7 ? 65540
+				     : 1 + (uint32_t)parsa_rng_below(&r, 12);
+
+			for (uint32_t j = 0; j < d; j++)
+				buf[j] = d == 65540 ? 300 + j
+				       : (uint32_t)parsa_rng_below(&r, 300);
+			REQUIRE(parsa_graph_add_row(&g, buf, d, NULL) == 0);
+		}
+		g.n_cols = m;
+		rows = malloc(n * sizeof(uint32_t));
+		map = malloc(m * sizeof(uint32_t));
+		memset(map, 0xff, m * sizeof(uint32_t));
+		for (uint32_t j = 0; j < n; j++)
+			rows[j] = j;
+		parsa_block_init(&blk);
+		REQUIRE(parsa_block_extract(&blk, &g, rows, n, map, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S1, blk.g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S2, blk.g.n_cols, k, NULL) == 0);
+		while (low < blk.g.n_cols && blk.feat[low] < 300)
+			low++;
+		for (uint32_t t = 0; t < 200 && low; t++)
+			parsa_nbrset_add(&S1, (uint32_t)parsa_rng_below(&r, low),
+					 (uint32_t)parsa_rng_below(&r, k));
+		parsa_nbrset_copy(&S2, &S1);
+		REQUIRE(parsa_balance_init(&b1, k, n, PARSA_RULE_MIN_S, 1.03,
+					   NULL) == 0);
+		REQUIRE(parsa_balance_init(&b2, k, n, PARSA_RULE_MIN_S, 1.03,
+					   NULL) == 0);
+		for (uint32_t i = 0; i < k; i++)
+			b1.s_size[i] = b2.s_size[i] = S1.size[i];
+		CHECK_INT(parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, NULL),
+			  ==, 0);
+		replica_block(&blk.g, &S2, &b2, p2, NULL);
+		CHECK(memcmp(p1, p2, n * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(S1.bits, S2.bits,
+			     (size_t)S1.n_feat * S1.words * 8) == 0);
+		parsa_balance_release(&b1);
+		parsa_balance_release(&b2);
+		parsa_nbrset_release(&S1);
+		parsa_nbrset_release(&S2);
+		parsa_block_release(&blk);
+		parsa_graph_release(&g);
+		free(rows);
+		free(map);
+		free(p1);
+		free(p2);
+	}
+	parsa_partu_ctx_destroy(ctx);
+	free(buf);
+}
+
 static void test_block_matches_replica(void)
 {
 	for (uint64_t seed = 1; seed <= 600 && !harness_cur_failed; seed++)
@@ -1056,6 +1133,7 @@ int main(void)
 	RUN(test_blocks_split);
 	RUN(test_block_extract);
 	RUN(test_block_matches_replica);
+	RUN(test_wide_lists_match_replica);
 	RUN(test_two_clusters);
 	RUN(test_four_clusters);
 	RUN(test_final_sets_exact);
