@@ -14,8 +14,9 @@
  * shares features with what the partition just took); take_min() returns the
  * front of the lowest bucket.
  *
- * Invariants: item u is in the list iff cost[u] is not OUT; it is then in
- * bucket cost[u] (no separate flag: a removal writes only the cost line it
+ * Invariants: item u is in the list iff cost[u] is not OUT (except items
+ * dropped by drop_front() since the last build, which are out whatever
+ * their cost reads); it is then in bucket cost[u] (no separate flag: a removal writes only the cost line it
  * read, and Algorithm 13 removes every row from k lists); live == number of
  * items in the list; every bucket below min and above top is empty;
  * top <= max_cost.
