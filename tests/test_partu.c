@@ -525,13 +525,37 @@ static int stepped_block(struct parsa_partu_ctx *ctx,
 }
 
 /* One random block, run both ways from identical state. */
-static void replica_case(uint64_t seed)
-{
-	struct parsa_rng r;
+/* One block's inputs and two results (parsa_partu vs the replica). */
+struct twin {
 	struct parsa_graph g;
 	struct parsa_block blk;
 	struct parsa_nbrset S1, S2;
 	struct parsa_balance b1, b2;
+	uint32_t *rows, *map, *p1, *p2;
+};
+
+static void twin_release(struct twin *w)
+{
+	parsa_balance_release(&w->b1);
+	parsa_balance_release(&w->b2);
+	parsa_nbrset_release(&w->S1);
+	parsa_nbrset_release(&w->S2);
+	parsa_block_release(&w->blk);
+	parsa_graph_release(&w->g);
+	free(w->rows);
+	free(w->map);
+	free(w->p1);
+	free(w->p2);
+}
+
+static void replica_case(uint64_t seed)
+{
+	struct parsa_rng r;
+	struct twin w;
+	struct parsa_graph *g = &w.g;
+	struct parsa_block *blk = &w.blk;
+	struct parsa_nbrset *S1 = &w.S1, *S2 = &w.S2;
+	struct parsa_balance *b1 = &w.b1, *b2 = &w.b2;
 	struct parsa_partu_ctx *ctx;
 	uint32_t n, k, m, *rows, *map, *p1, *p2;
 	const double imbs[] = {1.0, 1.03, 1.3, 2.0};
@@ -547,49 +571,49 @@ static void replica_case(uint64_t seed)
 	m = 1 + (uint32_t)parsa_rng_below(&r, 30);
 	rule = (enum parsa_rule)parsa_rng_below(&r, 2);
 	imb = imbs[parsa_rng_below(&r, 4)];
-	random_graph(&g, &r, n + 5, m, 0, 6, 10);
-	rows = malloc(n * sizeof(uint32_t));
-	map = malloc(m * sizeof(uint32_t));
+	random_graph(g, &r, n + 5, m, 0, 6, 10);
+	rows = w.rows = malloc(n * sizeof(uint32_t));
+	map = w.map = malloc(m * sizeof(uint32_t));
 	memset(map, 0xff, m * sizeof(uint32_t));
 	for (uint32_t j = 0; j < n; j++)
 		rows[j] = (uint32_t)parsa_rng_below(&r, n + 5);
-	parsa_block_init(&blk);
-	REQUIRE(parsa_block_extract(&blk, &g, rows, n, map, NULL) == 0);
-	REQUIRE(parsa_nbrset_init(&S1, blk.g.n_cols, k, NULL) == 0);
-	REQUIRE(parsa_nbrset_init(&S2, blk.g.n_cols, k, NULL) == 0);
+	parsa_block_init(blk);
+	REQUIRE(parsa_block_extract(blk, g, rows, n, map, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(S1, blk->g.n_cols, k, NULL) == 0);
+	REQUIRE(parsa_nbrset_init(S2, blk->g.n_cols, k, NULL) == 0);
 	for (uint32_t t = (uint32_t)parsa_rng_below(&r, 3 * m * k / 4 + 1);
-	     t && blk.g.n_cols; t--)
-		parsa_nbrset_add(&S1, (uint32_t)parsa_rng_below(&r, blk.g.n_cols),
+	     t && blk->g.n_cols; t--)
+		parsa_nbrset_add(S1, (uint32_t)parsa_rng_below(&r, blk->g.n_cols),
 				 (uint32_t)parsa_rng_below(&r, k));
-	parsa_nbrset_copy(&S2, &S1);
-	REQUIRE(parsa_balance_init(&b1, k, 3 * n, rule, imb, NULL) == 0);
-	REQUIRE(parsa_balance_init(&b2, k, 3 * n, rule, imb, NULL) == 0);
+	parsa_nbrset_copy(S2, S1);
+	REQUIRE(parsa_balance_init(b1, k, 3 * n, rule, imb, NULL) == 0);
+	REQUIRE(parsa_balance_init(b2, k, 3 * n, rule, imb, NULL) == 0);
 	for (uint32_t i = 0; i < k; i++) {
 		/* global sizes >= the slice's; some counts already used */
-		b1.s_size[i] = b2.s_size[i] = S1.size[i] + parsa_rng_below(&r, 3) *
+		b1->s_size[i] = b2->s_size[i] = S1->size[i] + parsa_rng_below(&r, 3) *
 							     parsa_rng_below(&r, 2);
-		b1.count[i] = b2.count[i] = parsa_rng_below(&r, b1.cap / 2 + 1);
+		b1->count[i] = b2->count[i] = parsa_rng_below(&r, b1->cap / 2 + 1);
 	}
-	b1.rr = b2.rr = parsa_rng_below(&r, k);
+	b1->rr = b2->rr = parsa_rng_below(&r, k);
 	if (seed % 3 == 1)
-		b1.block_imbalance = b2.block_imbalance = 1.5;
+		b1->block_imbalance = b2->block_imbalance = 1.5;
 	else if (seed % 3 == 2)
-		b1.block_imbalance = b2.block_imbalance = INFINITY;
-	p1 = new_part(n);
-	p2 = new_part(n);
+		b1->block_imbalance = b2->block_imbalance = INFINITY;
+	p1 = w.p1 = new_part(n);
+	p2 = w.p2 = new_part(n);
 	REQUIRE(parsa_partu_ctx_create(&ctx, k, (uint32_t)parsa_rng_below(&r, n + 1),
 				       NULL) == 0);
 	parsa_err_clear(&err);
-	random_merges(&mg, &r, n, blk.g.n_cols, k);
-	rc = stepped ? stepped_block(ctx, &blk, &S1, &b1, p1, &mg, &err)
-		     : parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, &err);
+	random_merges(&mg, &r, n, blk->g.n_cols, k);
+	rc = stepped ? stepped_block(ctx, blk, S1, b1, p1, &mg, &err)
+		     : parsa_partu_block(ctx, blk, S1, b1, p1, NULL, &err);
 	if (rc == 0) {
-		replica_block(&blk.g, &S2, &b2, p2, stepped ? &mg : NULL);
+		replica_block(&blk->g, S2, b2, p2, stepped ? &mg : NULL);
 		CHECK(memcmp(p1, p2, n * sizeof(uint32_t)) == 0);
-		CHECK(memcmp(S1.bits, S2.bits, (size_t)S1.n_feat * S1.words * 8) == 0);
-		CHECK(memcmp(b1.count, b2.count, k * sizeof(uint64_t)) == 0);
-		CHECK(memcmp(b1.s_size, b2.s_size, k * sizeof(uint64_t)) == 0);
-		CHECK_INT(b1.rr, ==, b2.rr);
+		CHECK(memcmp(S1->bits, S2->bits, (size_t)S1->n_feat * S1->words * 8) == 0);
+		CHECK(memcmp(b1->count, b2->count, k * sizeof(uint64_t)) == 0);
+		CHECK(memcmp(b1->s_size, b2->s_size, k * sizeof(uint64_t)) == 0);
+		CHECK_INT(b1->rr, ==, b2->rr);
 	} else {
 		CHECK_CONTAINS(err.msg, "room");
 	}
@@ -598,16 +622,7 @@ static void replica_case(uint64_t seed)
 			" merges %u)\n", (unsigned long long)seed, n, k, (int)rule,
 			imb, stepped ? mg.count : 0);
 	parsa_partu_ctx_destroy(ctx);
-	parsa_balance_release(&b1);
-	parsa_balance_release(&b2);
-	parsa_nbrset_release(&S1);
-	parsa_nbrset_release(&S2);
-	parsa_block_release(&blk);
-	parsa_graph_release(&g);
-	free(rows);
-	free(map);
-	free(p1);
-	free(p2);
+	twin_release(&w);
 }
 
 /*
@@ -626,15 +641,11 @@ static void test_wide_lists_match_replica(void)
 	parsa_rng_seed(&r, 99);
 	REQUIRE(parsa_partu_ctx_create(&ctx, k, 8, NULL) == 0);
 	for (int round = 0; round < 3 && !harness_cur_failed; round++) {
-		struct parsa_graph g;
-		struct parsa_block blk;
-		struct parsa_nbrset S1, S2;
-		struct parsa_balance b1, b2;
-		uint32_t n = 30, m = round == 1 ? 300 + 65540 : 300, *rows, *map;
+		struct twin w;
+		uint32_t n = 30, m = round == 1 ? 300 + 65540 : 300;
 		uint32_t low = 0; /* local ids of features < 300 */
-		uint32_t *p1 = new_part(n), *p2 = new_part(n);
 
-		parsa_graph_init(&g);
+		parsa_graph_init(&w.g);
 		for (uint32_t u = 0; u < n; u++) {
 			uint32_t d = round == 1 && u == 7 ? 65540
 				     : 1 + (uint32_t)parsa_rng_below(&r, 12);
@@ -642,46 +653,40 @@ static void test_wide_lists_match_replica(void)
 			for (uint32_t j = 0; j < d; j++)
 				buf[j] = d == 65540 ? 300 + j
 				       : (uint32_t)parsa_rng_below(&r, 300);
-			REQUIRE(parsa_graph_add_row(&g, buf, d, NULL) == 0);
+			REQUIRE(parsa_graph_add_row(&w.g, buf, d, NULL) == 0);
 		}
-		g.n_cols = m;
-		rows = malloc(n * sizeof(uint32_t));
-		map = malloc(m * sizeof(uint32_t));
-		memset(map, 0xff, m * sizeof(uint32_t));
+		w.g.n_cols = m;
+		w.rows = malloc(n * sizeof(uint32_t));
+		w.map = malloc(m * sizeof(uint32_t));
+		w.p1 = new_part(n);
+		w.p2 = new_part(n);
+		memset(w.map, 0xff, m * sizeof(uint32_t));
 		for (uint32_t j = 0; j < n; j++)
-			rows[j] = j;
-		parsa_block_init(&blk);
-		REQUIRE(parsa_block_extract(&blk, &g, rows, n, map, NULL) == 0);
-		REQUIRE(parsa_nbrset_init(&S1, blk.g.n_cols, k, NULL) == 0);
-		REQUIRE(parsa_nbrset_init(&S2, blk.g.n_cols, k, NULL) == 0);
-		while (low < blk.g.n_cols && blk.feat[low] < 300)
+			w.rows[j] = j;
+		parsa_block_init(&w.blk);
+		REQUIRE(parsa_block_extract(&w.blk, &w.g, w.rows, n, w.map,
+					    NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&w.S1, w.blk.g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&w.S2, w.blk.g.n_cols, k, NULL) == 0);
+		while (low < w.blk.g.n_cols && w.blk.feat[low] < 300)
 			low++;
 		for (uint32_t t = 0; t < 200 && low; t++)
-			parsa_nbrset_add(&S1, (uint32_t)parsa_rng_below(&r, low),
+			parsa_nbrset_add(&w.S1, (uint32_t)parsa_rng_below(&r, low),
 					 (uint32_t)parsa_rng_below(&r, k));
-		parsa_nbrset_copy(&S2, &S1);
-		REQUIRE(parsa_balance_init(&b1, k, n, PARSA_RULE_MIN_S, 1.03,
+		parsa_nbrset_copy(&w.S2, &w.S1);
+		REQUIRE(parsa_balance_init(&w.b1, k, n, PARSA_RULE_MIN_S, 1.03,
 					   NULL) == 0);
-		REQUIRE(parsa_balance_init(&b2, k, n, PARSA_RULE_MIN_S, 1.03,
+		REQUIRE(parsa_balance_init(&w.b2, k, n, PARSA_RULE_MIN_S, 1.03,
 					   NULL) == 0);
 		for (uint32_t i = 0; i < k; i++)
-			b1.s_size[i] = b2.s_size[i] = S1.size[i];
-		CHECK_INT(parsa_partu_block(ctx, &blk, &S1, &b1, p1, NULL, NULL),
-			  ==, 0);
-		replica_block(&blk.g, &S2, &b2, p2, NULL);
-		CHECK(memcmp(p1, p2, n * sizeof(uint32_t)) == 0);
-		CHECK(memcmp(S1.bits, S2.bits,
-			     (size_t)S1.n_feat * S1.words * 8) == 0);
-		parsa_balance_release(&b1);
-		parsa_balance_release(&b2);
-		parsa_nbrset_release(&S1);
-		parsa_nbrset_release(&S2);
-		parsa_block_release(&blk);
-		parsa_graph_release(&g);
-		free(rows);
-		free(map);
-		free(p1);
-		free(p2);
+			w.b1.s_size[i] = w.b2.s_size[i] = w.S1.size[i];
+		CHECK_INT(parsa_partu_block(ctx, &w.blk, &w.S1, &w.b1, w.p1,
+					    NULL, NULL), ==, 0);
+		replica_block(&w.blk.g, &w.S2, &w.b2, w.p2, NULL);
+		CHECK(memcmp(w.p1, w.p2, n * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(w.S1.bits, w.S2.bits,
+			     (size_t)w.S1.n_feat * w.S1.words * 8) == 0);
+		twin_release(&w);
 	}
 	parsa_partu_ctx_destroy(ctx);
 	free(buf);
