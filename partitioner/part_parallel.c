@@ -1276,10 +1276,9 @@ static uint32_t hosted_workers(const struct ps_transport *tp)
 
 uint32_t part_par_cpu_shortfall(uint32_t workers, uint32_t *cpus)
 {
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
 	int n;
-
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
 	CPU_ZERO(&set);
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
@@ -1294,10 +1293,10 @@ uint32_t part_par_cpu_shortfall(uint32_t workers, uint32_t *cpus)
 /*
  * Warn (stderr, once per process) when this process is bound to fewer CPUs
  * than the machine has and runs more workers than that: they then take
- * turns on them and the run can be slower than one worker.  mpirun binds every rank to one core by default when
- * there are at most 2 ranks, so `mpirun -np 1 ... --workers 2` runs both
- * workers on one core (2.2 s against 0.95 s with --bind-to none, 20M
- * nonzeros, 2-core VM).
+ * turns on them and the run can be slower than one worker.  mpirun binds
+ * every rank to one core by default when there are at most 2 ranks, so
+ * `mpirun -np 1 ... --workers 2` runs both workers on one core (2.2 s
+ * against 0.95 s with --bind-to none, 20M nonzeros, 2-core VM).
  */
 static void warn_cpus(const struct ps_transport *tp)
 {
