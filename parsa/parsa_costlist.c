@@ -141,31 +141,30 @@ static int grow_items(struct parsa_costlist *cl, uint32_t n)
 	return 0;
 }
 
-/* A uint32_t copy of narrow array a (n items, NIL16 -> UINT32_MAX), of
- * capacity cap >= n; NULL if out of memory. */
-static uint32_t *widen_array(const uint16_t *a, uint32_t n, uint32_t cap)
+/* A uint32_t copy of narrow array a (n items, NIL16 -> UINT32_MAX); NULL
+ * if out of memory. */
+static uint32_t *widen_array(const uint16_t *a, uint32_t n)
 {
-	uint32_t *w = malloc((size_t)cap * sizeof(uint32_t));
+	uint32_t *w = malloc((n ? n : 1) * sizeof(uint32_t));
 
 	for (uint32_t u = 0; w && u < n; u++)
 		w[u] = a[u] == NIL16 ? UINT32_MAX : a[u];
 	return w;
 }
 
-/* Narrow -> wide, keeping every item's links and cost; cap >= cl->n. */
-static int widen(struct parsa_costlist *cl, uint32_t cap)
+/* Narrow -> wide at the same capacity, keeping every item's links and
+ * cost (grow_items then adds capacity). */
+static int widen(struct parsa_costlist *cl)
 {
-	uint32_t *c = widen_array(cl->cost, cl->n, cap);
-	uint32_t *p = c ? widen_array(cl->prev, cl->n, cap) : NULL;
-	uint32_t *x = p ? widen_array(cl->next, cl->n, cap) : NULL;
+	uint32_t *c = widen_array(cl->cost, cl->n);
+	uint32_t *p = c ? widen_array(cl->prev, cl->n) : NULL;
+	uint32_t *x = p ? widen_array(cl->next, cl->n) : NULL;
 
 	if (!x) {
 		free(c);
 		free(p);
 		return -1;
 	}
-	for (uint32_t u = cl->n; u < cap; u++)
-		c[u] = PARSA_CL_OUT;
 	free(cl->cost);
 	free(cl->prev);
 	free(cl->next);
@@ -173,7 +172,6 @@ static int widen(struct parsa_costlist *cl, uint32_t cap)
 	cl->prev = p;
 	cl->next = x;
 	cl->narrow = 0;
-	cl->n = cap;
 	return 0;
 }
 
@@ -208,7 +206,7 @@ int parsa_costlist_reserve(struct parsa_costlist *cl, uint32_t n,
 	if (!cl->cost) /* no items yet: pick the width */
 		cl->narrow = fits_narrow(cap, mc);
 	else if (cl->narrow && !fits_narrow(cap, mc))
-		rc = widen(cl, cap);
+		rc = widen(cl);
 	if (!rc && (cap > cl->n || !cl->cost))
 		rc = grow_items(cl, cap);
 	if (rc)

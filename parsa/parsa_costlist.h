@@ -16,10 +16,10 @@
  *
  * Invariants: item u is in the list iff cost[u] is not OUT (except items
  * dropped by drop_front() since the last build, which are out whatever
- * their cost reads); it is then in bucket cost[u] (no separate flag: a removal writes only the cost line it
- * read, and Algorithm 13 removes every row from k lists); live == number of
- * items in the list; every bucket below min and above top is empty;
- * top <= max_cost.
+ * their cost reads); it is then in bucket cost[u].  There is no separate
+ * flag: a removal writes only the cost line it read, and Algorithm 13
+ * removes every row from k lists.  live == number of items in the list;
+ * every bucket below min and above top is empty; top <= max_cost.
  *
  * Width: cost, prev and next are uint16_t ("narrow", NIL and OUT stored as
  * 0xFFFF) while ids and costs fit, n <= PARSA_CL_NARROW_MAX + 1 and

@@ -50,10 +50,9 @@ int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
 					  g->col[e]);
 	/* unconditional ORs (no test-and-count per edge), then one recount */
 	parsa_nbrset_clear(used);
-	for (uint32_t r = 0; r < g->n_rows; r++) {
+	for (uint32_t r = 0, words = used->words; r < g->n_rows; r++) {
 		uint64_t *bits = used->bits + (part[r] >> 6);
 		uint64_t b = 1ULL << (part[r] & 63);
-		uint32_t words = used->words;
 
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
 			bits[(uint64_t)g->col[e] * words] |= b;

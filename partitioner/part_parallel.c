@@ -1259,18 +1259,16 @@ void part_par_config(struct ps_config *cfg, const struct ps_layout *l,
 	cfg->timeout_s = po->timeout_s;
 }
 
-/* Workers this process runs: all of them with threads; with MPI those of
- * its rank (worker i lives on machine i % M). */
+/* Workers this process runs (all of them with threads, its rank's with
+ * MPI). */
 static uint32_t hosted_workers(const struct ps_transport *tp)
 {
 	const struct ps_layout *l = &tp->layout;
 	uint32_t n = 0;
 
-	if (strcmp(tp->ops->name, "mpi") != 0)
-		return l->num_workers;
 	for (uint32_t i = 0; i < l->num_workers; i++)
-		n += ps_layout_machine(l, ps_layout_worker_node(l, i)) ==
-		     tp->rank;
+		n += (uint32_t)ps_transport_is_local(tp,
+						     ps_layout_worker_node(l, i));
 	return n;
 }
 
@@ -1305,7 +1303,7 @@ static void warn_cpus(const struct ps_transport *tp)
 
 	if (w < 2 || !part_par_cpu_shortfall(w, &cpus))
 		return;
-	if (strcmp(tp->ops->name, "mpi") == 0)
+	if (!tp->all_local)
 		snprintf(who, sizeof(who), "rank %u", tp->rank);
 	fprintf(stderr, "parsa: warning: %s runs %u workers on %u CPU%s (its "
 		"affinity mask), so they take turns; under mpirun add "
