@@ -8,7 +8,8 @@ usage: plot_tradeoff.py RESULTS.json OUT.svg
 RESULTS.json is bench.py --issue6 --tradeoff --json: {"tradeoff":
 {dataset: {method: {"metrics": {...}, "seconds": {"partition": s}}}}}.
 One row per dataset, two panels per row: partition time (log x) against
-T_sum and against T_max.
+T_sum and against T_max.  Methods "parsa-best@L" (best with --time-limit
+L) are drawn as the anytime curve of best: small points on a solid line.
 """
 import json
 import math
@@ -17,10 +18,17 @@ import sys
 W, H = 420, 300          # one panel
 ML, MR, MT, MB = 70, 20, 40, 50
 COLORS = {"parsa-fast": "#9ecae1", "parsa": "#3182bd", "parsa-best": "#08519c",
-          "metis": "#e6550d", "zoltan": "#31a354"}
+          "metis": "#e6550d", "zoltan": "#31a354", "parsa-best@": "#6a51a3"}
 LABELS = {"parsa-fast": "parsa fast", "parsa": "parsa default",
-          "parsa-best": "parsa best", "metis": "METIS", "zoltan": "Zoltan PHG"}
+          "parsa-best": "parsa best", "metis": "METIS", "zoltan": "Zoltan PHG",
+          "parsa-best@": "best --time-limit"}
 ORDER = ["parsa-fast", "parsa", "parsa-best", "metis", "zoltan"]
+ANY = "parsa-best@"
+
+
+def anytime(meths):
+    """The time-limited runs of best, by limit."""
+    return sorted((m for m in meths if m.startswith(ANY)), key=lambda m: float(m[len(ANY):]))
 
 
 def esc(s):
@@ -43,10 +51,11 @@ def nice_ticks(lo, hi, n=5):
     return out
 
 
-def panel(x0, y0, title, pts, ykey):
-    """pts: [(method, seconds, metrics)] -> SVG elements of one panel."""
-    xs = [max(p[1], 1e-4) for p in pts]
-    ys = [p[2][ykey] for p in pts]
+def panel(x0, y0, title, pts, ykey, curve=()):
+    """pts: [(method, seconds, metrics)] -> SVG elements of one panel;
+    curve: the same for best's time-limited runs."""
+    xs = [max(p[1], 1e-4) for p in list(pts) + list(curve)]
+    ys = [p[2][ykey] for p in list(pts) + list(curve)]
     lx0, lx1 = math.log10(min(xs)) - 0.15, math.log10(max(xs)) + 0.15
     ylo, yhi = min(ys), max(ys)
     pad = (yhi - ylo) * 0.12 or yhi * 0.05 or 1
@@ -84,6 +93,12 @@ def panel(x0, y0, title, pts, ykey):
     if len(line) > 1:
         e.append('<polyline fill="none" stroke="#3182bd" stroke-dasharray="4,3" points="%s"/>'
                  % " ".join("%.1f,%.1f" % (X(p[1]), Y(p[2][ykey])) for p in line))
+    if curve:
+        e.append('<polyline fill="none" stroke="%s" points="%s"/>'
+                 % (COLORS[ANY], " ".join("%.1f,%.1f" % (X(p[1]), Y(p[2][ykey])) for p in curve)))
+    for meth, s, m in curve:
+        e.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>best --time-limit %s: %.3fs, %s %.0f</title></circle>'
+                 % (X(s), Y(m[ykey]), COLORS[ANY], meth[len(ANY):], s, ykey, m[ykey]))
     for meth, s, m in pts:
         e.append('<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s: %.3fs, %s %.0f</title></circle>'
                  % (X(s), Y(m[ykey]), COLORS.get(meth, "#000"), LABELS.get(meth, meth), s, ykey, m[ykey]))
@@ -100,10 +115,11 @@ def main():
          % (width, height), '<rect width="100%" height="100%" fill="white"/>']
     for r, (name, meths) in enumerate(rows):
         pts = [(m, meths[m]["seconds"]["partition"], meths[m]["metrics"]) for m in ORDER if m in meths]
+        curve = [(m, meths[m]["seconds"]["partition"], meths[m]["metrics"]) for m in anytime(meths)]
         for c, key in enumerate(("T_sum", "T_max")):
-            e += panel(c * W, r * H, "%s, k=16: time vs %s" % (name, key), pts, key)
+            e += panel(c * W, r * H, "%s, k=16: time vs %s" % (name, key), pts, key, curve)
     x = 20
-    for m in ORDER:
+    for m in ORDER + [ANY]:
         e.append('<circle cx="%d" cy="%d" r="5" fill="%s"/>' % (x, height - 18, COLORS[m]))
         e.append('<text x="%d" y="%d" font-size="11">%s</text>' % (x + 8, height - 14, LABELS[m]))
         x += 24 + 7 * len(LABELS[m])

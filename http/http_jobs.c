@@ -168,6 +168,14 @@ static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
 			return bad(field, "imbalance", err, "must be a number >= 1");
 		s->imbalance = json_number_value(v);
 	}
+	v = json_object_get(body, "time_limit");
+	if (v) {
+		if (!json_is_number(v) || !(json_number_value(v) > 0) ||
+		    !(json_number_value(v) <= 1e9))
+			return bad(field, "time_limit", err,
+				   "must be a number of seconds > 0");
+		s->time_limit = json_number_value(v);
+	}
 	return 0;
 }
 
@@ -176,7 +184,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 {
 	static const char *const known[] = {"dataset", "k", "method", "blocks",
 		"init_blocks", "workers", "tau", "syncs", "quality", "seed",
-		"imbalance", "rule"};
+		"imbalance", "rule", "time_limit"};
 	struct parsa_partu_opts d;
 	const char *key;
 	json_t *val;
@@ -203,7 +211,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 			return bad(field, key, err, "is not a job parameter "
 				   "(dataset, k, method, blocks, init_blocks, "
 				   "workers, tau, syncs, quality, seed, "
-				   "imbalance, rule)");
+				   "imbalance, rule, time_limit)");
 	}
 	rc = parse_strs(body, s, field, err);
 	if (rc == 0)
@@ -231,6 +239,8 @@ static json_t *spec_json(const struct http_job_spec *s)
 		json_object_set_new(j, "blocks", json_integer(s->blocks));
 	if (j && s->init_blocks)
 		json_object_set_new(j, "init_blocks", json_integer(s->init_blocks));
+	if (j && s->time_limit > 0)
+		json_object_set_new(j, "time_limit", json_real(s->time_limit));
 	if (j && s->parallel) {
 		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
 		if (s->tau == PART_PAR_TAU_INF)
@@ -481,6 +491,7 @@ static void run_opts(const struct http_job *job, struct part_run_opts *o)
 	o->pu.progress = on_progress;
 	o->pu.progress_arg = (void *)job;
 	o->pu.cancel = &job->cancel;
+	o->time_limit = job->spec.time_limit;
 }
 
 /* The report JSON text of a finished run. */

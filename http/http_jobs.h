@@ -56,12 +56,13 @@ struct http_job_spec {
 	uint64_t seed;
 	double imbalance;
 	enum parsa_rule rule;
+	double time_limit;        /* seconds (part_run_opts); 0 = none */
 };
 
 /*
  * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
  * "init_blocks", "workers", "tau", "syncs", "quality", "seed", "imbalance",
- * "rule"} (only
+ * "rule", "time_limit"} (only
  * dataset and k required).  On a missing, mistyped, out-of-range or
  * unknown member returns PARSA_EINVAL with a message and the member's name
  * in field[64].  Does not check that the dataset exists.

@@ -624,11 +624,13 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 		memcpy(f.entry, part, (size_t)g->n_rows * sizeof(uint32_t));
 	}
 	/* p-fanout sweeps first (they may raise Σ M), then exact sweeps */
-	for (f.pmode = 1; s.passes < o->p_passes; s.passes++)
+	for (f.pmode = 1; s.passes < o->p_passes && !parsa_stop_due(o->stop);
+	     s.passes++)
 		sweep(&f, &rng, &s.moves);
 	f.pmode = 0;
 	f.first_exact = f.epoch + 1;
-	for (uint64_t conn = parsa_connectivity(used), n = 0; n < o->max_passes; n++) {
+	for (uint64_t conn = parsa_connectivity(used), n = 0;
+	     n < o->max_passes && !parsa_stop_due(o->stop); n++) {
 		int64_t gain = sweep(&f, &rng, &s.moves);
 
 		s.passes++;

@@ -68,6 +68,7 @@
 #include "parsa_err.h"
 #include "parsa_graph.h"
 #include "parsa_nbrset.h"
+#include "parsa_stop.h"
 
 struct parsa_fm_opts {
 	uint32_t max_passes; /* sweeps (0: nothing to do) */
@@ -86,6 +87,8 @@ struct parsa_fm_opts {
 	uint32_t fm_passes;  /* parsa_ml only: k-way FM passes (parsa_kfm.h)
 			      * after the sweeps of every level; 0 = none.
 			      * parsa_fm_refine ignores it */
+	const struct parsa_stop *stop; /* borrowed, may be NULL: polled
+					* before every sweep (parsa_stop.h) */
 };
 
 struct parsa_fm_stats {

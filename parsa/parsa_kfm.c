@@ -700,12 +700,14 @@ static void fill(struct kfm *f, struct parsa_rng *rng)
 }
 
 /*
- * One pass (parsa_kfm.h): moves until the queue empties, the stall bound
- * or the pop budget, then rollback to the best prefix.  Returns the drop
- * of Σ_j M_j (≥ 0); tried and kept count the moves made and kept.
+ * One pass (parsa_kfm.h): moves until the queue empties, the stall bound,
+ * the pop budget or the stop (polled every PARSA_STOP_POPS pops), then
+ * rollback to the best prefix.  Returns the drop of Σ_j M_j (≥ 0); tried
+ * and kept count the moves made and kept.
  */
 static uint64_t pass(struct kfm *f, struct parsa_rng *rng, uint32_t stall,
-		     uint64_t budget, uint64_t *tried, uint64_t *kept)
+		     uint64_t budget, const struct parsa_stop *stop,
+		     uint64_t *tried, uint64_t *kept)
 {
 	uint64_t pops = 0;
 	uint32_t n = 0, best_n = 0, since = 0;
@@ -719,7 +721,8 @@ static uint64_t pass(struct kfm *f, struct parsa_rng *rng, uint32_t stall,
 		uint32_t u;
 		struct kfm_eval r;
 
-		if (x == NO_KEY)
+		if (x == NO_KEY || (pops % PARSA_STOP_POPS == 0 &&
+				    parsa_stop_due(stop)))
 			break;
 		u = f->head[x + f->D];
 		q_remove(f, u);
@@ -793,8 +796,9 @@ int parsa_kfm_refine(const struct parsa_graph *g, uint32_t *part,
 	stall = o->stall ? o->stall : auto_stall(g->n_rows);
 	budget = (uint64_t)(o->pops ? o->pops : PARSA_KFM_POPS_AUTO) * g->n_rows / 8 + 64;
 	parsa_rng_seed(&rng, o->seed ^ 0xd1b54a32d192ed03ULL);
-	while (s.passes < o->max_passes) {
-		uint64_t drop = pass(&f, &rng, stall, budget, &s.tried, &s.moves);
+	while (s.passes < o->max_passes && !parsa_stop_due(o->stop)) {
+		uint64_t drop = pass(&f, &rng, stall, budget, o->stop, &s.tried,
+				     &s.moves);
 
 		s.passes++;
 		if (drop == 0)

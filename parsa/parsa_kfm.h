@@ -80,6 +80,7 @@
 #include "parsa_err.h"
 #include "parsa_graph.h"
 #include "parsa_nbrset.h"
+#include "parsa_stop.h"
 
 struct parsa_kfm_opts {
 	uint32_t max_passes; /* FM passes (0: nothing to do) */
@@ -91,6 +92,11 @@ struct parsa_kfm_opts {
 	const uint32_t *weight; /* borrowed, n_rows vertex weights or NULL */
 	uint32_t pops;       /* a pass pops at most pops·n/8 + 64 vertices;
 			      * 0 = PARSA_KFM_POPS_AUTO */
+	const struct parsa_stop *stop; /* borrowed, may be NULL: polled
+					* before every pass and every
+					* PARSA_STOP_POPS pops; a pass cut
+					* short is rolled back to its best
+					* prefix like any other */
 };
 
 /* The automatic pop budget of a pass, in eighths of n: 4·n. */

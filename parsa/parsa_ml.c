@@ -419,7 +419,7 @@ static int level_kfm(const struct parsa_graph *g, uint32_t *part,
 		     struct parsa_fm_stats *st, struct parsa_err *err)
 {
 	struct parsa_kfm_opts ko = { o->fm_passes, o->cap, o->m_limit, o->seed,
-				     0, o->weight };
+				     0, o->weight, 0, o->stop };
 	struct parsa_kfm_stats ks;
 	int rc;
 
@@ -465,13 +465,14 @@ static int refine_level(struct ml_level *l, uint32_t k,
 
 /*
  * Coarsen from (g, part) (part NULL: across parts) into lv[1..*nl]; lv[0]
- * stands for g itself and is not touched.  Stops as parsa_ml.h says, or
- * at min_rows rows.
+ * stands for g itself and is not touched.  Stops as parsa_ml.h says, at
+ * min_rows rows, or when stop is due.
  */
 static int build_levels(struct ml_level *lv, uint32_t *nl,
 			const struct parsa_graph *g, const uint32_t *part,
 			uint32_t max_levels, uint32_t min_rows, uint32_t max_w,
-			struct parsa_rng *rng, struct parsa_err *err)
+			const struct parsa_stop *stop, struct parsa_rng *rng,
+			struct parsa_err *err)
 {
 	int rc = 0;
 
@@ -483,7 +484,7 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 		const uint32_t *fw = *nl ? lv[*nl].w : NULL;
 		const uint32_t *fp = *nl ? lv[*nl].part : part;
 
-		if (fg->n_rows < min_rows)
+		if (fg->n_rows < min_rows || parsa_stop_due(stop))
 			break;
 		rc = coarsen(&lv[*nl + 1], fg, fw, fp, max_w, rng, err);
 		++*nl;
@@ -496,7 +497,9 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 /*
  * Refine lv[nl..1] with the parts they hold, projecting each level's parts
  * to the next finer one, then the original graph (part, used: its sets
- * are recomputed when nl > 0).
+ * are recomputed when nl > 0).  Once o->stop is due the levels are only
+ * projected (refine_level would poll it before each sweep and pass; this
+ * also skips its used sets).
  */
 static int uncoarsen(struct ml_level *lv, uint32_t nl,
 		     const struct parsa_graph *g, uint32_t *part,
@@ -510,7 +513,8 @@ static int uncoarsen(struct ml_level *lv, uint32_t nl,
 		uint32_t *fp = l > 1 ? lv[l - 1].part : part;
 		uint32_t n = l > 1 ? lv[l - 1].g.n_rows : g->n_rows;
 
-		rc = refine_level(&lv[l], used->k, o, s, err);
+		if (!parsa_stop_due(o->stop))
+			rc = refine_level(&lv[l], used->k, o, s, err);
 		for (uint32_t u = 0; rc == 0 && u < n; u++)
 			fp[u] = lv[l].part[lv[l].cmap[u]];
 	}
@@ -545,7 +549,7 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 	parsa_rng_seed(&rng, o->seed ^ 0x5851f42d4c957f2dULL);
 	s.conn_before = s.conn_mid = parsa_connectivity(used);
 	rc = build_levels(lv, &nl, g, part, max_levels, 8 * used->k, max_w,
-			  &rng, err);
+			  o->stop, &rng, err);
 	for (uint32_t l = 1; l <= nl; l++)
 		lv[l].m_limit = o->m_limit;
 	if (rc == 0)
@@ -577,8 +581,10 @@ int parsa_ml_partition(const struct parsa_graph *g,
 		return parsa_fail(err, PARSA_EINVAL, "multilevel: bad arguments");
 	memset(lv, 0, sizeof(lv));
 	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
+	/* the coarsening is not cut short by o->stop: Algorithm 13 must run
+	 * on the coarse graph it is sized for */
 	rc = build_levels(lv, &nl, g, NULL, max_levels, ML_COARSEST_PER_PART * k,
-			  max_w, &rng, err);
+			  max_w, NULL, &rng, err);
 	/* coarse levels: connectivity and weight balance only (the coarsest
 	 * partition is not bound by m_limit); level 0 rebalances M */
 	for (uint32_t l = 1; l <= nl; l++)

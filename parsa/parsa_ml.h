@@ -32,6 +32,10 @@
  * transpose per level during clustering and contraction (parsa_ml_refine:
  * its pins grouped by part, and per nonzero the segment of its net in its
  * row's part: 3 |E| words).  Deterministic for a given seed.
+ *
+ * o->stop (parsa_stop.h): once due, parsa_ml_refine coarsens no further
+ * and both functions only project the remaining levels down, without
+ * refining them; the result keeps every bound above.
  */
 #ifndef PARSA_ML_H
 #define PARSA_ML_H

@@ -103,6 +103,11 @@ static const char usage_partition[] =
 	"  --multilevel on|off  Parsa: also compute a multilevel partition\n"
 	"                    (Algorithm 13 on the coarsest graph) and keep it\n"
 	"                    when it is better (default %s)\n"
+	"  --time-limit S    Parsa: the refinement phases stop at their next\n"
+	"                    checkpoint once S seconds of partitioning have\n"
+	"                    passed, keeping the best placement found (never\n"
+	"                    worse than Algorithm 13's); the run is then not\n"
+	"                    reproducible (default: none)\n"
 	"  --param-imbalance X  cap the parameters per server at\n"
 	"                    X * ceil(|V_used| / k); 0 = no cap (default)\n"
 	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
@@ -273,6 +278,7 @@ enum {
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_SYNCS, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
 	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES, OPT_ML_CHAINS,
+	OPT_TIME_LIMIT,
 };
 
 /* streaming options (part_stream.h) */
@@ -300,6 +306,7 @@ static const struct option partition_longopts[] = {
 	{"ml-cycles", required_argument, NULL, OPT_ML_CYCLES},
 	{"ml-chains", required_argument, NULL, OPT_ML_CHAINS},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
+	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
 	{"shards", required_argument, NULL, OPT_SHARDS},
@@ -450,6 +457,10 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		    part_cli_dbl(arg, 1.0, 1e6, &c->run.param_imbalance))
 			return die_usage("--param-imbalance must be 0 or a number >= 1, got '%s'", arg);
 		return 0;
+	case OPT_TIME_LIMIT:
+		if (part_cli_dbl(arg, 1e-6, 1e9, &c->run.time_limit))
+			return die_usage("--time-limit must be a number of seconds > 0, got '%s'", arg);
+		return 0;
 	case OPT_SEED:
 		if (part_cli_u64(arg, 0, UINT64_MAX, &pu->seed))
 			return die_usage("--seed must be an unsigned integer, got '%s'", arg);
@@ -585,6 +596,8 @@ static int check_stream_opts(struct cmd_opts *c)
 		return die_usage("%s", "--stream needs a file (every worker reads it)");
 	if (c->run.param_imbalance > 0)
 		return die_usage("%s", "--stream: --param-imbalance is not supported (Algorithm 11 runs per server)");
+	if (c->run.time_limit > 0)
+		return die_usage("%s", "--stream: --time-limit does not apply (the streaming pass has no refinement phases)");
 	return -1;
 }
 

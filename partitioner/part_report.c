@@ -100,6 +100,9 @@ static json_t *params_json(const struct part_report_info *in)
 		json_object_set_new(p, "ml_cycles", json_integer(o->ml_cycles));
 		json_object_set_new(p, "ml_chains", json_integer(o->ml_chains));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
+		json_object_set_new(p, "time_limit",
+				    o->time_limit > 0 ? json_real(o->time_limit)
+						      : json_null());
 		json_object_set_new(p, "block_imbalance",
 				    isinf(o->pu.block_imbalance)
 					    ? json_string("off")
@@ -113,7 +116,7 @@ static json_t *params_json(const struct part_report_info *in)
 /* What Parsa's refinement phases did (part_run.h). */
 static json_t *refine_json(const struct part_result *r)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b}",
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
 			 "tsum_passes", (int)r->fm_stats.passes,
@@ -121,7 +124,8 @@ static json_t *refine_json(const struct part_result *r)
 			 "conn_after", (json_int_t)r->fm_stats.conn_after,
 			 "restream_kept", (json_int_t)r->restream_kept,
 			 "guard_rejects", r->guard_reverted,
-			 "multilevel_kept", r->scratch_kept);
+			 "multilevel_kept", r->scratch_kept,
+			 "time_limited", r->time_limited);
 }
 
 static json_t *seconds_json(const struct part_report_info *in)
@@ -315,6 +319,9 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 		r->t_partition_v,
 		nnz ? part * 1e9 / (double)nnz : 0.0, in->t_total,
 		(double)in->peak_rss_kb / 1024.0);
+	if (r->time_limited)
+		fprintf(f, "refinement stopped at the time limit (%.3gs)\n",
+			in->opts ? in->opts->time_limit : 0.0);
 	if (in->par)
 		print_parallel(f, in->par);
 	if (in->stream)

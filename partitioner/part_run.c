@@ -13,6 +13,7 @@
 #include "parsa_pcap.h"
 #include "parsa_refine.h"
 #include "parsa_rng.h"
+#include "parsa_stop.h"
 #include "part_metis.h"
 #include "part_progress.h"
 
@@ -190,8 +191,9 @@ static uint64_t max_size(const struct parsa_nbrset *s)
  * replaces part/used; stops at the first that does not.
  */
 static int restream(const struct part_dataset *ds, const struct part_run_opts *o,
-		    uint64_t cap, uint64_t m_limit, uint32_t *part,
-		    struct parsa_nbrset *used, uint32_t *kept, struct parsa_err *err)
+		    const struct parsa_stop *stop, uint64_t cap,
+		    uint64_t m_limit, uint32_t *part, struct parsa_nbrset *used,
+		    uint32_t *kept, struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
 	struct parsa_nbrset S;
@@ -202,7 +204,8 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 
 	pu.progress = NULL;
 	pu.init_blocks = 0;
-	for (uint32_t t = 0; rc == 0 && t < o->restream; t++) {
+	for (uint32_t t = 0; rc == 0 && t < o->restream && !parsa_stop_due(stop);
+	     t++) {
 		uint64_t before = parsa_connectivity(used);
 
 		parsa_nbrset_copy(&S, used);
@@ -317,7 +320,8 @@ static int try_scratch(const struct part_dataset *ds,
 /*
  * o->ml_cycles (at least 1) in-part V-cycles (parsa_ml_refine, seeds
  * seed, seed + 1, ...) on r->part/used; stops after a cycle that lowers
- * the connectivity by less than 0.1%.  Each cycle never raises it.
+ * the connectivity by less than 0.1%, or when fo->stop is due.  Each
+ * cycle never raises it.
  */
 static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, struct part_result *r,
@@ -326,7 +330,8 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 	struct parsa_fm_opts co = *fo;
 	int rc = 0;
 
-	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1); c++) {
+	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1) &&
+			     !parsa_stop_due(fo->stop); c++) {
 		uint64_t before = parsa_connectivity(used);
 
 		co.seed = fo->seed + c;
@@ -345,7 +350,8 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
  * seeds fo->seed + 1000003·c.  The chain that ends in r->part/used: the
  * lowest connectivity among those that keep the guard (Algorithm 11's
  * T_max <= t0, M_max <= m0; ties: the first), or the lowest of all when
- * none does (the guard then rejects it).
+ * none does (the guard then rejects it).  No chain starts once fo->stop is
+ * due (the first always does: its V-cycles poll the stop themselves).
  */
 static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, const struct cand *start,
@@ -361,6 +367,8 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 	for (uint32_t c = 0; rc == 0 && c < n; c++) {
 		int ok;
 
+		if (c > 0 && parsa_stop_due(fo->stop))
+			break;
 		if (c > 0)
 			cand_take(start, g, r, used);
 		co.seed = fo->seed + 1000003ULL * c;
@@ -390,10 +398,45 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 /* The k-way FM (parsa_kfm.h) on r->part/used under the balance cap and
  * the step-1 M_max m0; its kept moves count in r->fm_stats. */
 static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
-		   struct part_result *r, struct parsa_nbrset *used,
-		   uint64_t cap, uint64_t m0, struct parsa_err *err)
+		   const struct parsa_stop *stop, struct part_result *r,
+		   struct parsa_nbrset *used, uint64_t cap, uint64_t m0,
+		   struct parsa_err *err);
+
+/*
+ * vchains from the step-1 result; with a deadline (anytime order), the
+ * sweeps and FM passes on the original graph run first and the chains
+ * start from their result, so a cut leaves the cheap gains in place
+ * (without one, the chains start from step 1 as they always have).
+ */
+static int vchains_from(const struct parsa_graph *g,
+			const struct part_run_opts *o,
+			const struct parsa_fm_opts *fo, const struct cand *step1,
+			struct part_result *r, struct parsa_nbrset *used,
+			uint64_t t0, uint64_t m0, struct parsa_err *err)
 {
-	struct parsa_kfm_opts ko = { o->fm_passes, cap, m0, o->pu.seed, 0, NULL };
+	struct cand pre;
+	int rc;
+
+	if (!fo->stop || fo->stop->deadline <= 0)
+		return vchains(g, o, fo, step1, r, used, t0, m0, err);
+	rc = parsa_fm_refine(g, r->part, used, fo, &r->fm_stats, err);
+	if (rc == 0 && o->fm_passes)
+		rc = run_kfm(g, o, fo->stop, r, used, fo->cap, m0, err);
+	if (rc == 0)
+		rc = cand_save(&pre, g, r->part, r->owner, used, 0, 0, err);
+	if (rc)
+		return rc;
+	rc = vchains(g, o, fo, &pre, r, used, t0, m0, err);
+	cand_release(&pre);
+	return rc;
+}
+static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
+		   const struct parsa_stop *stop, struct part_result *r,
+		   struct parsa_nbrset *used, uint64_t cap, uint64_t m0,
+		   struct parsa_err *err)
+{
+	struct parsa_kfm_opts ko = { o->fm_passes, cap, m0, o->pu.seed, 0, NULL,
+				     0, stop };
 	struct parsa_kfm_stats ks;
 	int rc = parsa_kfm_refine(g, r->part, used, &ko, &ks, err);
 
@@ -408,17 +451,19 @@ static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
 /*
  * Phases 2-3 of part_run.h and the guard, on r->part/used (the step-1
  * result, whose Algorithm 11 placement is already in r->owner with
- * T_max t0 and M_max m0).
+ * T_max t0 and M_max m0).  stop (may be NULL) cuts the phases short
+ * (parsa_stop.h); the guard and Algorithm 11 still run.
  */
 static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
-		   struct part_result *r, struct parsa_nbrset *used,
-		   uint64_t t0, uint64_t m0, struct parsa_err *err)
+		   const struct parsa_stop *stop, struct part_result *r,
+		   struct parsa_nbrset *used, uint64_t t0, uint64_t m0,
+		   struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
 	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
 	struct parsa_fm_opts fo = { o->refine_passes, cap, m0, 1e-3,
 				    o->pu.seed, 1, o->refine_ppasses,
-				    o->refine_skip, NULL, o->fm_passes };
+				    o->refine_skip, NULL, o->fm_passes, stop };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
@@ -439,15 +484,16 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			r->guard_reverted++;
 		}
 		if (at == 0 && o->restream)
-			rc = restream(ds, o, cap, m0, r->part, used,
+			rc = restream(ds, o, stop, cap, m0, r->part, used,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
-			rc = vchains(g, o, &fo, &step1, r, used, t0, m0, err);
+			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
+					  err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);
 		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
-			rc = run_kfm(g, o, r, used, cap, m0, err);
+			rc = run_kfm(g, o, stop, r, used, cap, m0, err);
 		if (rc == 0)
 			rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1,
 				     err);
@@ -459,7 +505,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			r->guard_reverted++;
 		}
 	}
-	if (rc == 0 && o->ml_scratch)
+	if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop))
 		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);
 	cand_release(&step1);
 	return rc;
@@ -468,7 +514,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 /* N(U_i) of the example partition, Parsa's refinement phases (part_run.h),
  * then Algorithm 11.  Random keeps the owners drawn with its U. */
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
-		 struct part_result *r, struct parsa_err *err)
+		 const struct parsa_stop *stop, struct part_result *r,
+		 struct parsa_err *err)
 {
 	struct parsa_nbrset used;
 	int parsa = o->method == PART_METHOD_PARSA;
@@ -496,8 +543,9 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc == 0 && parsa && r->k > 1 &&
 	    (o->restream || o->refine_passes || o->ml_scratch || o->fm_passes)) {
 		ts = part_now();
-		rc = improve(ds, o, r, &used, t0, m0, err);
+		rc = improve(ds, o, stop, r, &used, t0, m0, err);
 		r->t_refine += part_now() - ts;
+		r->time_limited = parsa_stop_due(stop) == PARSA_STOP_DEADLINE;
 	}
 	parsa_nbrset_release(&used);
 	return rc;
@@ -537,11 +585,20 @@ int part_run_finish(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err)
 {
+	/* the run began t_partition_u seconds ago (Algorithm 13 or the
+	 * parallel workers): the time limit counts from there */
+	struct parsa_stop stop = {
+		o->pu.cancel,
+		o->time_limit > 0 ? parsa_stop_clock() - r->t_partition_u +
+					    o->time_limit
+				  : 0,
+	};
 	int rc = 0;
 
+	r->time_limited = 0;
 	if (o->pu.cancel && *o->pu.cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
-	rc = run_v(ds, o, r, err);
+	rc = run_v(ds, o, &stop, r, err);
 	if (rc == 0 && o->pu.cancel && *o->pu.cancel)
 		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	if (rc == 0)

@@ -27,6 +27,9 @@
  * result is kept; so the extra phases never worsen T_max or M_max.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
+ * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
+ * deadline, 3 runs its sweeps and FM passes before the V-cycles so that a
+ * cut leaves the cheap gains; the guard and 4 always run.
  */
 #ifndef PART_RUN_H
 #define PART_RUN_H
@@ -80,6 +83,10 @@ struct part_run_opts {
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
+	double time_limit;          /* Parsa: seconds from the start of the
+				     * partition after which the refinement
+				     * phases 2-3 stop at their next checkpoint
+				     * (parsa_stop.h); 0 = none */
 };
 
 /* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5
@@ -112,6 +119,8 @@ struct part_result {
 	int guard_reverted;      /* attempts the guard rejected (see top); 3:
 				  * the step-1 result was kept */
 	int scratch_kept;        /* 1: the multilevel partition was kept */
+	int time_limited;        /* 1: the time limit was reached before the
+				  * refinement phases ended (they were cut) */
 	struct parsa_partu_stats pu_stats;
 	struct parsa_partv_stats pv_stats;
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
 refinement options (--refine-passes, --fm-passes, --restream, --ml-levels,
---ml-cycles, --ml-chains, --multilevel, --param-imbalance).  Ends with "N passed, N failed[, N skipped]"."""
+--ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit).  Ends with "N passed, N failed[, N skipped]"."""
 import json
 import math
 import os
@@ -26,7 +26,7 @@ def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
                 "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
-                "--ml-chains"):
+                "--ml-chains", "--time-limit"):
         assert opt in out, opt
 
 
@@ -68,7 +68,9 @@ def test_bad_values_are_usage_errors():
     for args in (["--quality", "ultra"], ["--refine-passes", "-1"],
                  ["--multilevel", "maybe"], ["--param-imbalance", "0.5"],
                  ["--restream", "x"], ["--fm-passes", "x"], ["--ml-cycles", "-1"],
-                 ["--fm-passes", "1001"], ["--ml-chains", "y"]):
+                 ["--fm-passes", "1001"], ["--ml-chains", "y"],
+                 ["--time-limit", "0"], ["--time-limit", "-1"], ["--time-limit", "soon"],
+                 ["--time-limit", "nan"], ["--stream", "--time-limit", "1"]):
         p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
         assert p.returncode == 2, (args, p.returncode)
         assert "parsa:" in p.stderr
@@ -91,6 +93,47 @@ def test_quality_never_worse_than_fast_on_samples():
             m = reps[q]["metrics"]
             assert m["T_max"] <= fm["T_max"] and m["M_max"] <= fm["M_max"], (f, q, m, fm)
         assert reps["default"]["metrics"]["T_sum"] <= fm["T_sum"], f
+
+
+@test
+def test_time_limit_keeps_the_guard_and_reports_the_cut():
+    # a limit too short for any refinement: the step-1 result (fast's),
+    # reported as cut; a long one: not reported, and best's guard holds
+    data = "data/reuters-sample.svm.gz"
+    fast = part(data, 8, tmp("tl-f"), "--quality", "fast")
+    for limit, cut in (("0.000001", True), ("1000", False)):
+        prefix = tmp("tl-" + limit)
+        rep = part(data, 8, prefix, "--quality", "best", "--time-limit", limit)
+        check_placement(prefix, 8)
+        eval_agrees(data, prefix, rep, [])
+        assert rep["params"]["time_limit"] == float(limit), rep["params"]
+        assert rep["refine"]["time_limited"] is cut, rep["refine"]
+        m, f = rep["metrics"], fast["metrics"]
+        assert m["T_max"] <= f["T_max"] and m["M_max"] <= f["M_max"], (limit, m, f)
+        assert m["T_sum"] <= f["T_sum"], (limit, m, f)
+        assert m["imbalance"] <= 1.03 + 1e-9
+    assert part(data, 8, tmp("tl-none"))["params"]["time_limit"] is None
+    out = run("partition", data, "-k", 8, "--quality", "best", "--time-limit", "1e-6",
+              "--out", tmp("tl-text")).stdout
+    assert "refinement stopped at the time limit" in out, out
+
+
+@test
+def test_time_limit_bounds_best_on_shared_data():
+    # gowalla: best's refinement takes seconds; with --time-limit 0.5 the
+    # whole partition ends close to 0.5 s (Algorithm 11 and one checkpoint's
+    # work after it: slack for the sanitizer builds) and is still better
+    # than default
+    data = os.path.join(SHARED, "bipartite/gowalla_lightgcn.tsv.gz")
+    if not os.path.exists(data):
+        raise Skip("shared data not found")
+    d = part(data, 16, tmp("tl-gd"), "--random-trials", 1)
+    rep = part(data, 16, tmp("tl-gb"), "--quality", "best", "--time-limit", 0.5,
+               "--random-trials", 1)
+    assert rep["refine"]["time_limited"] is True, rep["refine"]
+    s = rep["seconds"]
+    assert s["partition"] < 0.5 + 0.25 + 2 * s["partition_u"], s
+    assert rep["metrics"]["T_sum"] < d["metrics"]["T_sum"], (rep["metrics"], d["metrics"])
 
 
 @test

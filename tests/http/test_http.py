@@ -452,6 +452,33 @@ def test_cancel_queued_and_running():
     assert 'parsa_jobs{state="cancelled"} 2' in text, text
 
 
+@serving
+def test_time_limit_and_cancel_during_refinement():
+    s, did = slow_server_data(tmp("st-tl"))
+    # best takes about 16 s here (release build); a cancel once Algorithm
+    # 13 is done (progress 0.9) stops the refinement at its next checkpoint
+    t0 = time.time()
+    jid = submit(s, {"dataset": did, "k": 16, "quality": "best"})["id"]
+    while s.json("GET", "/v1/jobs/" + jid)["progress"] < 0.9:
+        assert time.time() - t0 < SLOW, "no progress"
+        time.sleep(0.02)
+    t_u = time.time() - t0
+    t1 = time.time()
+    st, _, body = s.req("DELETE", "/v1/jobs/" + jid)
+    assert st == 202, (st, body)
+    assert s.wait_job(jid)["state"] == "cancelled"
+    assert time.time() - t1 < 5 + 4 * t_u, (time.time() - t1, t_u)
+    # a time limit: in the job's params and its report, which says it was cut
+    jid = submit(s, {"dataset": did, "k": 16, "quality": "best", "time_limit": 0.5})["id"]
+    j = s.wait_job(jid)
+    assert j["state"] == "succeeded", j
+    assert j["params"]["time_limit"] == 0.5, j["params"]
+    rep = j["report"]
+    assert rep["params"]["time_limit"] == 0.5 and rep["refine"]["time_limited"] is True, rep
+    sec = rep["seconds"]
+    assert sec["partition"] < 0.5 + 1 + 3 * sec["partition_u"], sec
+
+
 # ---- errors ----
 
 @serving
@@ -482,6 +509,8 @@ def test_errors_are_problems():
                         ({"dataset": ds["id"], "k": 4, "tau": -2}, "tau"),
                         ({"dataset": ds["id"], "k": 4, "syncs": 65}, "syncs"),
                         ({"dataset": ds["id"], "k": 4, "quality": "ultra"}, "quality"),
+                        ({"dataset": ds["id"], "k": 4, "time_limit": 0}, "time_limit"),
+                        ({"dataset": ds["id"], "k": 4, "time_limit": "1"}, "time_limit"),
                         ({"dataset": ds["id"], "k": 4, "bogus": 1}, "bogus"),
                         ([1, 2], "(body)")):
         j, _ = s.problem("POST", "/v1/jobs", body, status=422)
