@@ -785,7 +785,8 @@ int parsa_kfm_refine(const struct parsa_graph *g, uint32_t *part,
 	if (rc)
 		return rc;
 	s.conn_before = s.conn_after = parsa_connectivity(used);
-	if (o->max_passes == 0 || used->k < 2 || g->n_rows == 0) {
+	if (o->max_passes == 0 || used->k < 2 || g->n_rows == 0 ||
+	    parsa_stop_due(o->stop)) { /* (no pass would run: skip the setup) */
 		if (st)
 			*st = s;
 		return 0;

@@ -279,15 +279,21 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
  * Cluster g's vertices (visiting order m->order): each unclustered vertex
  * joins its best mate's cluster, or forms a pair with an unclustered mate,
  * or stays alone.  Fills cmap (clusters numbered in order of creation);
- * returns the number of clusters.
+ * returns the number of clusters, or UINT32_MAX when stop came due (polled
+ * every PARSA_STOP_POPS vertices; cmap is then incomplete).
  */
 static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
-			const uint32_t *w, uint32_t max_w, uint32_t *cmap)
+			const uint32_t *w, uint32_t max_w,
+			const struct parsa_stop *stop, uint32_t *cmap)
 {
 	uint32_t nc = 0;
 
 	for (uint32_t i = 0; i < g->n_rows; i++) {
 		uint32_t u = m->order[i], x;
+
+		if (i % PARSA_STOP_POPS == PARSA_STOP_POPS - 1 &&
+		    parsa_stop_due(stop))
+			return UINT32_MAX;
 
 		if (m->mate[u] != NIL)
 			continue;
@@ -386,27 +392,34 @@ static int contract_rows(struct ml_level *c, const struct parsa_graph *t,
 	return 0;
 }
 
-/* Coarsen the finer level (g, w, part) into c. */
+/* Coarsen the finer level (g, w, part) into c; *stopped = 1 (c left
+ * empty) when stop came due during the clustering. */
 static int coarsen(struct ml_level *c, const struct parsa_graph *g,
 		   const uint32_t *w, const uint32_t *part, uint32_t max_w,
-		   struct parsa_rng *rng, struct parsa_err *err)
+		   const struct parsa_stop *stop, struct parsa_rng *rng,
+		   int *stopped, struct parsa_err *err)
 {
 	struct ml_match m;
 	uint32_t nc;
 	int rc;
 
+	*stopped = 0;
 	parsa_graph_init(&c->g);
 	c->cmap = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!c->cmap)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
 	rc = match_init(&m, g, w, part, rng, err);
 	if (rc == 0) {
-		nc = cluster(&m, g, w, max_w, c->cmap);
-		rc = contract_vertices(c, g, w, part, nc, err);
-		if (rc == 0)
+		nc = cluster(&m, g, w, max_w, stop, c->cmap);
+		*stopped = nc == UINT32_MAX;
+		if (!*stopped)
+			rc = contract_vertices(c, g, w, part, nc, err);
+		if (rc == 0 && !*stopped)
 			rc = contract_rows(c, &m.t, nc, err);
 		match_release(&m);
 	}
+	if (*stopped)
+		level_release(c);
 	return rc;
 }
 
@@ -483,10 +496,14 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 		const struct parsa_graph *fg = *nl ? &lv[*nl].g : g;
 		const uint32_t *fw = *nl ? lv[*nl].w : NULL;
 		const uint32_t *fp = *nl ? lv[*nl].part : part;
+		int stopped;
 
 		if (fg->n_rows < min_rows || parsa_stop_due(stop))
 			break;
-		rc = coarsen(&lv[*nl + 1], fg, fw, fp, max_w, rng, err);
+		rc = coarsen(&lv[*nl + 1], fg, fw, fp, max_w, stop, rng,
+			     &stopped, err);
+		if (stopped)
+			break; /* the level was dropped */
 		++*nl;
 		if (rc == 0 && (uint64_t)lv[*nl].g.n_rows * 10 > (uint64_t)fg->n_rows * 9)
 			break; /* shrinks by less than 10%: this is the last */

@@ -317,26 +317,39 @@ static int try_scratch(const struct part_dataset *ds,
 	return rc;
 }
 
+/* 1 when stop has a deadline and less than need seconds are left. */
+static int too_late(const struct parsa_stop *stop, double need)
+{
+	return stop && stop->deadline > 0 &&
+	       parsa_stop_clock() + need > stop->deadline;
+}
+
 /*
  * o->ml_cycles (at least 1) in-part V-cycles (parsa_ml_refine, seeds
  * seed, seed + 1, ...) on r->part/used; stops after a cycle that lowers
- * the connectivity by less than 0.1%, or when fo->stop is due.  Each
- * cycle never raises it.
+ * the connectivity by less than 0.1%, or when fo->stop is due (a cycle
+ * cut while it refines keeps what its coarse levels gained).  Each cycle
+ * never raises the connectivity.  *t_cycle: the seconds of the last cycle
+ * run (0: none).
  */
 static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, struct part_result *r,
-		   struct parsa_nbrset *used, struct parsa_err *err)
+		   struct parsa_nbrset *used, double *t_cycle,
+		   struct parsa_err *err)
 {
 	struct parsa_fm_opts co = *fo;
 	int rc = 0;
 
+	*t_cycle = 0;
 	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1) &&
 			     !parsa_stop_due(fo->stop); c++) {
 		uint64_t before = parsa_connectivity(used);
+		double t0 = parsa_stop_clock();
 
 		co.seed = fo->seed + c;
 		rc = parsa_ml_refine(g, r->part, used, &co, o->ml_levels,
 				     &r->fm_stats, err);
+		*t_cycle = parsa_stop_clock() - t0;
 		if (rc == 0 && (double)(before - parsa_connectivity(used)) <
 				       1e-3 * (double)before)
 			break;
@@ -352,11 +365,13 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
  * T_max <= t0, M_max <= m0; ties: the first), or the lowest of all when
  * none does (the guard then rejects it).  No chain starts once fo->stop is
  * due (the first always does: its V-cycles poll the stop themselves).
+ * *t_cycle: as vcycles'.
  */
 static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, const struct cand *start,
 		   struct part_result *r, struct parsa_nbrset *used,
-		   uint64_t t0, uint64_t m0, struct parsa_err *err)
+		   uint64_t t0, uint64_t m0, double *t_cycle,
+		   struct parsa_err *err)
 {
 	uint32_t n = o->ml_chains ? o->ml_chains : 1;
 	struct parsa_fm_opts co = *fo;
@@ -372,7 +387,7 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		if (c > 0)
 			cand_take(start, g, r, used);
 		co.seed = fo->seed + 1000003ULL * c;
-		rc = vcycles(g, o, &co, r, used, err);
+		rc = vcycles(g, o, &co, r, used, t_cycle, err);
 		if (rc || n == 1)
 			continue;
 		rc = place_v(o, used, r->owner, NULL, &t, &m, err);
@@ -412,13 +427,14 @@ static int vchains_from(const struct parsa_graph *g,
 			const struct part_run_opts *o,
 			const struct parsa_fm_opts *fo, const struct cand *step1,
 			struct part_result *r, struct parsa_nbrset *used,
-			uint64_t t0, uint64_t m0, struct parsa_err *err)
+			uint64_t t0, uint64_t m0, double *t_cycle,
+			struct parsa_err *err)
 {
 	struct cand pre;
 	int rc;
 
 	if (!fo->stop || fo->stop->deadline <= 0)
-		return vchains(g, o, fo, step1, r, used, t0, m0, err);
+		return vchains(g, o, fo, step1, r, used, t0, m0, t_cycle, err);
 	rc = parsa_fm_refine(g, r->part, used, fo, &r->fm_stats, err);
 	if (rc == 0 && o->fm_passes)
 		rc = run_kfm(g, o, fo->stop, r, used, fo->cap, m0, err);
@@ -426,7 +442,7 @@ static int vchains_from(const struct parsa_graph *g,
 		rc = cand_save(&pre, g, r->part, r->owner, used, 0, 0, err);
 	if (rc)
 		return rc;
-	rc = vchains(g, o, fo, &pre, r, used, t0, m0, err);
+	rc = vchains(g, o, fo, &pre, r, used, t0, m0, t_cycle, err);
 	cand_release(&pre);
 	return rc;
 }
@@ -466,6 +482,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				    o->refine_skip, NULL, o->fm_passes, stop };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
+	double t_cycle = 0; /* seconds of a V-cycle, once one ran */
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
 
 	if (rc)
@@ -488,7 +505,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
 			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
-					  err);
+					  &t_cycle, err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);
@@ -505,7 +522,11 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			r->guard_reverted++;
 		}
 	}
-	if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop))
+	/* the multilevel candidate: about a V-cycle's time, its coarsening
+	 * not cut short, and useless if cut (it must beat the result whole):
+	 * not started when less time is left */
+	if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop) &&
+	    !too_late(stop, t_cycle))
 		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);
 	cand_release(&step1);
 	return rc;
@@ -542,10 +563,17 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	r->t_partition_v = part_now() - tv;
 	if (rc == 0 && parsa && r->k > 1 &&
 	    (o->restream || o->refine_passes || o->ml_scratch || o->fm_passes)) {
+		/* after the deadline come at most two more runs of Algorithm
+		 * 11 (a chain's and the guard's), each about as long as the
+		 * one just measured: the phases stop early enough for them */
+		struct parsa_stop st = *stop;
+
+		if (st.deadline > 0)
+			st.deadline -= 2 * r->t_partition_v;
 		ts = part_now();
-		rc = improve(ds, o, stop, r, &used, t0, m0, err);
+		rc = improve(ds, o, &st, r, &used, t0, m0, err);
 		r->t_refine += part_now() - ts;
-		r->time_limited = parsa_stop_due(stop) == PARSA_STOP_DEADLINE;
+		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
 	}
 	parsa_nbrset_release(&used);
 	return rc;

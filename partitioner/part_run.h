@@ -84,9 +84,11 @@ struct part_run_opts {
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
 	double time_limit;          /* Parsa: seconds from the start of the
-				     * partition after which the refinement
+				     * partition within which it should end:
 				     * phases 2-3 stop at their next checkpoint
-				     * (parsa_stop.h); 0 = none */
+				     * (parsa_stop.h) once only the time of two
+				     * more runs of Algorithm 11 (timed on the
+				     * step-1 one) is left; 0 = none */
 };
 
 /* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5
