@@ -429,9 +429,11 @@ static int active(const struct fm *f, uint32_t u)
 	return 0;
 }
 
-/* One sweep in a fresh random order, then the swap phase; returns the
+/* One sweep in a fresh random order (cut short when stop comes due,
+ * polled every PARSA_STOP_POPS examples), then the swap phase; returns the
  * drop of Σ M. */
-static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
+static int64_t sweep(struct fm *f, struct parsa_rng *rng,
+		     const struct parsa_stop *stop, uint64_t *moves)
 {
 	uint64_t before = sum_m(f->used);
 	uint32_t nc = 0;
@@ -442,6 +444,9 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng, uint64_t *moves)
 		uint32_t u = f->order[i];
 		struct fm_move full, mv;
 
+		if (i % PARSA_STOP_POPS == PARSA_STOP_POPS - 1 &&
+		    parsa_stop_due(stop))
+			break;
 		if (!active(f, u))
 			continue;
 		mv = eval_move(f, u, &full);
@@ -626,12 +631,12 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	/* p-fanout sweeps first (they may raise Σ M), then exact sweeps */
 	for (f.pmode = 1; s.passes < o->p_passes && !parsa_stop_due(o->stop);
 	     s.passes++)
-		sweep(&f, &rng, &s.moves);
+		sweep(&f, &rng, o->stop, &s.moves);
 	f.pmode = 0;
 	f.first_exact = f.epoch + 1;
 	for (uint64_t conn = parsa_connectivity(used), n = 0;
 	     n < o->max_passes && !parsa_stop_due(o->stop); n++) {
-		int64_t gain = sweep(&f, &rng, &s.moves);
+		int64_t gain = sweep(&f, &rng, o->stop, &s.moves);
 
 		s.passes++;
 		if (gain <= 0 || (double)gain < o->min_gain * (double)conn)

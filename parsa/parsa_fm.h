@@ -88,7 +88,8 @@ struct parsa_fm_opts {
 			      * after the sweeps of every level; 0 = none.
 			      * parsa_fm_refine ignores it */
 	const struct parsa_stop *stop; /* borrowed, may be NULL: polled
-					* before every sweep (parsa_stop.h) */
+					* before and within every sweep
+					* (parsa_stop.h) */
 };
 
 struct parsa_fm_stats {

@@ -4,10 +4,13 @@
  * A stop is a deadline on the monotonic clock and/or a cancel flag that
  * another thread may set.  The refinement code (parsa_fm, parsa_kfm,
  * parsa_ml, and the pipeline that chains them) polls it at checkpoints:
- * before a sweep, before an FM pass and every PARSA_STOP_POPS pops inside
- * one, before a coarsening level or a level's refinement.  A phase that
- * finds the stop due ends with a valid placement (a pass rolled back to
- * its best prefix, the levels still projected down without refinement),
+ * before a sweep and every PARSA_STOP_POPS examples within one, before an
+ * FM pass and every PARSA_STOP_POPS pops within one, before a coarsening
+ * level and every PARSA_STOP_POPS vertices of its clustering, before a
+ * level's refinement.  A phase that finds the stop due ends with a valid
+ * placement (a sweep's moves so far kept, each being exact; a pass rolled
+ * back to its best prefix; a level cut in its clustering dropped, the
+ * levels built still projected down without refinement),
  * so every guarantee of the phase (balance cap, memory bound, never a
  * higher connectivity) still holds; only the work left is skipped.
  *
@@ -31,7 +34,8 @@ enum {
 	PARSA_STOP_CANCEL,
 };
 
-/* Pops of a k-way FM pass between two polls of the stop. */
+/* Work between two polls of the stop within a sweep, an FM pass (pops)
+ * or a clustering (vertices). */
 #define PARSA_STOP_POPS 4096
 
 /* Seconds on CLOCK_MONOTONIC. */
