@@ -415,7 +415,20 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_stop *stop, struct part_result *r,
 		   struct parsa_nbrset *used, uint64_t cap, uint64_t m0,
-		   struct parsa_err *err);
+		   struct parsa_err *err)
+{
+	struct parsa_kfm_opts ko = { o->fm_passes, cap, m0, o->pu.seed, 0, NULL,
+				     0, stop };
+	struct parsa_kfm_stats ks;
+	int rc = parsa_kfm_refine(g, r->part, used, &ko, &ks, err);
+
+	if (rc == 0) {
+		r->fm_stats.moves += ks.moves;
+		r->fm_stats.passes += ks.passes;
+		r->fm_stats.conn_after = ks.conn_after;
+	}
+	return rc;
+}
 
 /*
  * vchains from the step-1 result; with a deadline (anytime order), the
@@ -444,23 +457,6 @@ static int vchains_from(const struct parsa_graph *g,
 		return rc;
 	rc = vchains(g, o, fo, &pre, r, used, t0, m0, t_cycle, err);
 	cand_release(&pre);
-	return rc;
-}
-static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
-		   const struct parsa_stop *stop, struct part_result *r,
-		   struct parsa_nbrset *used, uint64_t cap, uint64_t m0,
-		   struct parsa_err *err)
-{
-	struct parsa_kfm_opts ko = { o->fm_passes, cap, m0, o->pu.seed, 0, NULL,
-				     0, stop };
-	struct parsa_kfm_stats ks;
-	int rc = parsa_kfm_refine(g, r->part, used, &ko, &ks, err);
-
-	if (rc == 0) {
-		r->fm_stats.moves += ks.moves;
-		r->fm_stats.passes += ks.passes;
-		r->fm_stats.conn_after = ks.conn_after;
-	}
 	return rc;
 }
 
