@@ -109,6 +109,29 @@ def test_syncs_default_and_two_workers():
 
 
 @test
+def test_time_limit_in_parallel_runs():
+    """--time-limit counts from the start of the parallel partition too: a
+    limit no refinement fits in leaves one worker's result at the step-1
+    placement (fast's, which one worker gives byte for byte), reported as
+    cut; with two workers the cut placement is valid and balanced."""
+    data = "data/reuters-sample.svm.gz"
+    fast = tmp("tlp-f")
+    run("partition", data, "-k", 8, "--workers", 1, "--quality", "fast", "--out", fast, "-q")
+    for w in (1, 2):
+        prefix = tmp("tlp-%d" % w)
+        run("partition", data, "-k", 8, "--workers", w, "--quality", "best",
+            "--time-limit", "0.000001", "--out", prefix, "-q")
+        rep = check_placement(prefix, 8)
+        eval_agrees(data, prefix, rep)
+        assert rep["refine"]["time_limited"] is True, rep["refine"]
+        assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9, rep["metrics"]
+        if w == 1:
+            f = json.load(open(fast + ".json"))["metrics"]
+            m = rep["metrics"]
+            assert m["T_max"] <= f["T_max"] and m["M_max"] <= f["M_max"], (m, f)
+
+
+@test
 def test_two_workers_share_blocks_evenly():
     """The automatic block count is rounded up to a multiple of W."""
     data = "data/a9a-sample.svm.gz"
