@@ -476,6 +476,15 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 	atomic_store(&job->progress_ppm, (unsigned)(50000 + 850000 * f));
 }
 
+/* The refinement's steps: 0.9 to 0.99 (1 once the job has succeeded). */
+static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct http_job *job = arg;
+	double f = total ? (double)done / (double)total : 0;
+
+	atomic_store(&job->progress_ppm, (unsigned)(900000 + 90000 * f));
+}
+
 static void run_opts(const struct http_job *job, struct part_run_opts *o)
 {
 	part_run_opts_default(o);
@@ -491,6 +500,8 @@ static void run_opts(const struct http_job *job, struct part_run_opts *o)
 	o->pu.progress = on_progress;
 	o->pu.progress_arg = (void *)job;
 	o->pu.cancel = &job->cancel;
+	o->refine_progress = on_refine_progress;
+	o->refine_progress_arg = (void *)job;
 	o->time_limit = job->spec.time_limit;
 }
 

@@ -232,6 +232,19 @@ static void progress_trampoline(void *arg, uint64_t done, uint64_t total)
 	part_progress_cb(arg, done, total);
 }
 
+/* The refinement's steps (part_run_opts.refine_progress) on a bar of
+ * their own. */
+static const char refining[] = "refining";
+
+static void refine_trampoline(void *arg, uint64_t done, uint64_t total)
+{
+	struct part_progress *pg = arg;
+
+	if (pg->label != refining)
+		part_progress_begin(pg, refining);
+	part_progress_cb(arg, done, total);
+}
+
 static void default_prefix(const char *data, uint32_t k, char *buf,
 			   size_t len)
 {
@@ -933,6 +946,8 @@ static int cmd_partition(int argc, char **argv)
 		part_progress_begin(&pg, "partitioning");
 		c.run.pu.progress = progress_trampoline;
 		c.run.pu.progress_arg = &pg;
+		c.run.refine_progress = refine_trampoline;
+		c.run.refine_progress_arg = &pg;
 		rc = run_job(&c, &ds, &r, &pinfo, &is_root, &rank, &err);
 		part_progress_end(&pg);
 	}

@@ -317,6 +317,42 @@ static int try_scratch(const struct part_dataset *ds,
 	return rc;
 }
 
+/*
+ * Where the refinement phases 2-3 are, for o->refine_progress: one step
+ * for the sweeps (and FM) on the original graph, one per V-cycle of every
+ * chain (a chain that stops early jumps to its end), one for the
+ * multilevel candidate; and how long a V-cycle took (seconds, 0: none
+ * ran yet), for the deadline.
+ */
+struct rpace {
+	const struct part_run_opts *o;
+	uint64_t base, done, total;
+	double t_cycle;
+};
+
+static void rpace_init(struct rpace *p, const struct part_run_opts *o)
+{
+	uint64_t cycles = o->ml_cycles ? o->ml_cycles : 1;
+	uint64_t chains = o->ml_chains ? o->ml_chains : 1;
+
+	p->o = o;
+	p->base = p->done = 0;
+	p->total = 1 + (o->ml_levels ? cycles * chains : 0) + !!o->ml_scratch;
+	p->t_cycle = 0;
+}
+
+/* Report step `done` (never backwards, at most total). */
+static void rpace_to(struct rpace *p, uint64_t done)
+{
+	if (done > p->total)
+		done = p->total;
+	if (done <= p->done)
+		return;
+	p->done = done;
+	if (p->o->refine_progress)
+		p->o->refine_progress(p->o->refine_progress_arg, done, p->total);
+}
+
 /* 1 when stop has a deadline and less than need seconds are left. */
 static int too_late(const struct parsa_stop *stop, double need)
 {
@@ -329,18 +365,17 @@ static int too_late(const struct parsa_stop *stop, double need)
  * seed, seed + 1, ...) on r->part/used; stops after a cycle that lowers
  * the connectivity by less than 0.1%, or when fo->stop is due (a cycle
  * cut while it refines keeps what its coarse levels gained).  Each cycle
- * never raises the connectivity.  *t_cycle: the seconds of the last cycle
- * run (0: none).
+ * never raises the connectivity.  pace: its t_cycle receives the seconds
+ * of the last cycle run; each cycle is a step from pace->base.
  */
 static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, struct part_result *r,
-		   struct parsa_nbrset *used, double *t_cycle,
+		   struct parsa_nbrset *used, struct rpace *pace,
 		   struct parsa_err *err)
 {
 	struct parsa_fm_opts co = *fo;
 	int rc = 0;
 
-	*t_cycle = 0;
 	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1) &&
 			     !parsa_stop_due(fo->stop); c++) {
 		uint64_t before = parsa_connectivity(used);
@@ -349,7 +384,8 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 		co.seed = fo->seed + c;
 		rc = parsa_ml_refine(g, r->part, used, &co, o->ml_levels,
 				     &r->fm_stats, err);
-		*t_cycle = parsa_stop_clock() - t0;
+		pace->t_cycle = parsa_stop_clock() - t0;
+		rpace_to(pace, pace->base + c + 1);
 		if (rc == 0 && (double)(before - parsa_connectivity(used)) <
 				       1e-3 * (double)before)
 			break;
@@ -365,15 +401,16 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
  * T_max <= t0, M_max <= m0; ties: the first), or the lowest of all when
  * none does (the guard then rejects it).  No chain starts once fo->stop is
  * due (the first always does: its V-cycles poll the stop themselves).
- * *t_cycle: as vcycles'.
+ * pace: as vcycles' (chain c's cycles are steps from 1 + c·cycles).
  */
 static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, const struct cand *start,
 		   struct part_result *r, struct parsa_nbrset *used,
-		   uint64_t t0, uint64_t m0, double *t_cycle,
+		   uint64_t t0, uint64_t m0, struct rpace *pace,
 		   struct parsa_err *err)
 {
 	uint32_t n = o->ml_chains ? o->ml_chains : 1;
+	uint64_t cycles = o->ml_cycles ? o->ml_cycles : 1;
 	struct parsa_fm_opts co = *fo;
 	struct cand best;
 	uint64_t conn = UINT64_MAX, t, m;
@@ -387,7 +424,9 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		if (c > 0)
 			cand_take(start, g, r, used);
 		co.seed = fo->seed + 1000003ULL * c;
-		rc = vcycles(g, o, &co, r, used, t_cycle, err);
+		pace->base = 1 + c * cycles;
+		rc = vcycles(g, o, &co, r, used, pace, err);
+		rpace_to(pace, 1 + (c + 1) * cycles);
 		if (rc || n == 1)
 			continue;
 		rc = place_v(o, used, r->owner, NULL, &t, &m, err);
@@ -440,14 +479,14 @@ static int vchains_from(const struct parsa_graph *g,
 			const struct part_run_opts *o,
 			const struct parsa_fm_opts *fo, const struct cand *step1,
 			struct part_result *r, struct parsa_nbrset *used,
-			uint64_t t0, uint64_t m0, double *t_cycle,
+			uint64_t t0, uint64_t m0, struct rpace *pace,
 			struct parsa_err *err)
 {
 	struct cand pre;
 	int rc;
 
 	if (!fo->stop || fo->stop->deadline <= 0)
-		return vchains(g, o, fo, step1, r, used, t0, m0, t_cycle, err);
+		return vchains(g, o, fo, step1, r, used, t0, m0, pace, err);
 	rc = parsa_fm_refine(g, r->part, used, fo, &r->fm_stats, err);
 	if (rc == 0 && o->fm_passes)
 		rc = run_kfm(g, o, fo->stop, r, used, fo->cap, m0, err);
@@ -455,7 +494,8 @@ static int vchains_from(const struct parsa_graph *g,
 		rc = cand_save(&pre, g, r->part, r->owner, used, 0, 0, err);
 	if (rc)
 		return rc;
-	rc = vchains(g, o, fo, &pre, r, used, t0, m0, t_cycle, err);
+	rpace_to(pace, 1);
+	rc = vchains(g, o, fo, &pre, r, used, t0, m0, pace, err);
 	cand_release(&pre);
 	return rc;
 }
@@ -478,11 +518,12 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				    o->refine_skip, NULL, o->fm_passes, stop };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
-	double t_cycle = 0; /* seconds of a V-cycle, once one ran */
+	struct rpace pace;
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
 
 	if (rc)
 		return rc;
+	rpace_init(&pace, o);
 
 	/* attempt 0: the options as given; if the guard rejects it, 1: plain
 	 * sweeps (no restreaming, p-fanout or V-cycle), 2: one sweep */
@@ -501,12 +542,13 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
 			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
-					  &t_cycle, err);
+					  &pace, err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);
 		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
 			rc = run_kfm(g, o, stop, r, used, cap, m0, err);
+		rpace_to(&pace, 1);
 		if (rc == 0)
 			rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1,
 				     err);
@@ -522,8 +564,9 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	 * not cut short, and useless if cut (it must beat the result whole):
 	 * not started when less time is left */
 	if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop) &&
-	    !too_late(stop, t_cycle))
+	    !too_late(stop, pace.t_cycle))
 		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);
+	rpace_to(&pace, pace.total);
 	cand_release(&step1);
 	return rc;
 }

@@ -89,6 +89,13 @@ struct part_run_opts {
 				     * (parsa_stop.h) once only the time of two
 				     * more runs of Algorithm 11 (timed on the
 				     * step-1 one) is left; 0 = none */
+	parsa_progress_fn refine_progress; /* may be NULL: (step, steps) of
+					    * phases 2-3 as they go (a step
+					    * per V-cycle of every chain, one
+					    * for the sweeps on the original
+					    * graph, one for the multilevel
+					    * candidate) */
+	void *refine_progress_arg;
 };
 
 /* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5

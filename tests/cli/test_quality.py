@@ -119,6 +119,35 @@ def test_time_limit_keeps_the_guard_and_reports_the_cut():
 
 
 @test
+def test_progress_bar_shows_the_refinement():
+    # on a terminal the bar goes on through the refinement ("refining"),
+    # not only through Algorithm 13; never on a pipe
+    import pty
+    import subprocess
+    from clitest import BIN
+    data = "data/reuters-sample.svm.gz"
+    out = tmp("bar")
+    master, slave = pty.openpty()
+    p = subprocess.run([BIN, "partition", data, "-k", "8", "--quality", "best", "--out", out],
+                       stdout=subprocess.DEVNULL, stderr=slave, timeout=600)
+    os.close(slave)
+    text = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        text += chunk
+    os.close(master)
+    assert p.returncode == 0
+    assert b"partitioning" in text and b"refining" in text, text[-400:]
+    p = run("partition", data, "-k", 8, "--quality", "best", "--out", out)
+    assert "refining" not in p.stderr, p.stderr
+
+
+@test
 def test_time_limit_bounds_best_on_shared_data():
     # gowalla: best's refinement takes seconds; with --time-limit 0.5 the
     # whole partition ends close to 0.5 s (Algorithm 11 and one checkpoint's

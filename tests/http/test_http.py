@@ -455,13 +455,18 @@ def test_cancel_queued_and_running():
 @serving
 def test_time_limit_and_cancel_during_refinement():
     s, did = slow_server_data(tmp("st-tl"))
-    # best takes about 16 s here (release build); a cancel once Algorithm
-    # 13 is done (progress 0.9) stops the refinement at its next checkpoint
+    # best takes about 16 s here (release build); its progress goes on
+    # past 0.9 (Algorithm 13 done) step by step through the refinement, and
+    # a cancel then stops the refinement at its next checkpoint
     t0 = time.time()
     jid = submit(s, {"dataset": did, "k": 16, "quality": "best"})["id"]
     while s.json("GET", "/v1/jobs/" + jid)["progress"] < 0.9:
         assert time.time() - t0 < SLOW, "no progress"
         time.sleep(0.02)
+    while s.json("GET", "/v1/jobs/" + jid)["progress"] <= 0.9:
+        assert time.time() - t0 < SLOW, "no progress in the refinement"
+        time.sleep(0.02)
+    assert s.json("GET", "/v1/jobs/" + jid)["progress"] < 1.0
     t_u = time.time() - t0
     t1 = time.time()
     st, _, body = s.req("DELETE", "/v1/jobs/" + jid)
