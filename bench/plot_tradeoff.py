@@ -97,11 +97,11 @@ def panel(x0, y0, title, pts, ykey, curve=()):
         e.append('<polyline fill="none" stroke="%s" points="%s"/>'
                  % (COLORS[ANY], " ".join("%.1f,%.1f" % (X(p[1]), Y(p[2][ykey])) for p in curve)))
     for meth, s, m in curve:
-        e.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>best --time-limit %s: %.3fs, %s %.0f</title></circle>'
-                 % (X(s), Y(m[ykey]), COLORS[ANY], meth[len(ANY):], s, ykey, m[ykey]))
+        e.append('<g><title>best --time-limit %s: %.3fs, %s %.0f</title><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/></g>'
+                 % (meth[len(ANY):], s, ykey, m[ykey], X(s), Y(m[ykey]), COLORS[ANY]))
     for meth, s, m in pts:
-        e.append('<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s: %.3fs, %s %.0f</title></circle>'
-                 % (X(s), Y(m[ykey]), COLORS.get(meth, "#000"), LABELS.get(meth, meth), s, ykey, m[ykey]))
+        e.append('<g><title>%s: %.3fs, %s %.0f</title><circle cx="%.1f" cy="%.1f" r="5" fill="%s"/></g>'
+                 % (LABELS.get(meth, meth), s, ykey, m[ykey], X(s), Y(m[ykey]), COLORS.get(meth, "#000")))
     return e
 
 
