@@ -31,11 +31,9 @@ static int run_kfm(const struct parsa_graph *g, uint32_t *part, uint32_t k,
 	struct parsa_nbrset used;
 	int rc;
 
-	if (parsa_nbrset_init(&used, g->n_cols, k, NULL))
+	if (tu_used_of(g, part, k, &used))
 		return -1;
-	rc = parsa_used_sets(g, part, &used, NULL);
-	if (rc == 0)
-		rc = parsa_kfm_refine(g, part, &used, o, st, NULL);
+	rc = parsa_kfm_refine(g, part, &used, o, st, NULL);
 	if (rc == 0)
 		tu_check_used(g, part, &used);
 	parsa_nbrset_release(&used);

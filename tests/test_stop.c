@@ -66,14 +66,13 @@ static int run_one(const struct parsa_graph *g, uint32_t *part, uint32_t k,
 	struct parsa_kfm_stats ks = { 0 };
 	int rc;
 
-	if (parsa_nbrset_init(&used, g->n_cols, k, NULL))
+	if (tu_used_of(g, part, k, &used))
 		return -1;
-	rc = parsa_used_sets(g, part, &used, NULL);
-	if (rc == 0 && ph == SWEEPS)
+	if (ph == SWEEPS)
 		rc = parsa_fm_refine(g, part, &used, &fo, &fs, NULL);
-	else if (rc == 0 && ph == KFM)
+	else if (ph == KFM)
 		rc = parsa_kfm_refine(g, part, &used, &ko, &ks, NULL);
-	else if (rc == 0)
+	else
 		rc = parsa_ml_refine(g, part, &used, &fo, 6, &fs, NULL);
 	if (rc == 0)
 		tu_check_used(g, part, &used);

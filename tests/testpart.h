@@ -78,6 +78,19 @@ static inline void tu_check_used(const struct parsa_graph *g,
 	parsa_nbrset_release(&chk);
 }
 
+/* used = fresh N(U_i) of part (k parts); 0, or -1 with used released. */
+static inline int tu_used_of(const struct parsa_graph *g, const uint32_t *part,
+			     uint32_t k, struct parsa_nbrset *used)
+{
+	if (parsa_nbrset_init(used, g->n_cols, k, NULL))
+		return -1;
+	if (parsa_used_sets(g, part, used, NULL)) {
+		parsa_nbrset_release(used);
+		return -1;
+	}
+	return 0;
+}
+
 /* A dataset over g (ids = compact ids); g is moved into it. */
 static inline void tu_as_dataset(struct part_dataset *ds,
 				 struct parsa_graph *g)
