@@ -485,7 +485,8 @@ static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
 	atomic_store(&job->progress_ppm, (unsigned)(900000 + 90000 * f));
 }
 
-static void run_opts(const struct http_job *job, struct part_run_opts *o)
+static void run_opts(const struct http_jobs *J, const struct http_job *job,
+		     struct part_run_opts *o)
 {
 	part_run_opts_default(o);
 	part_quality_apply(o, job->spec.quality);
@@ -503,6 +504,9 @@ static void run_opts(const struct http_job *job, struct part_run_opts *o)
 	o->refine_progress = on_refine_progress;
 	o->refine_progress_arg = (void *)job;
 	o->time_limit = job->spec.time_limit;
+	if (J->o.time_limit > 0 &&
+	    (o->time_limit <= 0 || o->time_limit > J->o.time_limit))
+		o->time_limit = J->o.time_limit;
 }
 
 /* The report JSON text of a finished run. */
@@ -573,7 +577,7 @@ static int execute(struct http_jobs *J, struct http_job *job,
 	if (rc)
 		return rc;
 	atomic_store(&job->progress_ppm, 50000);
-	run_opts(job, &o);
+	run_opts(J, job, &o);
 	t1 = part_now();
 	if (job->spec.parallel) {
 		struct part_par_opts po;

@@ -74,6 +74,9 @@ struct http_jobs_opts {
 	const char *state_dir;
 	unsigned workers;               /* concurrent jobs, >= 1 */
 	int nice;                       /* job threads' nice value (0..19) */
+	double time_limit;              /* seconds: caps each job's own
+					 * time_limit, and applies to jobs
+					 * without one; 0 = none */
 	struct http_datasets *data;     /* borrowed */
 	struct http_metrics *metrics;   /* borrowed */
 	void (*notify)(void *arg);      /* after a job ends (worker thread) */

@@ -41,10 +41,14 @@ static const char usage_serve[] =
 	"  --job-nice N        nice value of the partition and dataset-reading\n"
 	"                      threads, so lookups keep their latency while jobs\n"
 	"                      run (10; 0 = same priority as the event loop)\n"
+	"  --job-time-limit S  every job's partition aims to end within S\n"
+	"                      seconds: its refinement is cut short (Algorithm\n"
+	"                      13 always completes); a job's own time_limit is\n"
+	"                      capped at S (default: none)\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
-       O_GRACE, O_CACHE, O_NICE };
+       O_GRACE, O_CACHE, O_NICE, O_TLIMIT };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -57,6 +61,7 @@ static const struct option longopts[] = {
 	{"grace", required_argument, NULL, O_GRACE},
 	{"cache", required_argument, NULL, O_CACHE},
 	{"job-nice", required_argument, NULL, O_NICE},
+	{"job-time-limit", required_argument, NULL, O_TLIMIT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -144,6 +149,10 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		if (part_cli_dbl(arg, 0, 19, &v) || v != (int)v)
 			return usage_error("--job-nice must be an integer in 0..19, got '%s'", arg);
 		a->o.nice = (int)v;
+		return 0;
+	case O_TLIMIT:
+		if (part_cli_dbl(arg, 1e-6, 1e9, &a->o.job_time_limit))
+			return usage_error("--job-time-limit must be a number of seconds > 0, got '%s'", arg);
 		return 0;
 	case O_GRACE:
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))

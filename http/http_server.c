@@ -1410,7 +1410,7 @@ static int setup(struct svc *s, struct parsa_err *err)
 		return rc;
 	jo = (struct http_jobs_opts){
 		.state_dir = s->o.state_dir, .workers = s->o.workers,
-		.nice = s->o.nice,
+		.nice = s->o.nice, .time_limit = s->o.job_time_limit,
 		.data = s->data, .metrics = s->metrics,
 		.notify = notify_from_thread, .notify_arg = s,
 	};

@@ -29,6 +29,8 @@ struct http_server_opts {
 	double grace;            /* seconds running jobs may finish on stop */
 	unsigned cache;          /* parsed datasets kept in memory */
 	int nice;                /* nice of job and dataset-reading threads */
+	double job_time_limit;   /* caps every job's time_limit (and is the
+				  * limit of jobs without one); 0 = none */
 };
 
 /*

@@ -484,6 +484,24 @@ def test_time_limit_and_cancel_during_refinement():
     assert sec["partition"] < 0.5 + 1 + 3 * sec["partition_u"], sec
 
 
+@serving
+def test_server_job_time_limit_caps_every_job():
+    # parsa serve --job-time-limit: jobs without a limit get it, a longer
+    # one is capped, a shorter one kept
+    s, did = slow_server_data(tmp("st-jtl"), "--job-time-limit", "0.4")
+    for own, want in ((None, 0.4), (100, 0.4), (0.2, 0.2)):
+        body = {"dataset": did, "k": 16, "quality": "best"}
+        if own is not None:
+            body["time_limit"] = own
+        j = s.wait_job(submit(s, body)["id"])
+        assert j["state"] == "succeeded", j
+        rep = j["report"]
+        assert rep["params"]["time_limit"] == want, (own, rep["params"])
+        assert rep["refine"]["time_limited"] is True, rep["refine"]
+        sec = rep["seconds"]
+        assert sec["partition"] < want + 1 + 3 * sec["partition_u"], sec
+
+
 # ---- errors ----
 
 @serving
@@ -724,7 +742,9 @@ def test_malformed_request_burst():
 def test_cli_usage():
     p = run("serve", "--help")
     assert "--listen" in p.stdout and "--workers" in p.stdout and "--token-file" in p.stdout
+    assert "--job-time-limit" in p.stdout
     for args in (["--listen", "nope"], ["--workers", "0"], ["--max-upload", "x"],
+                 ["--job-time-limit", "0"], ["--job-time-limit", "soon"],
                  ["--bogus"], ["extra"]):
         p = run("serve", *args, ok=False)
         assert p.returncode == 2 and "parsa serve:" in p.stderr, (args, p.stderr)
