@@ -738,6 +738,24 @@ def test_malformed_request_burst():
     assert s.req("GET", "/v1/jobs/%s/placement/examples" % jid)[0] == 200
 
 
+@serving
+def test_openapi_is_valid_and_lists_the_job_params():
+    # docs/openapi.yaml parses, and its JobParams are exactly the members
+    # the server accepts (the list its unknown-member error gives)
+    try:
+        import yaml
+    except ImportError:
+        raise Skip("python3-yaml not installed (scripts/deps.sh installs it)")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    spec = yaml.safe_load(open(os.path.join(root, "docs", "openapi.yaml")))
+    props = set(spec["components"]["schemas"]["JobParams"]["properties"])
+    s = Server(tmp("st-oa"))
+    ds = register_path(s, A9A)
+    j, _ = s.problem("POST", "/v1/jobs", {"dataset": ds["id"], "k": 4, "bogus": 1}, status=422)
+    listed = set(j["detail"].split("(", 1)[1].rstrip(")").split(", "))
+    assert props == listed, (sorted(props ^ listed), j["detail"])
+
+
 @test
 def test_cli_usage():
     p = run("serve", "--help")
