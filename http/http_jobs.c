@@ -468,21 +468,26 @@ static int load_all(struct http_jobs *J, struct parsa_err *err)
 
 /* ---- running ---- */
 
-static void on_progress(void *arg, uint64_t done, uint64_t total)
+/* job's progress: done/total of the span [lo, lo + span] (ppm). */
+static void set_progress(void *arg, unsigned lo, unsigned span, uint64_t done,
+			 uint64_t total)
 {
 	struct http_job *job = arg;
 	double f = total ? (double)done / (double)total : 0;
 
-	atomic_store(&job->progress_ppm, (unsigned)(50000 + 850000 * f));
+	atomic_store(&job->progress_ppm, lo + (unsigned)(span * f));
+}
+
+/* Algorithm 13's blocks: 0.05 to 0.9. */
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	set_progress(arg, 50000, 850000, done, total);
 }
 
 /* The refinement's steps: 0.9 to 0.99 (1 once the job has succeeded). */
 static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
 {
-	struct http_job *job = arg;
-	double f = total ? (double)done / (double)total : 0;
-
-	atomic_store(&job->progress_ppm, (unsigned)(900000 + 90000 * f));
+	set_progress(arg, 900000, 90000, done, total);
 }
 
 static void run_opts(const struct http_jobs *J, const struct http_job *job,

@@ -129,15 +129,16 @@ static void test_due_and_never(void)
 	}
 }
 
-/* part_run with the best preset (seed 3) and the given time limit. */
-static int run_best(const struct part_dataset *ds, uint32_t k,
-		    double limit, const atomic_int *cancel,
-		    struct part_result *r, struct parsa_err *err)
+/* part_run with preset q (seed 3), the given time limit and cancel flag. */
+static int run_preset(const struct part_dataset *ds, uint32_t k,
+		      enum part_quality q, double limit,
+		      const atomic_int *cancel, struct part_result *r,
+		      struct parsa_err *err)
 {
 	struct part_run_opts o;
 
 	part_run_opts_default(&o);
-	part_quality_apply(&o, PART_QUALITY_BEST);
+	part_quality_apply(&o, q);
 	o.pu.k = k;
 	o.pu.seed = 3;
 	o.pu.cancel = cancel;
@@ -147,18 +148,11 @@ static int run_best(const struct part_dataset *ds, uint32_t k,
 	return part_run(ds, &o, r, err);
 }
 
-static int run_fast(const struct part_dataset *ds, uint32_t k,
-		    struct part_result *r)
+static int run_best(const struct part_dataset *ds, uint32_t k,
+		    double limit, const atomic_int *cancel,
+		    struct part_result *r, struct parsa_err *err)
 {
-	struct part_run_opts o;
-
-	part_run_opts_default(&o);
-	part_quality_apply(&o, PART_QUALITY_FAST);
-	o.pu.k = k;
-	o.pu.seed = 3;
-	o.random_trials = 1;
-	part_result_init(r);
-	return part_run(ds, &o, r, NULL);
+	return run_preset(ds, k, PART_QUALITY_BEST, limit, cancel, r, err);
 }
 
 /* The guard and the balance bound hold whatever the limit; a limit that
@@ -178,7 +172,7 @@ static void test_pipeline_limits(void)
 		tu_heavy_graph(&g, &r, 500 + (uint32_t)parsa_rng_below(&r, 3000),
 			       100 + (uint32_t)parsa_rng_below(&r, 900), 10, 300);
 		tu_as_dataset(&ds, &g);
-		REQUIRE(run_fast(&ds, k, &f) == 0);
+		REQUIRE(run_preset(&ds, k, PART_QUALITY_FAST, 0, NULL, &f, NULL) == 0);
 		for (int l = 0; l < 4; l++) {
 			REQUIRE(run_best(&ds, k, limits[l], NULL, &b, NULL) == 0);
 			CHECK(b.m.T_max <= f.m.T_max && b.m.M_max <= f.m.M_max);
