@@ -52,11 +52,12 @@ struct job {
 	uint32_t syncs;           /* mid-block syncs per block */
 	uint32_t m_sample;        /* global-init sample rows (0: none) */
 	double sample;            /* its fraction */
-	uint32_t *perm, *start;   /* the random split (as sequential) */
+	uint32_t *perm, *start;   /* the random split: sample perm[0, m_sample),
+				     then blocks perm[start[j], start[j+1]) */
 	uint64_t cap;             /* global cap per partition */
-	uint64_t *caps;           /* W * k: worker w's share of partition i */
 	/* scheduler (root) only */
 	struct part_result *r;
+	uint32_t *sample_count;   /* k: the kept sample's examples per part */
 	uint8_t *seen;            /* b: block's parts received */
 	uint32_t blocks_seen;
 	uint64_t progress_done, progress_total;
@@ -133,51 +134,87 @@ int part_par_tau_parse(const char *s, int *tau)
 /* ---------------------------------------------------------- shared job */
 
 /*
- * Per-worker caps (part_parallel.h "Balance"): base floor(C n_w / n) on
- * every partition (Σ_w <= C), then the k * (C - Σ_w base) spare slots laid
- * out unit-major over the partitions, each worker taking the next
- * n_w - k base_w of them (fewer than k, so on distinct partitions).
+ * Per-worker caps (part_parallel.h "Balance").  Partition i has avail[i]
+ * free slots (C, less the kept sample's examples in it); worker w has
+ * nw[w] examples to place, n_rest in all (Σ avail >= n_rest).  Base
+ * floor(avail[i] nw[w] / n_rest) (Σ_w <= avail[i]), then each worker takes
+ * the spare slots it still needs round-robin over the partitions, from
+ * one cursor shared by the workers (with equal avail: unit-major, so
+ * fewer than k per worker and on distinct partitions).  caps is W * k.
  */
-static void plan_caps(struct job *jb, const uint64_t *nw)
+static void plan_caps(uint32_t W, uint32_t k, const uint64_t *nw,
+		      const uint64_t *avail, uint64_t *caps, uint64_t *spare)
 {
-	uint64_t n = jb->ds->g.n_rows, C = jb->cap, used = 0, slot = 0;
-	uint32_t k = jb->k;
+	uint64_t n_rest = 0;
+	uint32_t i = 0;
 
-	for (uint32_t w = 0; w < jb->W; w++) {
-		uint64_t base = n ? C * nw[w] / n : 0; /* C, nw < 2^32 */
+	for (uint32_t w = 0; w < W; w++)
+		n_rest += nw[w];
+	for (uint32_t q = 0; q < k; q++)
+		spare[q] = avail[q];
+	for (uint32_t w = 0; w < W; w++)
+		for (uint32_t q = 0; q < k; q++) {
+			uint64_t base = n_rest ? avail[q] * nw[w] / n_rest : 0;
 
-		used += base;
-		for (uint32_t i = 0; i < k; i++)
-			jb->caps[(uint64_t)w * k + i] = base;
+			caps[(uint64_t)w * k + q] = base; /* avail, nw < 2^32 */
+			spare[q] -= base;
+		}
+	for (uint32_t w = 0; w < W; w++) {
+		uint64_t have = 0, need;
+
+		for (uint32_t q = 0; q < k; q++)
+			have += caps[(uint64_t)w * k + q];
+		need = nw[w] > have ? nw[w] - have : 0;
+		for (uint32_t turns = 0; need > 0 && turns < k; i = (i + 1) % k) {
+			if (spare[i] == 0) {
+				turns++;
+				continue;
+			}
+			turns = 0;
+			caps[(uint64_t)w * k + i]++;
+			spare[i]--;
+			need--;
+		}
+		assert(need == 0); /* Σ avail >= n_rest */
 	}
-	for (uint32_t w = 0; w < jb->W; w++) {
-		uint64_t base = jb->caps[(uint64_t)w * k];
-		uint64_t need = nw[w] > k * base ? nw[w] - k * base : 0;
-
-		for (; need > 0; need--, slot++)
-			jb->caps[(uint64_t)w * k + slot % k]++;
-	}
-	assert(used <= C && slot <= (uint64_t)k * (C - used)); /* k C >= n */
-	(void)used;
 }
 
-static int job_caps(struct job *jb, struct parsa_err *err)
+/*
+ * Worker caps given the kept sample's count per partition (NULL: no
+ * sample), into caps (W * k).  Every rank computes the same.
+ */
+static int job_caps(const struct job *jb, const uint32_t *sample_count,
+		    uint64_t *caps, struct parsa_err *err)
 {
 	uint64_t *nw = calloc(jb->W, sizeof(uint64_t));
+	uint64_t *avail = malloc(jb->k * sizeof(uint64_t));
+	uint64_t *spare = malloc(jb->k * sizeof(uint64_t));
+	int rc = 0;
 
-	jb->caps = calloc((size_t)jb->W * jb->k, sizeof(uint64_t));
-	if (!nw || !jb->caps) {
-		free(nw);
-		return parsa_fail(err, PARSA_ENOMEM,
-				  "out of memory for %u workers' caps", jb->W);
+	if (!nw || !avail || !spare) {
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"out of memory for %u workers' caps", jb->W);
+		goto out;
 	}
 	for (uint32_t j = 0; j < jb->b; j++)
 		nw[j % jb->W] += jb->start[j + 1] - jb->start[j];
-	jb->cap = parsa_balance_cap(jb->ds->g.n_rows, jb->k,
-				    jb->o->pu.imbalance);
-	plan_caps(jb, nw);
+	for (uint32_t i = 0; i < jb->k; i++) {
+		uint32_t c = sample_count ? sample_count[i] : 0;
+
+		if (c > jb->cap) {
+			rc = parsa_fail(err, PARSA_EPARSE, "sample count %u "
+					"of partition %u exceeds the cap %llu",
+					c, i, (unsigned long long)jb->cap);
+			goto out;
+		}
+		avail[i] = jb->cap - c;
+	}
+	plan_caps(jb->W, jb->k, nw, avail, caps, spare);
+out:
 	free(nw);
-	return 0;
+	free(avail);
+	free(spare);
+	return rc;
 }
 
 static int check_opts(const struct part_dataset *ds,
@@ -268,15 +305,21 @@ static int job_layout(struct job *jb, const struct ps_layout *l,
 	jb->m_sample = (uint32_t)llround(jb->sample * n);
 	if (jb->sample > 0 && jb->m_sample == 0)
 		jb->m_sample = 1;
-	return job_caps(jb, err);
+	/* The sample keeps its parts; the blocks split the other examples
+	 * (no sample: exactly the sequential split). */
+	for (uint64_t j = 0; j <= jb->b; j++)
+		jb->start[j] = jb->m_sample +
+			       (uint32_t)(j * (n - jb->m_sample) / jb->b);
+	jb->cap = parsa_balance_cap(n, jb->k, o->pu.imbalance);
+	return 0;
 }
 
 static void job_release(struct job *jb)
 {
 	free(jb->perm);
 	free(jb->start);
-	free(jb->caps);
 	free(jb->seen);
+	free(jb->sample_count);
 }
 
 /* Key range starts: [0, n_cols) split evenly over S servers. */
@@ -377,8 +420,10 @@ static void ws_release(struct wstate *ws)
 	free(ws->pvals);
 }
 
-/* The balance of worker w: global cap, count[i] = C - c_w,i. */
-static int ws_balance(struct wstate *ws, struct parsa_err *err)
+/* The balance of worker w: global cap, count[i] = C - c_w,i (caps: the
+ * W * k per-worker caps). */
+static int ws_balance(struct wstate *ws, const uint64_t *caps,
+		      struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
 	const struct parsa_partu_opts *pu = &jb->o->pu;
@@ -391,12 +436,12 @@ static int ws_balance(struct wstate *ws, struct parsa_err *err)
 		ws->bal.block_imbalance = pu->block_imbalance;
 	for (uint32_t i = 0; i < jb->k; i++)
 		ws->bal.count[i] = ws->bal.cap -
-				   jb->caps[(uint64_t)ws->index * jb->k + i];
+				   caps[(uint64_t)ws->index * jb->k + i];
 	return 0;
 }
 
 static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
-		   struct parsa_err *err)
+		   const uint64_t *caps, struct parsa_err *err)
 {
 	uint32_t n = jb->ds->g.n_rows, nc = jb->ds->g.n_cols, k = jb->k;
 	uint32_t max_rows = n / jb->b + (n % jb->b != 0);
@@ -427,7 +472,7 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	for (uint32_t i = 0; i < k; i++)
 		ws->ckeys[i] = i;
 	rc = parsa_partu_ctx_create(&ws->ctx, k, max_rows, err);
-	return rc ? rc : ws_balance(ws, err);
+	return rc ? rc : ws_balance(ws, caps, err);
 }
 
 /* Block j's rows and local features into sl->blk, its keys into sl->keys. */
@@ -820,6 +865,14 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 	return rc;
 }
 
+/* The workers' task payload: TASK_MAGIC, then the kept sample's count of
+ * examples in each of the k partitions (uint32 each; zeros without a
+ * sample), from which every worker derives the same caps. */
+static size_t task_len(const struct job *jb)
+{
+	return (1 + (size_t)jb->k) * sizeof(uint32_t);
+}
+
 static int worker_task(struct ps_node *w, uint64_t task_id,
 		       const void *payload, size_t len, void *arg,
 		       struct parsa_err *err)
@@ -827,16 +880,31 @@ static int worker_task(struct ps_node *w, uint64_t task_id,
 	struct job *jb = arg;
 	struct wstate ws;
 	uint32_t magic = 0, me = ps_node_index(w);
-	int rc;
+	uint32_t *count = malloc(jb->k * sizeof(uint32_t));
+	uint64_t *caps = calloc((size_t)jb->W * jb->k, sizeof(uint64_t));
+	int rc = 0;
 
 	(void)task_id;
-	if (len == sizeof(magic))
+	if (!count || !caps)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
+	else if (len == task_len(jb))
 		memcpy(&magic, payload, sizeof(magic));
-	if (magic != TASK_MAGIC)
-		return parsa_fail(err, PARSA_EPARSE, "unexpected task payload "
-				  "(%zu bytes)", len);
+	if (!rc && magic != TASK_MAGIC)
+		rc = parsa_fail(err, PARSA_EPARSE, "unexpected task payload "
+				"(%zu bytes)", len);
+	if (!rc) {
+		memcpy(count, (const unsigned char *)payload + sizeof(magic),
+		       jb->k * sizeof(uint32_t));
+		rc = job_caps(jb, count, caps, err);
+	}
+	free(count);
+	if (rc) {
+		free(caps);
+		return rc;
+	}
 	ps_set_tau(w, jb->po->tau);
-	rc = ws_init(&ws, jb, me, err);
+	rc = ws_init(&ws, jb, me, caps, err);
+	free(caps);
 	for (uint32_t j = me; !rc && j < jb->b; j += jb->W) {
 		rc = ws_block(w, &ws, j, err);
 		ws.done++;
@@ -985,10 +1053,18 @@ static int partition_sample(struct job *jb, const struct parsa_block *blk,
 	so.progress = NULL;
 	if (!rc) {
 		parsa_nbrset_gather(&S, T, blk->feat);
-		rc = parsa_partition_u(&blk->g, &so, &S, part, NULL, err);
+		rc = parsa_partition_u(&blk->g, &so, &S, part,
+				       &jb->r->pu_stats, err);
 	}
-	if (!rc)
+	if (!rc) {
 		parsa_nbrset_scatter_or(T, &S, blk->feat);
+		/* the sample keeps its parts (its balance: the cap of m
+		 * examples, <= the cap of n) */
+		for (uint32_t q = 0; q < m; q++) {
+			jb->r->part[blk->rows[q]] = part[q];
+			jb->sample_count[part[q]]++;
+		}
+	}
 	parsa_nbrset_release(&S);
 	free(part);
 	return rc;
@@ -1146,11 +1222,16 @@ static void on_record(void *arg, uint32_t worker, const void *rec,
 static int sched_collect(struct ps_node *s, struct job *jb,
 			 struct parsa_err *err)
 {
-	uint32_t magic = TASK_MAGIC;
+	uint32_t *task = calloc(1 + (size_t)jb->k, sizeof(uint32_t));
 	double t0 = part_now();
 	int rc;
 
-	rc = ps_sched_start_task(s, PS_ALL, &magic, sizeof(magic), NULL, err);
+	if (!task)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	task[0] = TASK_MAGIC;
+	memcpy(task + 1, jb->sample_count, jb->k * sizeof(uint32_t));
+	rc = ps_sched_start_task(s, PS_ALL, task, task_len(jb), NULL, err);
+	free(task);
 	if (!rc)
 		rc = ps_sched_wait_tasks(s, on_record, jb, err);
 	jb->t_workers = part_now() - t0;
@@ -1171,7 +1252,8 @@ static int sched_main(struct ps_node *s, void *arg, struct parsa_err *err)
 	int rc;
 
 	jb->seen = calloc(jb->b, 1);
-	if (!jb->seen)
+	jb->sample_count = calloc(jb->k, sizeof(uint32_t));
+	if (!jb->seen || !jb->sample_count)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	jb->progress_total = (uint64_t)(jb->a > 0 ? jb->a : jb->m_sample > 0) +
 			     jb->b;

@@ -55,12 +55,14 @@
  * several workers a bit two workers add at the same time is counted twice
  * and pushes still in flight are missed (an estimate, as in the thesis).
  *
- * Balance: the global cap C = parsa_balance_cap(|U|, k, imbalance) is split
- * into per-worker caps c_w,i with Σ_w c_w,i <= C and Σ_i c_w,i >= n_w (the
- * worker's examples): c_w,i = floor(C n_w / |U|) plus, where needed, one
- * more on distinct partitions.  Worker w's balance keeps the global cap C
- * and starts count[i] at C - c_w,i, so no worker can push a partition over
- * C whatever the others do.  One worker: c = C and count = 0, exactly the
+ * Balance: the global cap C = parsa_balance_cap(|U|, k, imbalance), less
+ * the kept sample's count s_i (0 without a sample), is split into
+ * per-worker caps c_w,i with Σ_w c_w,i <= C - s_i and Σ_i c_w,i >= n_w
+ * (the worker's examples): c_w,i = floor((C - s_i) n_w / (|U| - m)) plus,
+ * where needed, one more round-robin over the partitions with room
+ * (without a sample: on distinct partitions).  Worker w's balance keeps
+ * the global cap C and starts count[i] at C - c_w,i, so no worker can
+ * push a partition over C whatever the others do.  One worker: c = C and count = 0, exactly the
  * sequential balance.
  *
  * Initialization (thesis 9.4.4), done by the scheduler before any worker
@@ -69,13 +71,18 @@
  *                         exactly (blocks 0..A-1, each from the sets of
  *                         the previous warm-up block's partition only);
  *   init_sample F > 0     global initialization: a random sample of
- *                         round(F |U|) examples (the first ones of the
+ *                         m = round(F |U|) examples (the first ones of the
  *                         split's permutation) partitioned sequentially
  *                         (parsa_partition_u on the sample, in blocks of
- *                         the main pass's size); S = its N(U_i);
+ *                         the main pass's size); S = its N(U_i).  The
+ *                         sample's examples keep those parts; the blocks
+ *                         split the other |U| - m examples, and the
+ *                         workers' caps share C - (sample's count in i)
+ *                         per partition (the counts go in the task
+ *                         payload, so every rank derives the same caps);
  *   o->init_S             (incremental) is the base of either.
- * All examples, those of the warm-up blocks and the sample included, are
- * then partitioned by the workers.
+ * The examples of the warm-up blocks are partitioned again by the
+ * workers.
  *
  * With one worker and no sample the run equals parsa_partition_u with the
  * same options bit for bit, for every τ (tests/cli/test_parallel.py).

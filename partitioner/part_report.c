@@ -128,6 +128,16 @@ static json_t *refine_json(const struct part_result *r)
 			 "time_limited", r->time_limited);
 }
 
+/* Algorithm 13's work: examples placed, bits added to S, cost-list
+ * decrements (with several workers, summed over them). */
+static json_t *partu_json(const struct part_result *r)
+{
+	return json_pack("{s:I, s:I, s:I}", "assigned",
+			 (json_int_t)r->pu_stats.assigned, "new_bits",
+			 (json_int_t)r->pu_stats.new_bits, "decrements",
+			 (json_int_t)r->pu_stats.decrements);
+}
+
 static json_t *seconds_json(const struct part_report_info *in)
 {
 	const struct part_result *r = in->res;
@@ -233,7 +243,10 @@ json_t *part_report_json(const struct part_report_info *in)
 			  "T_sum",
 			  num(parsa_improvement(r->rnd.T_sum, r->m.T_sum))));
 	if (in->opts && in->opts->method == PART_METHOD_PARSA)
+	{
+		json_object_set_new(j, "partition_u", partu_json(r));
 		json_object_set_new(j, "refine", refine_json(r));
+	}
 	json_object_set_new(j, "seconds", seconds_json(in));
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
 	if (in->par)

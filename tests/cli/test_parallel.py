@@ -205,6 +205,28 @@ def test_two_workers_complete_balanced_close_to_sequential():
 
 
 @test
+def test_kept_sample_and_caps():
+    """The global-initialization sample keeps its parts and the workers
+    place the rest under caps that leave room for it: with a tight balance
+    (imbalance 1) and no refinement, every sample size from one example to
+    all of them gives a complete placement within the cap; the report
+    counts every example as placed once (the sample's and the blocks')."""
+    data = "data/reuters-sample.svm.gz"
+    for k, w, f in ((7, 2, 0.0005), (7, 2, 0.3), (16, 3, 0.9), (5, 2, 1),
+                    (3, 4, 0.05)):
+        prefix = tmp("keep")
+        run("partition", data, "-k", k, "--workers", w, "--init-sample", f,
+            "--imbalance", 1, "--refine", 0, "--refine-passes", 0,
+            "--out", prefix, "-q")
+        rep = check_placement(prefix, k, imbalance=1.0)
+        n = rep["dataset"]["examples"]
+        par = rep["parallel"]
+        assert par["init"] == "sample" and par["init_rows"] == max(1, round(f * n)), par
+        assert rep["partition_u"]["assigned"] == n, rep["partition_u"]
+        eval_agrees(data, prefix, rep)
+
+
+@test
 def test_many_workers_and_options():
     data = "data/reuters-sample.svm.gz"
     for args in (["-k", 1, "--workers", 2], ["-k", 9, "--workers", 4, "--blocks", 3],
