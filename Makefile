@@ -3,8 +3,8 @@
 #   make          build everything into build/
 #   make test     unit, reader, corpus and CLI tests; ends "N passed, N failed"
 #   make check    the same tests under ASan+UBSan (build/asan)
-#   make tsan     the parameter server's thread tests, threaded parsa runs and
-#                 the HTTP service's tests under TSan (build/tsan)
+#   make tsan     the parameter server's and the thread pool's tests, threaded
+#                 parsa runs and the HTTP service's tests under TSan (build/tsan)
 #   make demo     partition the bundled samples in data/ and print the reports
 #   make bench    benchmarks on ../shared/data (long; writes bench/results)
 #   make fuzz     libFuzzer targets with clang (bounded run per target)
@@ -96,8 +96,9 @@ check: deps
 
 # The parameter server's thread tests under ThreadSanitizer.
 tsan: deps
-	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
+	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/tests/test_pool build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_threads
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_pool
 	bash scripts/tsan-cli.sh build/tsan
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_http.py
 

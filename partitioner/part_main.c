@@ -30,6 +30,7 @@
 #include "part_gen.h"
 #include "part_parallel.h"
 #include "part_placement.h"
+#include "part_pool.h"
 #include "part_progress.h"
 #include "part_reader.h"
 #include "part_report.h"
@@ -103,6 +104,9 @@ static const char usage_partition[] =
 	"  --multilevel on|off  Parsa: also compute a multilevel partition\n"
 	"                    (Algorithm 13 on the coarsest graph) and keep it\n"
 	"                    when it is better (default %s)\n"
+	"  --threads N       Parsa: threads for the independent chains of\n"
+	"                    V-cycles (best); the result is the same for\n"
+	"                    every N (default: the CPUs this process may use)\n"
 	"  --time-limit S    Parsa: the refinement phases stop at their next\n"
 	"                    checkpoint once S seconds of partitioning have\n"
 	"                    passed, keeping the best placement found (never\n"
@@ -291,7 +295,7 @@ enum {
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_SYNCS, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
 	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES, OPT_ML_CHAINS,
-	OPT_TIME_LIMIT,
+	OPT_TIME_LIMIT, OPT_THREADS,
 };
 
 /* streaming options (part_stream.h) */
@@ -320,6 +324,7 @@ static const struct option partition_longopts[] = {
 	{"ml-chains", required_argument, NULL, OPT_ML_CHAINS},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+	{"threads", required_argument, NULL, OPT_THREADS},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
 	{"shards", required_argument, NULL, OPT_SHARDS},
@@ -473,6 +478,11 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 	case OPT_TIME_LIMIT:
 		if (part_cli_dbl(arg, 1e-6, 1e9, &c->run.time_limit))
 			return die_usage("--time-limit must be a number of seconds > 0, got '%s'", arg);
+		return 0;
+	case OPT_THREADS:
+		if (part_cli_u64(arg, 1, PART_POOL_MAX_THREADS, &v))
+			return die_usage("--threads must be an integer in 1..256, got '%s'", arg);
+		c->run.threads = (uint32_t)v;
 		return 0;
 	case OPT_SEED:
 		if (part_cli_u64(arg, 0, UINT64_MAX, &pu->seed))

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "part_parallel.h"
+#include "part_pool.h"
 #include "part_stream.h"
 
 /* A JSON number, or null when x is not finite (an improvement over a
@@ -99,6 +100,9 @@ static json_t *params_json(const struct part_report_info *in)
 		json_object_set_new(p, "fm_passes", json_integer(o->fm_passes));
 		json_object_set_new(p, "ml_cycles", json_integer(o->ml_cycles));
 		json_object_set_new(p, "ml_chains", json_integer(o->ml_chains));
+		json_object_set_new(p, "threads",
+				    json_integer(o->threads ? o->threads
+							    : part_pool_cpus()));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
 		json_object_set_new(p, "time_limit",
 				    o->time_limit > 0 ? json_real(o->time_limit)

@@ -3,6 +3,7 @@
  */
 #include "part_run.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #include "parsa_rng.h"
 #include "parsa_stop.h"
 #include "part_metis.h"
+#include "part_pool.h"
 #include "part_progress.h"
 
 /* Defaults chosen by the study in BENCHMARKS.md. */
@@ -276,46 +278,87 @@ static void cand_take(const struct cand *c, const struct parsa_graph *g,
 
 /*
  * The multilevel partition from scratch (parsa_ml_partition) with the
- * M_max refinement; replaces r/used when it keeps the guard (T_max <= t0,
- * M_max <= m0) and has a lower connectivity than r's.
+ * M_max refinement, placed by Algorithm 11 (c->tmax, c->mmax): the
+ * candidate of --multilevel; st receives its moves.  It reads nothing of
+ * the current result, so it can be built while the chains run.
  */
+static int scratch_build(const struct part_dataset *ds,
+			 const struct part_run_opts *o,
+			 const struct parsa_fm_opts *fo, struct cand *c,
+			 struct parsa_fm_stats *st, struct parsa_err *err)
+{
+	const struct parsa_graph *g = &ds->g;
+	struct parsa_fm_opts mo = *fo;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	rc = c->part && c->owner ? parsa_nbrset_init(&c->used, g->n_cols,
+						      o->pu.k, err)
+				 : parsa_fail(err, PARSA_ENOMEM,
+					      "out of memory (refine)");
+	/* the candidate's own sweeps: a few plain ones per level (measured:
+	 * more cost time and rarely change which candidate wins) */
+	mo.max_passes = fo->max_passes < PART_SCRATCH_PASSES ? fo->max_passes
+							     : PART_SCRATCH_PASSES;
+	if (rc == 0)
+		rc = parsa_ml_partition(g, &o->pu, c->part, &c->used, &mo,
+					ML_MAX_LEVELS, st, err);
+	if (rc == 0 && o->refine_rounds)
+		rc = parsa_refine_mmax(g, c->part, &c->used, fo->cap,
+				       o->refine_rounds, NULL, err);
+	if (rc == 0)
+		rc = place_v(o, &c->used, c->owner, NULL, &c->tmax, &c->mmax,
+			     err);
+	if (rc)
+		cand_release(c);
+	return rc;
+}
+
+/* The candidate replaces r/used when it keeps the guard (T_max <= t0,
+ * M_max <= m0) and has a lower connectivity than r's. */
+static void scratch_take(const struct parsa_graph *g, const struct cand *c,
+			 const struct parsa_fm_stats *st,
+			 struct part_result *r, struct parsa_nbrset *used,
+			 uint64_t t0, uint64_t m0)
+{
+	if (c->tmax > t0 || c->mmax > m0 ||
+	    parsa_connectivity(&c->used) >= parsa_connectivity(used))
+		return;
+	cand_take(c, g, r, used);
+	r->fm_stats.passes += st->passes;
+	r->fm_stats.moves += st->moves;
+	r->fm_stats.conn_after = parsa_connectivity(used);
+	r->scratch_kept = 1;
+}
+
 static int try_scratch(const struct part_dataset *ds,
 		       const struct part_run_opts *o,
 		       const struct parsa_fm_opts *fo, struct part_result *r,
 		       struct parsa_nbrset *used, uint64_t t0, uint64_t m0,
 		       struct parsa_err *err)
 {
-	const struct parsa_graph *g = &ds->g;
 	struct cand c;
 	struct parsa_fm_stats st;
-	int rc = cand_save(&c, g, r->part, r->owner, used, 0, 0, err);
+	int rc = scratch_build(ds, o, fo, &c, &st, err);
 
-	struct parsa_fm_opts mo = *fo;
-
-	/* the candidate's own sweeps: a few plain ones per level (measured:
-	 * more cost time and rarely change which candidate wins) */
-	mo.p_passes = fo->p_passes;
-	mo.max_passes = fo->max_passes < PART_SCRATCH_PASSES ? fo->max_passes
-							     : PART_SCRATCH_PASSES;
-	if (rc == 0)
-		rc = parsa_ml_partition(g, &o->pu, c.part, &c.used, &mo,
-					ML_MAX_LEVELS, &st, err);
-	if (rc == 0 && o->refine_rounds)
-		rc = parsa_refine_mmax(g, c.part, &c.used, fo->cap,
-				       o->refine_rounds, NULL, err);
-	if (rc == 0)
-		rc = place_v(o, &c.used, c.owner, NULL, &c.tmax, &c.mmax, err);
-	if (rc == 0 && c.tmax <= t0 && c.mmax <= m0 &&
-	    parsa_connectivity(&c.used) < parsa_connectivity(used)) {
-		cand_take(&c, g, r, used);
-		r->fm_stats.passes += st.passes;
-		r->fm_stats.moves += st.moves;
-		r->fm_stats.conn_after = parsa_connectivity(used);
-		r->scratch_kept = 1;
-	}
+	if (rc)
+		return rc;
+	scratch_take(&ds->g, &c, &st, r, used, t0, m0);
 	cand_release(&c);
-	return rc;
+	return 0;
 }
+
+/* The candidate built as one more task of the chains' first round
+ * (vchains): improve() takes it after the guard when the options it was
+ * built with still hold. */
+struct scratch_task {
+	const struct part_dataset *ds;
+	struct cand c;
+	struct parsa_fm_stats st;
+	int built;
+};
 
 /*
  * Where the refinement phases 2-3 are, for o->refine_progress: one step
@@ -326,7 +369,9 @@ static int try_scratch(const struct part_dataset *ds,
  */
 struct rpace {
 	const struct part_run_opts *o;
-	uint64_t base, done, total;
+	pthread_mutex_t mu;    /* chains on several threads report here */
+	uint64_t done, total;
+	uint64_t cycles;       /* V-cycles done or skipped, all chains */
 	double t_cycle;
 };
 
@@ -336,13 +381,14 @@ static void rpace_init(struct rpace *p, const struct part_run_opts *o)
 	uint64_t chains = o->ml_chains ? o->ml_chains : 1;
 
 	p->o = o;
-	p->base = p->done = 0;
+	pthread_mutex_init(&p->mu, NULL);
+	p->done = p->cycles = 0;
 	p->total = 1 + (o->ml_levels ? cycles * chains : 0) + !!o->ml_scratch;
 	p->t_cycle = 0;
 }
 
-/* Report step `done` (never backwards, at most total). */
-static void rpace_to(struct rpace *p, uint64_t done)
+/* Report step `done` (never backwards, at most total); p->mu held. */
+static void rpace_to_locked(struct rpace *p, uint64_t done)
 {
 	if (done > p->total)
 		done = p->total;
@@ -351,6 +397,26 @@ static void rpace_to(struct rpace *p, uint64_t done)
 	p->done = done;
 	if (p->o->refine_progress)
 		p->o->refine_progress(p->o->refine_progress_arg, done, p->total);
+}
+
+static void rpace_to(struct rpace *p, uint64_t done)
+{
+	pthread_mutex_lock(&p->mu);
+	rpace_to_locked(p, done);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* n V-cycles of some chain ended (run, or skipped when the chain stopped
+ * early); dt > 0: the seconds of the one just run.  Step 1 is the sweeps
+ * on the original graph, so the cycles are steps 2, 3, ... */
+static void rpace_cycles(struct rpace *p, uint64_t n, double dt)
+{
+	pthread_mutex_lock(&p->mu);
+	if (dt > 0)
+		p->t_cycle = dt;
+	p->cycles += n;
+	rpace_to_locked(p, 1 + p->cycles);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* 1 when stop has a deadline and less than need seconds are left. */
@@ -362,34 +428,104 @@ static int too_late(const struct parsa_stop *stop, double need)
 
 /*
  * o->ml_cycles (at least 1) in-part V-cycles (parsa_ml_refine, seeds
- * seed, seed + 1, ...) on r->part/used; stops after a cycle that lowers
+ * seed, seed + 1, ...) on part/used; stops after a cycle that lowers
  * the connectivity by less than 0.1%, or when fo->stop is due (a cycle
  * cut while it refines keeps what its coarse levels gained).  Each cycle
- * never raises the connectivity.  pace: its t_cycle receives the seconds
- * of the last cycle run; each cycle is a step from pace->base.
+ * never raises the connectivity.  *st adds their passes and moves, its
+ * conn_after becomes the connectivity on return and its conn_before, if
+ * 0, the one on entry.  pace: every cycle is a step (the ones a chain
+ * skips too), and its t_cycle receives the seconds of the last cycle run.
  */
 static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
-		   const struct parsa_fm_opts *fo, struct part_result *r,
-		   struct parsa_nbrset *used, struct rpace *pace,
-		   struct parsa_err *err)
+		   const struct parsa_fm_opts *fo, uint32_t *part,
+		   struct parsa_nbrset *used, struct parsa_fm_stats *st,
+		   struct rpace *pace, struct parsa_err *err)
 {
+	uint32_t cycles = o->ml_cycles ? o->ml_cycles : 1, c;
+	uint64_t entry = parsa_connectivity(used);
 	struct parsa_fm_opts co = *fo;
 	int rc = 0;
 
-	for (uint32_t c = 0; rc == 0 && c < (o->ml_cycles ? o->ml_cycles : 1) &&
-			     !parsa_stop_due(fo->stop); c++) {
+	for (c = 0; rc == 0 && c < cycles && !parsa_stop_due(fo->stop); c++) {
 		uint64_t before = parsa_connectivity(used);
 		double t0 = parsa_stop_clock();
+		struct parsa_fm_stats cs;
 
 		co.seed = fo->seed + c;
-		rc = parsa_ml_refine(g, r->part, used, &co, o->ml_levels,
-				     &r->fm_stats, err);
-		pace->t_cycle = parsa_stop_clock() - t0;
-		rpace_to(pace, pace->base + c + 1);
+		rc = parsa_ml_refine(g, part, used, &co, o->ml_levels, &cs,
+				     err);
+		st->passes += cs.passes;
+		st->moves += cs.moves;
+		rpace_cycles(pace, 1, parsa_stop_clock() - t0);
 		if (rc == 0 && (double)(before - parsa_connectivity(used)) <
-				       1e-3 * (double)before)
+				       1e-3 * (double)before) {
+			c++;
 			break;
+		}
 	}
+	if (c < cycles)
+		rpace_cycles(pace, cycles - c, 0);
+	st->conn_before = st->conn_before ? st->conn_before : entry;
+	st->conn_after = parsa_connectivity(used);
+	return rc;
+}
+
+/* One chain of V-cycles (vchains): its placement, what Algorithm 11
+ * makes of it, its moves. */
+struct chain {
+	struct cand c;
+	struct parsa_fm_stats st;
+	uint64_t t, m;
+	int ran;
+};
+
+/* The chains c0 .. c0 + n - 1 of one round of vchains. */
+struct chains {
+	const struct parsa_graph *g;
+	const struct part_run_opts *o;
+	const struct parsa_fm_opts *fo;
+	const struct cand *start;
+	struct rpace *pace;
+	struct chain *ch;
+	uint32_t c0, m;            /* this round: chains c0 .. c0 + m - 1 */
+	struct scratch_task *sx;   /* task m of this round when non-NULL */
+};
+
+/* part_pool task: chain c0 + i from start, then Algorithm 11 on it (or,
+ * i == m, the multilevel candidate).  No chain but the first starts once
+ * the stop is due. */
+static int chain_task(void *arg, uint32_t i, struct parsa_err *err)
+{
+	const struct chains *cs = arg;
+	const struct cand *s = cs->start;
+	uint32_t c = cs->c0 + i;
+	struct parsa_fm_opts co = *cs->fo;
+	struct chain *ch;
+	int rc;
+
+	if (i == cs->m) {
+		rc = scratch_build(cs->sx->ds, cs->o, cs->fo, &cs->sx->c,
+				   &cs->sx->st, err);
+		cs->sx->built = rc == 0;
+		return rc;
+	}
+	ch = &cs->ch[i];
+	memset(ch, 0, sizeof(*ch));
+	if (c > 0 && parsa_stop_due(co.stop)) {
+		rpace_cycles(cs->pace, cs->o->ml_cycles ? cs->o->ml_cycles : 1,
+			     0);
+		return 0;
+	}
+	rc = cand_save(&ch->c, cs->g, s->part, s->owner, &s->used, 0, 0, err);
+	if (rc)
+		return rc;
+	ch->ran = 1;
+	co.seed = cs->fo->seed + 1000003ULL * c;
+	rc = vcycles(cs->g, cs->o, &co, ch->c.part, &ch->c.used, &ch->st,
+		     cs->pace, err);
+	if (rc == 0)
+		rc = place_v(cs->o, &ch->c.used, ch->c.owner, NULL, &ch->t,
+			     &ch->m, err);
 	return rc;
 }
 
@@ -401,49 +537,75 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
  * T_max <= t0, M_max <= m0; ties: the first), or the lowest of all when
  * none does (the guard then rejects it).  No chain starts once fo->stop is
  * due (the first always does: its V-cycles poll the stop themselves).
- * pace: as vcycles' (chain c's cycles are steps from 1 + c·cycles).
+ * r->fm_stats adds the kept chain's passes and moves and takes its
+ * connectivity as conn_after.  The chains run in rounds of `threads` at
+ * once (part_pool; without a deadline the result, report included, is
+ * the same for every number of threads), so at most threads + 1 copies
+ * of the placement are held.  sx (may be NULL): the multilevel candidate
+ * is built as one more task of the first round.
  */
 static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 		   const struct parsa_fm_opts *fo, const struct cand *start,
 		   struct part_result *r, struct parsa_nbrset *used,
-		   uint64_t t0, uint64_t m0, struct rpace *pace,
+		   uint64_t t0, uint64_t m0, uint32_t threads,
+		   struct scratch_task *sx, struct rpace *pace,
 		   struct parsa_err *err)
 {
 	uint32_t n = o->ml_chains ? o->ml_chains : 1;
-	uint64_t cycles = o->ml_cycles ? o->ml_cycles : 1;
-	struct parsa_fm_opts co = *fo;
+	uint32_t T = threads < 1 ? 1 : threads > n ? n : threads;
+	struct chains cs = { g, o, fo, start, pace, NULL, 0, 0, NULL };
+	struct parsa_fm_stats best_st = {0};
 	struct cand best;
-	uint64_t conn = UINT64_MAX, t, m;
+	uint64_t conn = UINT64_MAX;
 	int rc = 0, have = 0, best_ok = 0;
 
-	for (uint32_t c = 0; rc == 0 && c < n; c++) {
-		int ok;
+	if (n == 1 && !sx) { /* in place: no copy, no Algorithm 11 here */
+		struct parsa_fm_opts co = *fo;
 
-		if (c > 0 && parsa_stop_due(fo->stop))
-			break;
-		if (c > 0)
-			cand_take(start, g, r, used);
-		co.seed = fo->seed + 1000003ULL * c;
-		pace->base = 1 + c * cycles;
-		rc = vcycles(g, o, &co, r, used, pace, err);
-		rpace_to(pace, 1 + (c + 1) * cycles);
-		if (rc || n == 1)
-			continue;
-		rc = place_v(o, used, r->owner, NULL, &t, &m, err);
-		ok = t <= t0 && m <= m0;
-		if (rc || ok < best_ok ||
-		    (ok == best_ok && parsa_connectivity(used) >= conn))
-			continue;
-		if (have)
-			cand_release(&best);
-		have = 0;
-		best_ok = ok;
-		conn = parsa_connectivity(used);
-		rc = cand_save(&best, g, r->part, r->owner, used, 0, 0, err);
-		have = rc == 0;
+		co.seed = fo->seed;
+		return vcycles(g, o, &co, r->part, used, &r->fm_stats, pace,
+			       err);
 	}
-	if (rc == 0 && have)
+	cs.ch = calloc(T, sizeof(*cs.ch));
+	if (!cs.ch)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (chains)");
+	for (cs.c0 = 0; rc == 0 && cs.c0 < n; cs.c0 += T) {
+		uint32_t m = n - cs.c0 < T ? n - cs.c0 : T;
+
+		cs.m = m;
+		cs.sx = cs.c0 == 0 ? sx : NULL;
+		rc = part_pool_run(m + !!cs.sx, threads, chain_task, &cs, err);
+		for (uint32_t i = 0; i < m; i++) {
+			struct chain *ch = &cs.ch[i];
+			int ok = ch->t <= t0 && ch->m <= m0;
+
+			if (rc == 0 && ch->ran &&
+			    !(ok < best_ok || (ok == best_ok &&
+					       parsa_connectivity(&ch->c.used) >=
+						       conn))) {
+				if (have)
+					cand_release(&best);
+				best = ch->c; /* moved, not copied */
+				best_st = ch->st;
+				have = 1;
+				best_ok = ok;
+				conn = parsa_connectivity(&best.used);
+				continue;
+			}
+			if (ch->ran)
+				cand_release(&ch->c);
+		}
+	}
+	free(cs.ch);
+	if (rc == 0 && have) {
 		cand_take(&best, g, r, used);
+		r->fm_stats.passes += best_st.passes;
+		r->fm_stats.moves += best_st.moves;
+		r->fm_stats.conn_before = r->fm_stats.conn_before
+						  ? r->fm_stats.conn_before
+						  : best_st.conn_before;
+		r->fm_stats.conn_after = best_st.conn_after;
+	}
 	if (have)
 		cand_release(&best);
 	return rc;
@@ -479,14 +641,16 @@ static int vchains_from(const struct parsa_graph *g,
 			const struct part_run_opts *o,
 			const struct parsa_fm_opts *fo, const struct cand *step1,
 			struct part_result *r, struct parsa_nbrset *used,
-			uint64_t t0, uint64_t m0, struct rpace *pace,
+			uint64_t t0, uint64_t m0, uint32_t threads,
+			struct scratch_task *sx, struct rpace *pace,
 			struct parsa_err *err)
 {
 	struct cand pre;
 	int rc;
 
 	if (!fo->stop || fo->stop->deadline <= 0)
-		return vchains(g, o, fo, step1, r, used, t0, m0, pace, err);
+		return vchains(g, o, fo, step1, r, used, t0, m0, threads, sx,
+			       pace, err);
 	rc = parsa_fm_refine(g, r->part, used, fo, &r->fm_stats, err);
 	if (rc == 0 && o->fm_passes)
 		rc = run_kfm(g, o, fo->stop, r, used, fo->cap, m0, err);
@@ -495,7 +659,8 @@ static int vchains_from(const struct parsa_graph *g,
 	if (rc)
 		return rc;
 	rpace_to(pace, 1);
-	rc = vchains(g, o, fo, &pre, r, used, t0, m0, pace, err);
+	rc = vchains(g, o, fo, &pre, r, used, t0, m0, threads, NULL, pace,
+		     err);
 	cand_release(&pre);
 	return rc;
 }
@@ -518,6 +683,13 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				    o->refine_skip, NULL, o->fm_passes, stop };
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
+	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
+	/* with threads to spare and no deadline, the multilevel candidate is
+	 * built beside the chains (under a deadline it runs last, if time is
+	 * left for it) */
+	int pre = threads > 1 && o->ml_scratch && o->ml_levels &&
+		  !(stop && stop->deadline > 0);
+	struct scratch_task sx = { ds, { 0 }, { 0 }, 0 };
 	struct rpace pace;
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
 
@@ -542,7 +714,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 				      &r->restream_kept, err);
 		if (rc == 0 && at == 0 && o->ml_levels)
 			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
-					  &pace, err);
+					  threads, pre ? &sx : NULL, &pace,
+					  err);
 		else if (rc == 0)
 			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
 					     err);
@@ -563,10 +736,18 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	/* the multilevel candidate: about a V-cycle's time, its coarsening
 	 * not cut short, and useless if cut (it must beat the result whole):
 	 * not started when less time is left */
-	if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop) &&
-	    !too_late(stop, pace.t_cycle))
+	if (rc == 0 && sx.built && r->guard_reverted == 0) {
+		/* built with the options of attempt 0, which the guard kept */
+		if (!parsa_stop_due(stop))
+			scratch_take(g, &sx.c, &sx.st, r, used, t0, m0);
+	} else if (rc == 0 && o->ml_scratch && !parsa_stop_due(stop) &&
+		   !too_late(stop, pace.t_cycle)) {
 		rc = try_scratch(ds, o, &fo, r, used, t0, m0, err);
+	}
+	if (sx.built)
+		cand_release(&sx.c);
 	rpace_to(&pace, pace.total);
+	pthread_mutex_destroy(&pace.mu);
 	cand_release(&step1);
 	return rc;
 }

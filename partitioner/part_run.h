@@ -16,8 +16,10 @@
  *   3. the connectivity refinement (parsa_fm.h, refine_passes sweeps),
  *      then fm_passes k-way FM passes (parsa_kfm.h); with ml_levels, up to
  *      ml_cycles in-part V-cycles (parsa_ml.h) running both at every
- *      level, in ml_chains independent chains (the best kept); all capped
- *      at the step-1 M_max and the balance bound;
+ *      level, in ml_chains independent chains (the best kept; they and
+ *      the --multilevel candidate run on up to `threads` threads, with the
+ *      same result for any number); all capped at the step-1 M_max and the
+ *      balance bound;
  *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
  *      per server, param_imbalance).
  * Guard: when 2 or 3 ran, the result is compared with the step-1 result
@@ -80,6 +82,10 @@ struct part_run_opts {
 				     * kept (0 counts as 1) */
 	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
 				     * guard keeps the better) */
+	uint32_t threads;           /* Parsa: threads for the independent
+				     * chains of V-cycles (part_pool.h; the
+				     * result does not depend on it);
+				     * 0 = the CPUs the process may use */
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The parsa binary built with ThreadSanitizer (make tsan) on the threaded
 # runs: parallel Parsa and the streaming mode with several workers and
-# servers, tau 0 and inf, mid-block syncs.  Any data race fails the run (halt_on_error).
+# servers, tau 0 and inf, mid-block syncs; best's refinement on threads.  Any data race fails the run (halt_on_error).
 # Usage: scripts/tsan-cli.sh BUILD_DIR; ends "N passed, N failed".
 set -u
 bin=${1:-build/tsan}/parsa
@@ -22,5 +22,8 @@ check stream-2w-tau0 data/reuters-sample.svm.gz -k 16 --stream --workers 2 --ser
 check parallel-2w-inf data/a9a-sample.svm.gz -k 8 --workers 2 --tau inf
 check parallel-3w-tau1 data/facebook-sample.txt.gz -k 8 --workers 3 --tau 1
 check parallel-2w-syncs5 data/reuters-sample.svm.gz -k 16 --workers 2 --servers 3 --syncs 5 --tau 0
+# best: chains of V-cycles and the multilevel candidate on a thread pool
+check best-threads3 data/reuters-sample.svm.gz -k 8 --quality best --threads 3 --ml-chains 4
+check best-threads2-workers2 data/a9a-sample.svm.gz -k 8 --quality best --threads 2 --workers 2
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -26,7 +26,7 @@ def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
                 "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
-                "--ml-chains", "--time-limit"):
+                "--ml-chains", "--time-limit", "--threads"):
         assert opt in out, opt
 
 
@@ -70,7 +70,8 @@ def test_bad_values_are_usage_errors():
                  ["--restream", "x"], ["--fm-passes", "x"], ["--ml-cycles", "-1"],
                  ["--fm-passes", "1001"], ["--ml-chains", "y"],
                  ["--time-limit", "0"], ["--time-limit", "-1"], ["--time-limit", "soon"],
-                 ["--time-limit", "nan"], ["--stream", "--time-limit", "1"]):
+                 ["--time-limit", "nan"], ["--stream", "--time-limit", "1"],
+                 ["--threads", "0"], ["--threads", "257"], ["--threads", "two"]):
         p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
         assert p.returncode == 2, (args, p.returncode)
         assert "parsa:" in p.stderr
@@ -173,6 +174,36 @@ def test_best_deterministic():
     part(data, 8, b, "--quality", "best", "--seed", 3)
     for ext in (".examples", ".features"):
         assert read_lines(a + ext) == read_lines(b + ext), ext
+
+
+@test
+def test_best_same_for_every_thread_count():
+    """best's chains of V-cycles and its multilevel candidate run on
+    --threads threads: the placement and the report's refinement figures
+    are the same for 1, 2 and 3 threads, with more chains than threads
+    (rounds) too, and on a sample where the multilevel candidate wins."""
+    cases = [("reuters-sample.svm.gz", 8, []),
+             ("reuters-sample.svm.gz", 5, ["--ml-chains", 5, "--ml-cycles", 2]),
+             ("a9a-sample.svm.gz", 4, ["--ml-chains", 1]),
+             ("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
+             ("movielens-sample.csv.gz", 8, ["--seed", 5])]
+    kept = 0
+    for f, k, extra in cases:
+        reps = []
+        for t in (1, 2, 3):
+            prefix = tmp("thr-%d" % t)
+            reps.append(part("data/" + f, k, prefix, "--quality", "best",
+                             "--threads", t, *extra))
+            assert reps[-1]["params"]["threads"] == t, reps[-1]["params"]
+            if t == 1:
+                base = [read_lines(prefix + e) for e in (".examples", ".features")]
+            else:
+                assert [read_lines(prefix + e) for e in (".examples", ".features")] \
+                    == base, (f, k, extra, t)
+                assert reps[-1]["refine"] == reps[0]["refine"], (reps[-1]["refine"], reps[0]["refine"])
+        kept += reps[0]["refine"]["multilevel_kept"]
+        assert reps[0]["refine"]["conn_after"] * 2 == reps[0]["metrics"]["T_sum"], reps[0]
+    assert kept >= 1, "no case keeps the multilevel candidate"
 
 
 @test
