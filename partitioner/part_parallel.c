@@ -12,7 +12,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "parsa_partu.h"
 #include "part_masks.h"
+#include "part_pool.h"
 #include "part_progress.h"
 #include "ps_transport_mpi.h"
 
@@ -1357,14 +1357,8 @@ static uint32_t hosted_workers(const struct ps_transport *tp)
 uint32_t part_par_cpu_shortfall(uint32_t workers, uint32_t *cpus)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-	int n;
 
-	CPU_ZERO(&set);
-	if (sched_getaffinity(0, sizeof(set), &set) != 0)
-		return 0;
-	n = CPU_COUNT(&set);
-	*cpus = n > 0 ? (uint32_t)n : 1;
+	*cpus = part_pool_cpus();
 	if (online > 0 && (long)*cpus >= online)
 		return 0; /* not bound: more workers than cores was asked for */
 	return workers > *cpus ? workers - *cpus : 0;
