@@ -449,7 +449,7 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 	for (c = 0; rc == 0 && c < cycles && !parsa_stop_due(fo->stop); c++) {
 		uint64_t before = parsa_connectivity(used);
 		double t0 = parsa_stop_clock();
-		struct parsa_fm_stats cs;
+		struct parsa_fm_stats cs = { 0 };
 
 		co.seed = fo->seed + c;
 		rc = parsa_ml_refine(g, part, used, &co, o->ml_levels, &cs,
