@@ -180,10 +180,11 @@ static void plan_caps(uint32_t W, uint32_t k, const uint64_t *nw,
 }
 
 /*
- * Worker caps given the kept sample's count per partition (NULL: no
- * sample), into caps (W * k).  Every rank computes the same.
+ * Worker caps given the kept sample's count per partition (k uint32 in
+ * the task payload, not necessarily aligned), into caps (W * k).  Every
+ * rank computes the same.
  */
-static int job_caps(const struct job *jb, const uint32_t *sample_count,
+static int job_caps(const struct job *jb, const unsigned char *sample_count,
 		    uint64_t *caps, struct parsa_err *err)
 {
 	uint64_t *nw = calloc(jb->W, sizeof(uint64_t));
@@ -199,7 +200,9 @@ static int job_caps(const struct job *jb, const uint32_t *sample_count,
 	for (uint32_t j = 0; j < jb->b; j++)
 		nw[j % jb->W] += jb->start[j + 1] - jb->start[j];
 	for (uint32_t i = 0; i < jb->k; i++) {
-		uint32_t c = sample_count ? sample_count[i] : 0;
+		uint32_t c;
+
+		memcpy(&c, sample_count + (size_t)i * sizeof(c), sizeof(c));
 
 		if (c > jb->cap) {
 			rc = parsa_fail(err, PARSA_EPARSE, "sample count %u "
@@ -880,24 +883,20 @@ static int worker_task(struct ps_node *w, uint64_t task_id,
 	struct job *jb = arg;
 	struct wstate ws;
 	uint32_t magic = 0, me = ps_node_index(w);
-	uint32_t *count = malloc(jb->k * sizeof(uint32_t));
 	uint64_t *caps = calloc((size_t)jb->W * jb->k, sizeof(uint64_t));
 	int rc = 0;
 
 	(void)task_id;
-	if (!count || !caps)
+	if (!caps)
 		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
 	else if (len == task_len(jb))
 		memcpy(&magic, payload, sizeof(magic));
 	if (!rc && magic != TASK_MAGIC)
 		rc = parsa_fail(err, PARSA_EPARSE, "unexpected task payload "
 				"(%zu bytes)", len);
-	if (!rc) {
-		memcpy(count, (const unsigned char *)payload + sizeof(magic),
-		       jb->k * sizeof(uint32_t));
-		rc = job_caps(jb, count, caps, err);
-	}
-	free(count);
+	if (!rc)
+		rc = job_caps(jb, (const unsigned char *)payload +
+					  sizeof(magic), caps, err);
 	if (rc) {
 		free(caps);
 		return rc;

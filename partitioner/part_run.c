@@ -246,19 +246,30 @@ static void cand_release(struct cand *c)
 }
 
 /* c = a copy of (part, owner, used) with T_max t and M_max m. */
-static int cand_save(struct cand *c, const struct parsa_graph *g,
-		     const uint32_t *part, const uint32_t *owner,
-		     const struct parsa_nbrset *used, uint64_t t, uint64_t m,
-		     struct parsa_err *err)
+/* c = an empty candidate for g with k parts (released on failure). */
+static int cand_alloc(struct cand *c, const struct parsa_graph *g,
+		      uint32_t k, struct parsa_err *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
 	if (!c->part || !c->owner ||
-	    parsa_nbrset_init(&c->used, g->n_cols, used->k, err)) {
+	    parsa_nbrset_init(&c->used, g->n_cols, k, err)) {
 		cand_release(c);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
 	}
+	return 0;
+}
+
+static int cand_save(struct cand *c, const struct parsa_graph *g,
+		     const uint32_t *part, const uint32_t *owner,
+		     const struct parsa_nbrset *used, uint64_t t, uint64_t m,
+		     struct parsa_err *err)
+{
+	int rc = cand_alloc(c, g, used->k, err);
+
+	if (rc)
+		return rc;
 	memcpy(c->part, part, (size_t)g->n_rows * sizeof(uint32_t));
 	memcpy(c->owner, owner, (size_t)g->n_cols * sizeof(uint32_t));
 	parsa_nbrset_copy(&c->used, used);
@@ -289,22 +300,16 @@ static int scratch_build(const struct part_dataset *ds,
 {
 	const struct parsa_graph *g = &ds->g;
 	struct parsa_fm_opts mo = *fo;
-	int rc;
+	int rc = cand_alloc(c, g, o->pu.k, err);
 
-	memset(c, 0, sizeof(*c));
-	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
-	rc = c->part && c->owner ? parsa_nbrset_init(&c->used, g->n_cols,
-						      o->pu.k, err)
-				 : parsa_fail(err, PARSA_ENOMEM,
-					      "out of memory (refine)");
+	if (rc)
+		return rc;
 	/* the candidate's own sweeps: a few plain ones per level (measured:
 	 * more cost time and rarely change which candidate wins) */
 	mo.max_passes = fo->max_passes < PART_SCRATCH_PASSES ? fo->max_passes
 							     : PART_SCRATCH_PASSES;
-	if (rc == 0)
-		rc = parsa_ml_partition(g, &o->pu, c->part, &c->used, &mo,
-					ML_MAX_LEVELS, st, err);
+	rc = parsa_ml_partition(g, &o->pu, c->part, &c->used, &mo,
+				ML_MAX_LEVELS, st, err);
 	if (rc == 0 && o->refine_rounds)
 		rc = parsa_refine_mmax(g, c->part, &c->used, fo->cap,
 				       o->refine_rounds, NULL, err);
@@ -559,13 +564,9 @@ static int vchains(const struct parsa_graph *g, const struct part_run_opts *o,
 	uint64_t conn = UINT64_MAX;
 	int rc = 0, have = 0, best_ok = 0;
 
-	if (n == 1 && !sx) { /* in place: no copy, no Algorithm 11 here */
-		struct parsa_fm_opts co = *fo;
-
-		co.seed = fo->seed;
-		return vcycles(g, o, &co, r->part, used, &r->fm_stats, pace,
+	if (n == 1 && !sx) /* in place: no copy, no Algorithm 11 here */
+		return vcycles(g, o, fo, r->part, used, &r->fm_stats, pace,
 			       err);
-	}
 	cs.ch = calloc(T, sizeof(*cs.ch));
 	if (!cs.ch)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (chains)");
