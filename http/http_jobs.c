@@ -664,6 +664,7 @@ static void *worker_main(void *arg)
 	struct http_jobs *J = arg;
 	struct http_job *job;
 
+	pthread_setname_np(pthread_self(), "http-job");
 	/* batch work yields to the event loop: lookups keep their latency
 	 * while partitions run (Linux: nice applies per thread) */
 	if (J->o.nice &&

@@ -35,6 +35,7 @@ static void drain(struct pool *p)
 
 static void *thread_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "parsa-pool");
 	drain(arg);
 	return NULL;
 }

@@ -175,6 +175,7 @@ static void *deliver_main(void *arg)
 {
 	struct ps_link *lk = arg;
 
+	pthread_setname_np(pthread_self(), "ps-link");
 	pthread_mutex_lock(&lk->mu);
 	while (!lk->stop) {
 		struct pending p;

@@ -46,6 +46,7 @@ static void *server_main(void *p)
 	uint32_t idx;
 	struct ps_server *s;
 
+	pthread_setname_np(pthread_self(), "ps-server");
 	ps_layout_role(&run->cl->layout, rn->node, &idx);
 	s = ps_server_create(run->cl, run->tp, idx, &rn->err);
 	rn->rc = s ? 0 : rn->err.code;
@@ -68,6 +69,7 @@ static void *worker_main(void *p)
 	struct ps_node *w = ps_node_create(run->cl, run->tp, rn->node,
 					   &rn->err);
 
+	pthread_setname_np(pthread_self(), "ps-worker");
 	rn->rc = w ? 0 : rn->err.code;
 	if (!rn->rc && run->app->worker_main)
 		rn->rc = run->app->worker_main(w, run->app->arg, &rn->err);
