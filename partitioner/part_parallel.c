@@ -1406,6 +1406,9 @@ int part_par_launch(const struct part_par_opts *po, part_par_body_fn fn,
 	return rc;
 }
 
+/* ps_transport_mpi_relax's longest sleep in the in-memory mode. */
+#define PART_PAR_RELAX_S 4e-3
+
 /* part_par_launch's body: everything once the transport exists. */
 struct run_args {
 	struct job *jb;
@@ -1434,6 +1437,13 @@ static int run_on(void *arg, struct ps_transport *tp, struct parsa_err *err)
 		return err->code;
 	}
 	jb->tp = tp;
+	/* With tau >= 1 every pull is sent a block (or a sync step) before
+	 * its answer is taken and no push is waited for, so the MPI comm
+	 * threads may poll lazily while the workers compute (20M nonzeros:
+	 * partition U 6% faster; BENCHMARKS.md).  Streaming waits for each
+	 * block's pull and keeps the brisk default. */
+	if (jb->po->tau != 0)
+		ps_transport_mpi_relax(tp, PART_PAR_RELAX_S);
 	if (tp->rank == 0)
 		rc = part_result_alloc(r, jb->ds, jb->k, err);
 	part_par_config(&cfg, l, jb->po);

@@ -36,6 +36,12 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 	return NULL;
 }
 
+void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
+{
+	(void)tp;
+	(void)max_s;
+}
+
 #else /* PS_HAVE_MPI */
 
 #include <limits.h>
@@ -50,6 +56,7 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 #define TAG 7031
 #define IDLE_MIN 20e-6   /* comm thread back-off, seconds */
 #define IDLE_MAX 1e-3
+#define RELAX_MIN 2.5e-4 /* relaxed polling (ps_transport_mpi_relax) */
 #define ABORT_GRACE 2.0  /* seconds to deliver ABORT to the others */
 
 struct out_msg {
@@ -80,6 +87,8 @@ struct tp_mpi {
 	int ready;                    /* 1 ok, -1 init failed */
 	int stop;                     /* close or destroy asked */
 	int closed;                   /* comm thread left its loop */
+	int waiting;                  /* workers blocked in recv */
+	double relax_max;             /* 0: relaxed polling off */
 	int close_rc;
 	char close_msg[PARSA_ERR_MSG];
 	struct ps_layout req_layout;  /* as asked by the caller */
@@ -171,7 +180,25 @@ static int mpi_recv(struct ps_transport *tp, uint32_t node, double timeout_s,
 	if (node >= t->nodes || !ps_transport_is_local(tp, node))
 		return parsa_fail(err, PARSA_EINVAL, "recv on node %u, not on "
 				  "rank %u", node, tp->rank);
-	rc = ps_mailbox_get(&t->box[node], timeout_s, buf, len);
+	rc = ps_mailbox_get(&t->box[node], 0, buf, len);
+	if (rc == 0 && timeout_s != 0) {
+		uint32_t idx;
+		int urgent = ps_layout_role(&tp->layout, node, &idx) ==
+			     PS_ROLE_WORKER;
+
+		if (urgent) { /* comm_round polls briskly meanwhile */
+			pthread_mutex_lock(&t->mu);
+			t->waiting++;
+			pthread_cond_broadcast(&t->cv);
+			pthread_mutex_unlock(&t->mu);
+		}
+		rc = ps_mailbox_get(&t->box[node], timeout_s, buf, len);
+		if (urgent) {
+			pthread_mutex_lock(&t->mu);
+			t->waiting--;
+			pthread_mutex_unlock(&t->mu);
+		}
+	}
 	if (rc < 0) {
 		rc = ps_transport_failed(tp, err);
 		return rc ? rc : parsa_fail(err, PARSA_EMPI, "mailbox failed");
@@ -445,10 +472,22 @@ static void idle_wait(struct tp_mpi *t, double seconds)
 	pthread_mutex_unlock(&t->mu);
 }
 
-/* One round of work; returns 1 when the loop should end. */
+/* The next back-off: lo after activity, else doubling up to hi. */
+static double next_idle(double idle, int active, double lo, double hi)
+{
+	if (active)
+		return lo;
+	idle *= 2;
+	return idle < lo ? lo : idle > hi ? hi : idle;
+}
+
+/* One round of work; returns 1 when the loop should end.  While a hosted
+ * worker waits in recv (or the transport closes) the comm thread polls
+ * briskly; otherwise, when relaxed polling is on, it sleeps longer. */
 static int comm_round(struct tp_mpi *t, double *idle)
 {
 	double now = ps_clock_now();
+	double relax;
 	int busy = 0, stop;
 
 	busy += flush_outbox(t);
@@ -456,6 +495,7 @@ static int comm_round(struct tp_mpi *t, double *idle)
 	busy += poll_recv(t, now);
 	pthread_mutex_lock(&t->mu);
 	stop = t->stop;
+	relax = t->waiting || stop ? 0 : t->relax_max;
 	pthread_mutex_unlock(&t->mu);
 	if (is_failed(t)) {
 		if (!t->abort_sent)
@@ -471,8 +511,8 @@ static int comm_round(struct tp_mpi *t, double *idle)
 	}
 	/* sends in flight only progress inside MPI calls (the TCP transport
 	 * moves a large message in fragments): keep polling briskly */
-	*idle = busy || t->nfl ? IDLE_MIN
-			       : (*idle * 2 > IDLE_MAX ? IDLE_MAX : *idle * 2);
+	*idle = next_idle(*idle, busy || t->nfl, relax ? RELAX_MIN : IDLE_MIN,
+			  relax ? relax : IDLE_MAX);
 	if (!busy)
 		idle_wait(t, *idle);
 	return 0;
@@ -496,6 +536,7 @@ static void *comm_main(void *p)
 	sigset_t pipe;
 	int clean;
 
+	pthread_setname_np(pthread_self(), "ps-comm");
 	/* A write to a dead peer's socket must fail with EPIPE, not kill the
 	 * rank: block SIGPIPE in this thread (and MPI's helper threads, which
 	 * inherit the mask).  Other threads keep their disposition. */
@@ -736,6 +777,17 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 		return NULL;
 	}
 	return &t->base;
+}
+
+void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
+{
+	struct tp_mpi *t = (struct tp_mpi *)tp;
+
+	if (!tp || tp->ops != &mpi_ops)
+		return;
+	pthread_mutex_lock(&t->mu);
+	t->relax_max = max_s > RELAX_MIN ? max_s : 0;
+	pthread_mutex_unlock(&t->mu);
 }
 
 #endif /* PS_HAVE_MPI */

@@ -14,6 +14,9 @@
  *            every rank stops with "malformed message"
  *   idle     the cluster idles for 3 s: the comm threads must not spin
  *            (each rank reports its CPU time)
+ *   relax    relaxed polling (ps_transport_mpi_relax): a worker waiting
+ *            for a slow server's answer gets it when it arrives, not when
+ *            its comm thread next wakes (relax_worker)
  * Run as `test_ps_mpi --rank MODE TIMEOUT` it is the MPI program itself.
  * Skips (counted as skipped) without mpirun or without the MPI transport.
  */
@@ -31,6 +34,10 @@
 #define ITERS 40
 #define NKEYS 100
 #define MPI_TIMEOUT 60
+#define RELAX_S 0.4      /* relax mode: the comm threads' longest sleep, */
+#define SERVER_DELAY 0.3 /* the servers' delay before answering, */
+#define RELAX_ROUNDS 4
+#define RELAX_LATE_MAX 0.1 /* and the most an answer may come late */
 
 /* ------------------------------------------------------ the MPI program */
 
@@ -121,6 +128,40 @@ static int prog_worker(struct ps_node *w, void *arg, struct parsa_err *err)
 	if (!rc)
 		rc = check_totals(w, p, err);
 	return rc;
+}
+
+/*
+ * Relax mode: worker 0 pulls keys of server 1 (on rank 1), which answers
+ * SERVER_DELAY later, and waits at once.  Its comm thread, sleeping ever
+ * longer since the pull went out (no other traffic: worker 1 waits in the
+ * barrier), must be woken by the wait itself, so the answer is taken as
+ * soon as it arrives instead of at the end of a sleep of up to RELAX_S.
+ */
+static int relax_worker(struct ps_node *w, void *arg, struct parsa_err *err)
+{
+	static double got[NKEYS];
+	const struct prog *p = arg;
+	const uint64_t *keys = p->keys + NKEYS - 10; /* server 1's range */
+	double worst = 0, t;
+	uint64_t ts;
+	int rc = 0;
+
+	for (int it = 0; !rc && ps_node_index(w) == 0 && it < RELAX_ROUNDS;
+	     it++) {
+		rc = ps_pull(w, 1, keys, 10, got, &ts, err);
+		t = ps_clock_now();
+		if (!rc)
+			rc = ps_wait(w, ts, err);
+		t = ps_clock_now() - t - SERVER_DELAY;
+		worst = t > worst ? t : worst;
+	}
+	if (!rc && ps_node_index(w) == 0)
+		printf("rank worker 0: answer at most %.4f s late in %d "
+		       "rounds\n", worst, RELAX_ROUNDS);
+	if (!rc)
+		rc = fail_if(worst > RELAX_LATE_MAX, err, "a waiting worker "
+			     "woke its relaxed comm thread");
+	return rc ? rc : ps_barrier(w, err);
 }
 
 /* Hook 0: how many keys of table 1 this server stores. */
@@ -241,9 +282,11 @@ static void report_ok(int rank, const struct ps_result *res)
 	       (unsigned long long)c.bytes_sent[PS_REMOTE]);
 }
 
-/* Garbage mode: the transport is created here so the worker can misuse it. */
-static int run_garbage(struct ps_config *cfg, struct ps_app *app,
-		       struct prog *p, int *rank, struct parsa_err *err)
+/* Garbage and relax modes: the transport is created here (so the worker
+ * can misuse it, or to relax its polling). */
+static int run_own(struct ps_config *cfg, struct ps_app *app,
+		   struct prog *p, int *rank, int *nranks,
+		   struct parsa_err *err)
 {
 	struct ps_layout l = { 0, 0, 0 };
 	int rc;
@@ -251,7 +294,10 @@ static int run_garbage(struct ps_config *cfg, struct ps_app *app,
 	p->tp = ps_transport_mpi_create(&l, cfg->timeout_s, err);
 	if (!p->tp)
 		return err->code;
+	if (strcmp(p->mode, "relax") == 0)
+		ps_transport_mpi_relax(p->tp, RELAX_S);
 	*rank = (int)p->tp->rank;
+	*nranks = (int)p->tp->nranks;
 	rc = ps_run(p->tp, cfg, app, NULL, err);
 	ps_transport_destroy(p->tp);
 	return rc;
@@ -311,10 +357,15 @@ static int rank_main(const char *mode, double timeout)
 		app.worker_main = NULL;
 		app.sched_main = idle_sched;
 	}
+	if (strcmp(mode, "relax") == 0) {
+		cfg.server_delay_s = SERVER_DELAY;
+		app.worker_main = relax_worker;
+		app.sched_main = NULL; /* nothing pushed: no count task */
+	}
 	t0 = ps_clock_now();
 	c0 = cpu_seconds();
-	if (strcmp(mode, "garbage") == 0)
-		rc = run_garbage(&cfg, &app, &p, &rank, &err);
+	if (strcmp(mode, "garbage") == 0 || strcmp(mode, "relax") == 0)
+		rc = run_own(&cfg, &app, &p, &rank, &nranks, &err);
 	else
 		rc = ps_run_mpi(&cfg, &app, &res, &rank, &nranks, &err);
 	if (rc) {
@@ -462,6 +513,20 @@ static void test_mpi_idle_no_spin(void)
 }
 static void test_mpi_sum_3_oversubscribed(void) { check_sum(3); }
 
+/* Relaxed polling: replies already received reach a worker that starts
+ * waiting at once, not after the comm thread's (long) sleep. */
+static void test_mpi_relaxed_wait_wakes(void)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	launch(2, "relax", 20, "", &l);
+	CHECK_INT(l.status, ==, 0);
+	CHECK_INT(count_lines(l.out, " of 2: ok"), ==, 2);
+	CHECK_INT(count_lines(l.out, "s late in"), ==, 1);
+	dump_on_failure(&l);
+}
+
 /* Every rank but `dead` printed a line saying why it stopped. */
 static void check_every_rank_said(const struct launch *l, int np, int dead,
 				  const char *why1, const char *why2)
@@ -600,6 +665,7 @@ int main(int argc, char **argv)
 	RUN(test_mpi_sum_2);
 	RUN(test_mpi_sum_3_oversubscribed);
 	RUN(test_mpi_idle_no_spin);
+	RUN(test_mpi_relaxed_wait_wakes);
 	RUN(test_mpi_rank_dies_2);
 	RUN(test_mpi_rank_dies_3);
 	RUN(test_mpi_rank_dies_detected_3);
