@@ -47,6 +47,7 @@ void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
 #include <limits.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -87,8 +88,9 @@ struct tp_mpi {
 	int ready;                    /* 1 ok, -1 init failed */
 	int stop;                     /* close or destroy asked */
 	int closed;                   /* comm thread left its loop */
-	int waiting;                  /* workers blocked in recv */
+	int waiting;                  /* workers blocked in recv (relaxed) */
 	double relax_max;             /* 0: relaxed polling off */
+	atomic_int relaxed;           /* relax_max != 0, read without mu */
 	int close_rc;
 	char close_msg[PARSA_ERR_MSG];
 	struct ps_layout req_layout;  /* as asked by the caller */
@@ -170,35 +172,44 @@ static int mpi_send(struct ps_transport *tp, uint32_t dst, void *buf,
 	return 0;
 }
 
+/* A worker's blocking recv under relaxed polling: counted in t->waiting
+ * (comm_round polls briskly meanwhile) and the comm thread woken at once,
+ * since a message may already wait in MPI while it sleeps. */
+static int recv_waiting(struct tp_mpi *t, uint32_t node, double timeout_s,
+			void **buf, size_t *len)
+{
+	int rc = ps_mailbox_get(&t->box[node], 0, buf, len);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&t->mu);
+	t->waiting++;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	rc = ps_mailbox_get(&t->box[node], timeout_s, buf, len);
+	pthread_mutex_lock(&t->mu);
+	t->waiting--;
+	pthread_mutex_unlock(&t->mu);
+	return rc;
+}
+
 static int mpi_recv(struct ps_transport *tp, uint32_t node, double timeout_s,
 		    void **buf, size_t *len, struct parsa_err *err)
 {
 	struct tp_mpi *t = (struct tp_mpi *)tp;
+	uint32_t idx;
 	int rc;
 
 	*buf = NULL;
 	if (node >= t->nodes || !ps_transport_is_local(tp, node))
 		return parsa_fail(err, PARSA_EINVAL, "recv on node %u, not on "
 				  "rank %u", node, tp->rank);
-	rc = ps_mailbox_get(&t->box[node], 0, buf, len);
-	if (rc == 0 && timeout_s != 0) {
-		uint32_t idx;
-		int urgent = ps_layout_role(&tp->layout, node, &idx) ==
-			     PS_ROLE_WORKER;
-
-		if (urgent) { /* comm_round polls briskly meanwhile */
-			pthread_mutex_lock(&t->mu);
-			t->waiting++;
-			pthread_cond_broadcast(&t->cv);
-			pthread_mutex_unlock(&t->mu);
-		}
+	if (atomic_load_explicit(&t->relaxed, memory_order_relaxed) &&
+	    timeout_s != 0 &&
+	    ps_layout_role(&tp->layout, node, &idx) == PS_ROLE_WORKER)
+		rc = recv_waiting(t, node, timeout_s, buf, len);
+	else
 		rc = ps_mailbox_get(&t->box[node], timeout_s, buf, len);
-		if (urgent) {
-			pthread_mutex_lock(&t->mu);
-			t->waiting--;
-			pthread_mutex_unlock(&t->mu);
-		}
-	}
 	if (rc < 0) {
 		rc = ps_transport_failed(tp, err);
 		return rc ? rc : parsa_fail(err, PARSA_EMPI, "mailbox failed");
@@ -510,9 +521,11 @@ static int comm_round(struct tp_mpi *t, double *idle)
 			return 1;
 	}
 	/* sends in flight only progress inside MPI calls (the TCP transport
-	 * moves a large message in fragments): keep polling briskly */
-	*idle = next_idle(*idle, busy || t->nfl, relax ? RELAX_MIN : IDLE_MIN,
-			  relax ? relax : IDLE_MAX);
+	 * moves a large message in fragments): keep polling briskly, unless
+	 * relaxed (the application tolerates the delay; on one host the
+	 * receiver copies a large message itself) */
+	*idle = next_idle(*idle, busy || (t->nfl && !relax),
+			  relax ? RELAX_MIN : IDLE_MIN, relax ? relax : IDLE_MAX);
 	if (!busy)
 		idle_wait(t, *idle);
 	return 0;
@@ -787,6 +800,7 @@ void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
 		return;
 	pthread_mutex_lock(&t->mu);
 	t->relax_max = max_s > RELAX_MIN ? max_s : 0;
+	atomic_store(&t->relaxed, t->relax_max != 0);
 	pthread_mutex_unlock(&t->mu);
 }
 

@@ -12,9 +12,8 @@
  * the mailbox; others are queued for the comm thread, which posts
  * MPI_Isend, polls MPI_Improbe/MPI_Mrecv and MPI_Test, and otherwise sleeps
  * on a condition variable with a timeout growing from 20 us to 1 ms (woken
- * at once by new outgoing messages and by a hosted worker that starts
- * waiting in recv), so it never busy-spins; ps_transport_mpi_relax lets it
- * sleep longer while no hosted worker waits.
+ * at once by new outgoing messages), so it never busy-spins;
+ * ps_transport_mpi_relax lets it sleep longer while no hosted worker waits.
  *
  * Failures never hang: the communicator uses MPI_ERRORS_RETURN, every
  * received message is validated (ps_msg_decode + sender rank), every rank
@@ -51,10 +50,12 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
  * Relaxed polling, for applications whose requests are pipelined (an
  * answer is needed a step after its request: a prefetched pull, a push not
  * waited for).  While no worker of this rank waits in recv, the comm
- * thread restarts its back-off at 250 us after activity instead of 20 us
- * and lets it grow to max_s instead of 1 ms, so it wakes (and takes a
- * computing worker's core) several times less often; a worker that starts
- * waiting wakes it at once and it polls briskly until the wait ends.  The
+ * thread restarts its back-off at 250 us after activity instead of 20 us,
+ * lets it grow to max_s instead of 1 ms, also while its own sends are in
+ * flight (over TCP a large send then takes up to max_s longer), so it wakes
+ * (and takes a computing worker's core) several times less often; a
+ * worker that starts waiting wakes it at once and it polls briskly until
+ * the wait ends.  The
  * cost: a request from another rank may wait up to max_s here before this
  * rank's servers see it.  max_s <= 250 us turns it off (the default); a
  * transport that is not MPI ignores the call.
