@@ -13,7 +13,7 @@ included, 1 vs 2 workers vs mpirun -np 2) and its memory bound: peak
 memory per rank under --mem-limit on two synthetic sets of 5M and 20M
 nonzeros, against the sequential run that loads the dataset.
 
-usage: parallel.py BUILD_DIR [--reps N]
+usage: parallel.py BUILD_DIR [--reps N] [--speedup-reps N]
 """
 import argparse
 import json
@@ -65,16 +65,26 @@ def row(name, r, base=None):
 
 
 def speedup(bin_, data, name, reps):
-    print("\n### %s, k=16: partition U, median of %d runs\n" % (name, reps))
+    """1 worker, 2 threads and mpirun -np 2, interleaved (one of each per
+    round) so that the machine's drift hits all three alike."""
+    print("\n### %s, k=16: partition U, median of %d interleaved runs\n"
+          % (name, reps))
     print("| run | U seconds | speedup | M_max | T_max | T_sum | quality vs 1 worker (M/T/Tsum) |")
     print("|---|---|---|---|---|---|---|")
-    base = median_run(bin_, data, 16, [], reps)
-    print(row("1 worker (sequential)", base))
-    w2 = median_run(bin_, data, 16, ["--workers", 2, "--tau", "inf"], reps)
-    print(row("2 worker threads, tau=inf", w2, base))
+    par = ["--workers", 2, "--tau", "inf"]
+    kinds = [("1 worker (sequential)", [], 0), ("2 worker threads, tau=inf", par, 0)]
     if shutil.which("mpirun"):
-        m2 = median_run(bin_, data, 16, ["--workers", 2, "--tau", "inf"], reps, mpi=2)
-        print(row("mpirun -np 2, tau=inf", m2, base))
+        kinds.append(("mpirun -np 2, tau=inf", par, 2))
+    runs = [[] for _ in kinds]
+    for _ in range(reps):
+        for i, (_, extra, mpi) in enumerate(kinds):
+            runs[i].append(run(bin_, data, 16, extra, mpi))
+    meds = []
+    for rs in runs:
+        rs.sort(key=lambda r: r["seconds"]["partition_u"])
+        meds.append(rs[len(rs) // 2])
+    for i, (label, _, _) in enumerate(kinds):
+        print(row(label, meds[i], meds[0] if i else None))
     sys.stdout.flush()
 
 
@@ -195,6 +205,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--speedup-reps", type=int, default=9,
+                    help="interleaved rounds of the speedup tables")
     args = ap.parse_args()
     bin_ = os.path.join(args.build, "parsa")
     TMP = tempfile.mkdtemp(prefix="parsa-par-")
@@ -205,10 +217,11 @@ def main():
     gowalla = os.path.join(SHARED, "bipartite/gowalla_lightgcn.tsv.gz")
     print("## Parallel Parsa (threads and OpenMPI), 2-core machine\n")
     if os.path.exists(gowalla):
-        speedup(bin_, gowalla, "gowalla (largest shared set, 1.03M nnz)", args.reps)
+        speedup(bin_, gowalla, "gowalla (largest shared set, 1.03M nnz)",
+                args.speedup_reps)
     if os.path.exists(gowalla):
         syncs_table(bin_, gowalla, "gowalla", 5)
-    speedup(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
+    speedup(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.speedup_reps)
     streaming(bin_, synth, "synthetic 1.2M x 600k, ~20.4M nnz", args.reps)
     small = os.path.join(TMP, "synth5m.svm")
     subprocess.run([bin_, "gen", "--examples", "300000", "--features", "600000",
