@@ -58,7 +58,8 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
  * the wait ends.  The
  * cost: a request from another rank may wait up to max_s here before this
  * rank's servers see it.  max_s <= 250 us turns it off (the default); a
- * transport that is not MPI ignores the call.
+ * transport that is not MPI ignores the call.  Call it before ps_run: a
+ * recv already blocked when it is called does not count as waiting.
  */
 void ps_transport_mpi_relax(struct ps_transport *tp, double max_s);
 
