@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "part_parallel.h"
+#include "part_pool.h"
 #include "part_progress.h"
 #include "part_report.h"
 #include "http_jobs.h"
@@ -113,6 +114,10 @@ static int parse_ints(json_t *body, struct http_job_spec *s, char *field,
 		s->syncs = (int)v;
 		s->parallel = 1;
 	}
+	if ((r = get_int(body, "threads", 1, PART_POOL_MAX_THREADS, &v)) < 0)
+		return bad(field, "threads", err, "must be an integer in 1..256");
+	if (r == 0)
+		s->threads = (uint32_t)v;
 	if ((r = get_int(body, "seed", 0, INT64_MAX, &v)) < 0)
 		return bad(field, "seed", err, "must be an integer >= 0");
 	if (r == 0)
@@ -184,7 +189,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 {
 	static const char *const known[] = {"dataset", "k", "method", "blocks",
 		"init_blocks", "workers", "tau", "syncs", "quality", "seed",
-		"imbalance", "rule", "time_limit"};
+		"imbalance", "rule", "time_limit", "threads"};
 	struct parsa_partu_opts d;
 	const char *key;
 	json_t *val;
@@ -211,7 +216,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 			return bad(field, key, err, "is not a job parameter "
 				   "(dataset, k, method, blocks, init_blocks, "
 				   "workers, tau, syncs, quality, seed, "
-				   "imbalance, rule, time_limit)");
+				   "imbalance, rule, time_limit, threads)");
 	}
 	rc = parse_strs(body, s, field, err);
 	if (rc == 0)
@@ -241,6 +246,8 @@ static json_t *spec_json(const struct http_job_spec *s)
 		json_object_set_new(j, "init_blocks", json_integer(s->init_blocks));
 	if (j && s->time_limit > 0)
 		json_object_set_new(j, "time_limit", json_real(s->time_limit));
+	if (j && s->threads)
+		json_object_set_new(j, "threads", json_integer(s->threads));
 	if (j && s->parallel) {
 		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
 		if (s->tau == PART_PAR_TAU_INF)
@@ -490,6 +497,18 @@ static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
 	set_progress(arg, 900000, 90000, done, total);
 }
 
+/* Threads of a job without its own: --job-threads, else the CPUs shared
+ * by the jobs that may run at once (the placement is the same for any). */
+static uint32_t job_threads(const struct http_jobs *J)
+{
+	uint32_t n = J->o.workers ? J->o.workers : 1;
+
+	if (J->o.threads)
+		return J->o.threads;
+	n = part_pool_cpus() / n;
+	return n ? n : 1;
+}
+
 static void run_opts(const struct http_jobs *J, const struct http_job *job,
 		     struct part_run_opts *o)
 {
@@ -508,6 +527,7 @@ static void run_opts(const struct http_jobs *J, const struct http_job *job,
 	o->pu.cancel = &job->cancel;
 	o->refine_progress = on_refine_progress;
 	o->refine_progress_arg = (void *)job;
+	o->threads = job->spec.threads ? job->spec.threads : job_threads(J);
 	o->time_limit = job->spec.time_limit;
 	if (J->o.time_limit > 0 &&
 	    (o->time_limit <= 0 || o->time_limit > J->o.time_limit))

@@ -57,12 +57,14 @@ struct http_job_spec {
 	double imbalance;
 	enum parsa_rule rule;
 	double time_limit;        /* seconds (part_run_opts); 0 = none */
+	uint32_t threads;         /* best's threads (part_run_opts); 0 = the
+				   * server's default (http_jobs_opts) */
 };
 
 /*
  * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
  * "init_blocks", "workers", "tau", "syncs", "quality", "seed", "imbalance",
- * "rule", "time_limit"} (only
+ * "rule", "time_limit", "threads"} (only
  * dataset and k required).  On a missing, mistyped, out-of-range or
  * unknown member returns PARSA_EINVAL with a message and the member's name
  * in field[64].  Does not check that the dataset exists.
@@ -77,6 +79,9 @@ struct http_jobs_opts {
 	double time_limit;              /* seconds: caps each job's own
 					 * time_limit, and applies to jobs
 					 * without one; 0 = none */
+	unsigned threads;               /* threads of a job without its own
+					 * "threads"; 0 = the CPUs the process
+					 * may use / workers, at least 1 */
 	struct http_datasets *data;     /* borrowed */
 	struct http_metrics *metrics;   /* borrowed */
 	void (*notify)(void *arg);      /* after a job ends (worker thread) */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "part_cli.h"
+#include "part_pool.h"
 #include "http_main.h"
 #include "http_route.h"
 #include "http_server.h"
@@ -45,10 +46,14 @@ static const char usage_serve[] =
 	"                      seconds: its refinement is cut short (Algorithm\n"
 	"                      13 always completes); a job's own time_limit is\n"
 	"                      capped at S (default: none)\n"
+	"  --job-threads N     threads of a quality=best job without its own\n"
+	"                      \"threads\" (placements are the same for any N;\n"
+	"                      default: the CPUs this process may use divided\n"
+	"                      by --workers, at least 1)\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
-       O_GRACE, O_CACHE, O_NICE, O_TLIMIT };
+       O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -62,6 +67,7 @@ static const struct option longopts[] = {
 	{"cache", required_argument, NULL, O_CACHE},
 	{"job-nice", required_argument, NULL, O_NICE},
 	{"job-time-limit", required_argument, NULL, O_TLIMIT},
+	{"job-threads", required_argument, NULL, O_THREADS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -153,6 +159,12 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 	case O_TLIMIT:
 		if (part_cli_dbl(arg, 1e-6, 1e9, &a->o.job_time_limit))
 			return usage_error("--job-time-limit must be a number of seconds > 0, got '%s'", arg);
+		return 0;
+	case O_THREADS:
+		if (part_cli_dbl(arg, 1, PART_POOL_MAX_THREADS, &v) ||
+		    v != (unsigned)v)
+			return usage_error("--job-threads must be an integer in 1..256, got '%s'", arg);
+		a->o.job_threads = (unsigned)v;
 		return 0;
 	case O_GRACE:
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))

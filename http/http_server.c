@@ -1411,6 +1411,7 @@ static int setup(struct svc *s, struct parsa_err *err)
 	jo = (struct http_jobs_opts){
 		.state_dir = s->o.state_dir, .workers = s->o.workers,
 		.nice = s->o.nice, .time_limit = s->o.job_time_limit,
+		.threads = s->o.job_threads,
 		.data = s->data, .metrics = s->metrics,
 		.notify = notify_from_thread, .notify_arg = s,
 	};

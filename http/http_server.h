@@ -31,6 +31,8 @@ struct http_server_opts {
 	int nice;                /* nice of job and dataset-reading threads */
 	double job_time_limit;   /* caps every job's time_limit (and is the
 				  * limit of jobs without one); 0 = none */
+	unsigned job_threads;    /* threads of a job without "threads"; 0 =
+				  * the CPUs / workers (http_jobs_opts) */
 };
 
 /*

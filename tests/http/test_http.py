@@ -336,7 +336,8 @@ def test_parallel_job_and_methods():
            submit(s, {"dataset": ds["id"], "k": 4, "tau": "inf", "workers": 1, "seed": 9})["id"],
            submit(s, {"dataset": ds["id"], "k": 4, "quality": "best"})["id"],
            submit(s, {"dataset": ds["id"], "k": 4, "quality": "fast", "workers": 2,
-                      "syncs": 1})["id"]]
+                      "syncs": 1})["id"],
+           submit(s, {"dataset": ds["id"], "k": 4, "quality": "best", "threads": 3})["id"]]
     for jid in ids:
         j = s.wait_job(jid)
         assert j["state"] == "succeeded", j
@@ -344,6 +345,15 @@ def test_parallel_job_and_methods():
     best = s.json("GET", "/v1/jobs/" + ids[3])
     assert best["report"]["params"]["quality"] == "best", best["report"]["params"]
     assert best["report"]["params"]["fm_passes"] > 0, best["report"]["params"]
+    # threads: the server's default (--workers 2 jobs share the CPUs), or
+    # the job's own; recorded, and the placement is the same for any
+    cpus = len(os.sched_getaffinity(0))
+    assert best["report"]["params"]["threads"] == max(1, cpus // 2), best["report"]["params"]
+    best3 = s.json("GET", "/v1/jobs/" + ids[5])
+    assert best3["params"]["threads"] == 3, best3["params"]
+    assert best3["report"]["params"]["threads"] == 3, best3["report"]["params"]
+    assert (s.req("GET", "/v1/jobs/%s/placement/examples" % ids[5])[2] ==
+            s.req("GET", "/v1/jobs/%s/placement/examples" % ids[3])[2]), "threads changed best"
     fast = s.json("GET", "/v1/jobs/" + ids[4])["report"]
     assert fast["params"]["quality"] == "fast" and fast["params"]["refine_passes"] == 0, fast
     assert fast["parallel"]["syncs"] == 1, fast["parallel"]
@@ -534,6 +544,9 @@ def test_errors_are_problems():
                         ({"dataset": ds["id"], "k": 4, "quality": "ultra"}, "quality"),
                         ({"dataset": ds["id"], "k": 4, "time_limit": 0}, "time_limit"),
                         ({"dataset": ds["id"], "k": 4, "time_limit": "1"}, "time_limit"),
+                        ({"dataset": ds["id"], "k": 4, "threads": 0}, "threads"),
+                        ({"dataset": ds["id"], "k": 4, "threads": 257}, "threads"),
+                        ({"dataset": ds["id"], "k": 4, "threads": "2"}, "threads"),
                         ({"dataset": ds["id"], "k": 4, "bogus": 1}, "bogus"),
                         ([1, 2], "(body)")):
         j, _ = s.problem("POST", "/v1/jobs", body, status=422)
@@ -760,9 +773,10 @@ def test_openapi_is_valid_and_lists_the_job_params():
 def test_cli_usage():
     p = run("serve", "--help")
     assert "--listen" in p.stdout and "--workers" in p.stdout and "--token-file" in p.stdout
-    assert "--job-time-limit" in p.stdout
+    assert "--job-time-limit" in p.stdout and "--job-threads" in p.stdout
     for args in (["--listen", "nope"], ["--workers", "0"], ["--max-upload", "x"],
                  ["--job-time-limit", "0"], ["--job-time-limit", "soon"],
+                 ["--job-threads", "0"], ["--job-threads", "257"], ["--job-threads", "x"],
                  ["--bogus"], ["extra"]):
         p = run("serve", *args, ok=False)
         assert p.returncode == 2 and "parsa serve:" in p.stderr, (args, p.stderr)
