@@ -11,6 +11,9 @@ usage: bench.py BUILD_DIR [--study] [--no-synthetic] [--reps N]
                 [--json FILE]      (issue #6: parsa's qualities vs METIS, Zoltan)
        bench.py BUILD_DIR --floors-quick [--only SUBSTR]
                                    (the issue-2 floors' groups at k=16 only)
+       bench.py BUILD_DIR --slack [--ks 16] [--only SUBSTR] [--reps N]
+                                   (--guard-slack: memory traded for T_sum,
+                                   beside METIS and Zoltan)
 
 Methods: random, greedy, metis, parsa (= --quality default), parsa-fast,
 parsa-best, parsa-best-capped (best with --time-limit at METIS's median
@@ -40,6 +43,11 @@ ISSUE6_METHODS = ["random", "greedy", "metis", "zoltan", "parsa-fast", "parsa", 
                   "parsa-best-capped"]
 QUALITY = {"parsa-fast": "fast", "parsa": "default", "parsa-best": "best",
            "parsa-best-capped": "best"}
+# --slack: (quality, --guard-slack) of each method
+SLACK = {"parsa": ("default", "1"), "parsa-slack-inf": ("default", "inf"),
+         "parsa-best": ("best", "1"), "parsa-best-slack-1.25": ("best", "1.25"),
+         "parsa-best-slack-inf": ("best", "inf")}
+SLACK_METHODS = ["metis", "zoltan"] + list(SLACK)
 # --time-limit series of best in the trade-off (seconds; gowalla, synthetic)
 LIMITS = {"gowalla": [0.1, 0.2, 0.4, 0.8, 1.6], "synthetic-17M": [2.5, 5, 10, 20, 40]}
 ZOLTAN_H = "/usr/include/trilinos/zoltan.h"
@@ -112,7 +120,11 @@ class Bench:
         out = os.path.join(self.tmp, "p")
         runs = []
         label = method
-        if method in QUALITY:
+        if method in SLACK:
+            extra = list(extra) + ["--quality", SLACK[method][0],
+                                   "--guard-slack", SLACK[method][1]]
+            method = "parsa"
+        elif method in QUALITY:
             extra = list(extra) + ["--quality", QUALITY[method]]
             method = "parsa"
         for _ in range(reps):
@@ -317,6 +329,50 @@ def issue6(b, ks, only, out=print):
     return res
 
 
+def main_slack(args):
+    """--guard-slack: T_sum against M_max and T_max, with METIS and Zoltan
+    PHG on the same sets in the same run (one table per group and k)."""
+    b = Bench(args.build, args.reps, zoltan=True)
+    ks = [int(x) for x in args.ks.split(",")]
+    print("## --guard-slack run of %s on %s (%d cores)" % (time.strftime("%Y-%m-%d %H:%M"),
+          os.uname().nodename, os.cpu_count()))
+    better = []
+    for gname, paths, mode in GROUPS6:
+        for k in ks:
+            rows = []
+            for path in paths:
+                if args.only and args.only not in path:
+                    continue
+                name = short(path) + (" (%s)" % mode if mode else "")
+                extra = ["--graph", mode] if mode else []
+                got = {}
+                for meth in SLACK_METHODS:
+                    if meth == "zoltan" and not b.zoltan:
+                        continue
+                    got[meth] = b.run(os.path.join(SHARED, path), k, meth, extra)
+                    rows.append((name, k, got[meth]))
+                    print("  %s k=%d %s: T_sum %.0f (%.3fs)" % (
+                        name, k, meth, got[meth]["metrics"]["T_sum"],
+                        got[meth]["seconds"]["partition"]), file=sys.stderr)
+                t = {m: r["metrics"]["T_sum"] for m, r in got.items()}
+                ref = min(t[m] for m in ("metis", "zoltan") if m in t)
+                better.append((name, k, t["parsa-best"] <= ref, t["parsa-best-slack-inf"] <= ref,
+                               t["parsa-best-slack-inf"] / t["parsa-best"] - 1,
+                               got["parsa-best-slack-inf"]["metrics"]["M_max"] /
+                               got["parsa-best"]["metrics"]["M_max"]))
+            if rows:
+                print("\n### %s, k=%d\n" % (gname, k))
+                short_table(rows, print)
+                sys.stdout.flush()
+    print("\n### best with --guard-slack inf against best\n")
+    print("| dataset | k | best T_sum <= min(METIS, Zoltan) | slack inf T_sum <= it | "
+          "T_sum change | M_max ratio |")
+    print("|---|---|---|---|---|---|")
+    for name, k, a, c, d, r in better:
+        print("| %s | %d | %s | %s | %+.1f%% | %.2fx |" % (name, k, "yes" if a else "no",
+              "yes" if c else "no", 100 * d, r))
+
+
 def _geo(xs):
     xs = [max(x, 1e-12) for x in xs]
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
@@ -497,11 +553,18 @@ def main():
     ap.add_argument("--json", default="", help="with --issue6: write the results here")
     ap.add_argument("--floors-quick", action="store_true",
                     help="only the issue-2 group floors at k=16 for parsa (1 rep)")
+    ap.add_argument("--slack", action="store_true",
+                    help="--guard-slack trade-off beside METIS and Zoltan (--ks, default 16 here)")
     args = ap.parse_args()
     if not os.path.isdir(SHARED):
         sys.exit("bench: shared data not found at %s (set PARSA_SHARED_DATA)" % SHARED)
     if args.issue6:
         main_issue6(args)
+        return
+    if args.slack:
+        if args.ks == "16,64":
+            args.ks = "16"
+        main_slack(args)
         return
     if args.floors_quick:
         sys.exit(main_floors_quick(args))

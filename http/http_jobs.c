@@ -143,6 +143,18 @@ static int parse_tau(json_t *body, struct http_job_spec *s, char *field,
 	return 0;
 }
 
+/* guard_slack: a number in [1, 1e6] or the string "inf"; 0 or -1. */
+static int get_guard_slack(json_t *v, double *out)
+{
+	if (json_is_string(v))
+		return part_guard_slack_parse(json_string_value(v), out);
+	if (!json_is_number(v) || !(json_number_value(v) >= 1.0) ||
+	    !(json_number_value(v) <= 1e6))
+		return -1;
+	*out = json_number_value(v);
+	return 0;
+}
+
 static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
 		      struct parsa_err *err)
 {
@@ -181,6 +193,10 @@ static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
 				   "must be a number of seconds > 0");
 		s->time_limit = json_number_value(v);
 	}
+	v = json_object_get(body, "guard_slack");
+	if (v && get_guard_slack(v, &s->guard_slack))
+		return bad(field, "guard_slack", err,
+			   "must be a number >= 1 (up to 1e6) or \"inf\"");
 	return 0;
 }
 
@@ -189,7 +205,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 {
 	static const char *const known[] = {"dataset", "k", "method", "blocks",
 		"init_blocks", "workers", "tau", "syncs", "quality", "seed",
-		"imbalance", "rule", "time_limit", "threads"};
+		"imbalance", "rule", "time_limit", "guard_slack", "threads"};
 	struct parsa_partu_opts d;
 	const char *key;
 	json_t *val;
@@ -202,6 +218,7 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 	s->tau = PART_PAR_DEFAULT_TAU;
 	s->syncs = -1;
 	s->quality = PART_QUALITY_DEFAULT;
+	s->guard_slack = 1.0;
 	s->seed = d.seed;
 	s->imbalance = d.imbalance;
 	s->rule = d.rule;
@@ -216,7 +233,8 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 			return bad(field, key, err, "is not a job parameter "
 				   "(dataset, k, method, blocks, init_blocks, "
 				   "workers, tau, syncs, quality, seed, "
-				   "imbalance, rule, time_limit, threads)");
+				   "imbalance, rule, time_limit, guard_slack, "
+				   "threads)");
 	}
 	rc = parse_strs(body, s, field, err);
 	if (rc == 0)
@@ -248,6 +266,11 @@ static json_t *spec_json(const struct http_job_spec *s)
 		json_object_set_new(j, "time_limit", json_real(s->time_limit));
 	if (j && s->threads)
 		json_object_set_new(j, "threads", json_integer(s->threads));
+	if (j && s->guard_slack > 1.0)
+		json_object_set_new(j, "guard_slack",
+				    isinf(s->guard_slack)
+					    ? json_string("inf")
+					    : json_real(s->guard_slack));
 	if (j && s->parallel) {
 		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
 		if (s->tau == PART_PAR_TAU_INF)
@@ -529,6 +552,7 @@ static void run_opts(const struct http_jobs *J, const struct http_job *job,
 	o->refine_progress_arg = (void *)job;
 	o->threads = job->spec.threads ? job->spec.threads : job_threads(J);
 	o->time_limit = job->spec.time_limit;
+	o->guard_slack = job->spec.guard_slack;
 	if (J->o.time_limit > 0 &&
 	    (o->time_limit <= 0 || o->time_limit > J->o.time_limit))
 		o->time_limit = J->o.time_limit;

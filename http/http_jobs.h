@@ -57,6 +57,8 @@ struct http_job_spec {
 	double imbalance;
 	enum parsa_rule rule;
 	double time_limit;        /* seconds (part_run_opts); 0 = none */
+	double guard_slack;       /* part_run_opts; 1 = never worse, INFINITY
+				   * = no bound ("inf" in JSON) */
 	uint32_t threads;         /* best's threads (part_run_opts); 0 = the
 				   * server's default (http_jobs_opts) */
 };
@@ -64,7 +66,7 @@ struct http_job_spec {
 /*
  * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
  * "init_blocks", "workers", "tau", "syncs", "quality", "seed", "imbalance",
- * "rule", "time_limit", "threads"} (only
+ * "rule", "time_limit", "guard_slack", "threads"} (only
  * dataset and k required).  On a missing, mistyped, out-of-range or
  * unknown member returns PARSA_EINVAL with a message and the member's name
  * in field[64].  Does not check that the dataset exists.

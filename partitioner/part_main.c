@@ -112,6 +112,11 @@ static const char usage_partition[] =
 	"                    passed, keeping the best placement found (never\n"
 	"                    worse than Algorithm 13's); the run is then not\n"
 	"                    reproducible (default: none)\n"
+	"  --guard-slack X   Parsa: the refinement phases may end with T_max\n"
+	"                    and M_max up to X times Algorithm 13's (after the\n"
+	"                    M_max refinement): memory and peak traffic traded\n"
+	"                    for total traffic (T_sum); inf = no bound but\n"
+	"                    the balance cap (default 1: never worse)\n"
 	"  --param-imbalance X  cap the parameters per server at\n"
 	"                    X * ceil(|V_used| / k); 0 = no cap (default)\n"
 	"  --sweeps N        improving sweeps of Algorithm 11 (default %u)\n"
@@ -295,7 +300,7 @@ enum {
 	OPT_SERVERS, OPT_TAU, OPT_MPI, OPT_INIT_SAMPLE, OPT_SYNCS, OPT_QUALITY,
 	OPT_REFINE_PASSES, OPT_RESTREAM, OPT_PARAM_IMB, OPT_ML_LEVELS,
 	OPT_MULTILEVEL, OPT_PFANOUT, OPT_FM_PASSES, OPT_ML_CYCLES, OPT_ML_CHAINS,
-	OPT_TIME_LIMIT, OPT_THREADS,
+	OPT_TIME_LIMIT, OPT_THREADS, OPT_GUARD_SLACK,
 };
 
 /* streaming options (part_stream.h) */
@@ -324,6 +329,7 @@ static const struct option partition_longopts[] = {
 	{"ml-chains", required_argument, NULL, OPT_ML_CHAINS},
 	{"param-imbalance", required_argument, NULL, OPT_PARAM_IMB},
 	{"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+	{"guard-slack", required_argument, NULL, OPT_GUARD_SLACK},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"out", required_argument, NULL, OPT_OUT},
@@ -479,6 +485,10 @@ static int parse_one(struct cmd_opts *c, int opt, const char *arg)
 		if (part_cli_dbl(arg, 1e-6, 1e9, &c->run.time_limit))
 			return die_usage("--time-limit must be a number of seconds > 0, got '%s'", arg);
 		return 0;
+	case OPT_GUARD_SLACK:
+		if (part_guard_slack_parse(arg, &c->run.guard_slack))
+			return die_usage("--guard-slack must be a number >= 1 or inf, got '%s'", arg);
+		return 0;
 	case OPT_THREADS:
 		if (part_cli_u64(arg, 1, PART_POOL_MAX_THREADS, &v))
 			return die_usage("--threads must be an integer in 1..256, got '%s'", arg);
@@ -621,6 +631,8 @@ static int check_stream_opts(struct cmd_opts *c)
 		return die_usage("%s", "--stream: --param-imbalance is not supported (Algorithm 11 runs per server)");
 	if (c->run.time_limit > 0)
 		return die_usage("%s", "--stream: --time-limit does not apply (the streaming pass has no refinement phases)");
+	if (c->run.guard_slack > 1.0)
+		return die_usage("%s", "--stream: --guard-slack does not apply (the streaming pass has no refinement phases)");
 	return -1;
 }
 

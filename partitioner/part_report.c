@@ -104,6 +104,12 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_integer(o->threads ? o->threads
 							    : part_pool_cpus()));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
+		json_object_set_new(p, "guard_slack",
+				    isinf(o->guard_slack)
+					    ? json_string("inf")
+					    : json_real(o->guard_slack > 1.0
+								? o->guard_slack
+								: 1.0));
 		json_object_set_new(p, "time_limit",
 				    o->time_limit > 0 ? json_real(o->time_limit)
 						      : json_null());
@@ -120,7 +126,8 @@ static json_t *params_json(const struct part_report_info *in)
 /* What Parsa's refinement phases did (part_run.h). */
 static json_t *refine_json(const struct part_result *r)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b}",
+	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b, s:I, "
+			 "s:I}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
 			 "tsum_passes", (int)r->fm_stats.passes,
@@ -129,7 +136,9 @@ static json_t *refine_json(const struct part_result *r)
 			 "restream_kept", (json_int_t)r->restream_kept,
 			 "guard_rejects", r->guard_reverted,
 			 "multilevel_kept", r->scratch_kept,
-			 "time_limited", r->time_limited);
+			 "time_limited", r->time_limited,
+			 "step1_T_max", (json_int_t)r->step1_tmax,
+			 "step1_M_max", (json_int_t)r->step1_mmax);
 }
 
 /* Algorithm 13's work: examples placed, bits added to S, cost-list

@@ -27,6 +27,11 @@
  * again from the step-1 result with plain sweeps and FM passes (no
  * restreaming, p-fanout or V-cycle), then with one sweep, and if those fail too the step-1
  * result is kept; so the extra phases never worsen T_max or M_max.
+ * guard_slack > 1 then runs 2-3 (and the guard) a second time, from that
+ * result, with the bound loosened to guard_slack times the step-1 T_max
+ * and M_max (everywhere the step-1 M_max caps a move, too): memory and
+ * peak traffic traded for total traffic, and never a higher T_sum than
+ * without the slack.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
@@ -86,6 +91,13 @@ struct part_run_opts {
 				     * chains of V-cycles (part_pool.h; the
 				     * result does not depend on it);
 				     * 0 = the CPUs the process may use */
+	double guard_slack;         /* Parsa: the guard's bound (see top): phases
+				     * 2-3 may end with T_max and M_max up to
+				     * guard_slack times the step-1 result's
+				     * (floor); <= 1 = never worse (the
+				     * default), INFINITY = no bound (the
+				     * connectivity alone, the balance cap
+				     * still holds) */
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
@@ -115,6 +127,10 @@ void part_run_opts_default(struct part_run_opts *o);
  */
 void part_quality_apply(struct part_run_opts *o, enum part_quality q);
 int part_quality_parse(const char *s, enum part_quality *q);
+
+/* guard_slack from text: a number in [1, 1e6] or "inf" (INFINITY).
+ * 0 or -1 (nothing set). */
+int part_guard_slack_parse(const char *s, double *out);
 const char *part_quality_name(enum part_quality q);
 
 struct part_result {
@@ -134,6 +150,9 @@ struct part_result {
 	int guard_reverted;      /* attempts the guard rejected (see top); 3:
 				  * the step-1 result was kept */
 	int scratch_kept;        /* 1: the multilevel partition was kept */
+	uint64_t step1_tmax;     /* T_max and M_max of the step-1 result (the
+				  * guard's reference; 0 when no phase 2-3 */
+	uint64_t step1_mmax;     /* ran) */
 	int time_limited;        /* 1: the time limit was reached before the
 				  * refinement phases ended (they were cut) */
 	struct parsa_partu_stats pu_stats;

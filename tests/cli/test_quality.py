@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
 refinement options (--refine-passes, --fm-passes, --restream, --ml-levels,
---ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit).  Ends with "N passed, N failed[, N skipped]"."""
+--ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit,
+--guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
 import json
 import math
 import os
@@ -26,7 +27,7 @@ def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
                 "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
-                "--ml-chains", "--time-limit", "--threads"):
+                "--ml-chains", "--time-limit", "--threads", "--guard-slack"):
         assert opt in out, opt
 
 
@@ -71,7 +72,10 @@ def test_bad_values_are_usage_errors():
                  ["--fm-passes", "1001"], ["--ml-chains", "y"],
                  ["--time-limit", "0"], ["--time-limit", "-1"], ["--time-limit", "soon"],
                  ["--time-limit", "nan"], ["--stream", "--time-limit", "1"],
-                 ["--threads", "0"], ["--threads", "257"], ["--threads", "two"]):
+                 ["--threads", "0"], ["--threads", "257"], ["--threads", "two"],
+                 ["--guard-slack", "0.9"], ["--guard-slack", "0"], ["--guard-slack", "-1"],
+                 ["--guard-slack", "nan"], ["--guard-slack", "lots"],
+                 ["--guard-slack", "1e7"], ["--stream", "--guard-slack", "2"]):
         p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, *args, ok=False)
         assert p.returncode == 2, (args, p.returncode)
         assert "parsa:" in p.stderr
@@ -94,6 +98,45 @@ def test_quality_never_worse_than_fast_on_samples():
             m = reps[q]["metrics"]
             assert m["T_max"] <= fm["T_max"] and m["M_max"] <= fm["M_max"], (f, q, m, fm)
         assert reps["default"]["metrics"]["T_sum"] <= fm["T_sum"], f
+
+
+@test
+def test_guard_slack_bounds_and_never_worse():
+    # --guard-slack X: T_max and M_max at most floor(X times) Algorithm 13's
+    # (after the M_max refinement: refine.step1_*), T_sum never above the
+    # strict run's (the slack round starts from the strict result); on the
+    # sets where the strict bound binds, T_sum strictly lower
+    binds = ("reuters-sample.svm.gz", "movielens-sample.csv.gz")
+    for f, extra in SAMPLES:
+        data = "data/" + f
+        tag = f.split(".")[0] + "".join(extra)
+        for q in ("default", "best"):
+            strict = part(data, 8, tmp("gs-1-%s-%s" % (q, tag)), "--quality", q, *extra)
+            assert strict["params"]["guard_slack"] == 1.0, strict["params"]
+            r1 = strict["refine"]
+            assert strict["metrics"]["M_max"] <= r1["step1_M_max"]
+            assert strict["metrics"]["T_max"] <= r1["step1_T_max"]
+            for x in ("1.2", "inf"):
+                prefix = tmp("gs-%s-%s-%s" % (x, q, tag))
+                rep = part(data, 8, prefix, "--quality", q, "--guard-slack", x, *extra)
+                check_placement(prefix, 8)
+                eval_agrees(data, prefix, rep, extra)
+                assert rep["params"]["guard_slack"] == (x if x == "inf" else float(x))
+                m, r = rep["metrics"], rep["refine"]
+                assert (r["step1_M_max"], r["step1_T_max"]) == \
+                    (r1["step1_M_max"], r1["step1_T_max"]), (f, q, x)
+                if x != "inf":
+                    assert m["M_max"] <= math.floor(float(x) * r["step1_M_max"]), (f, q, x, m, r)
+                    assert m["T_max"] <= math.floor(float(x) * r["step1_T_max"]), (f, q, x, m, r)
+                assert m["imbalance"] <= 1.03 + 1e-9, (f, q, x, m)
+                assert m["T_sum"] <= strict["metrics"]["T_sum"], (f, q, x, m, strict["metrics"])
+                if f in binds and x == "inf":
+                    assert m["T_sum"] < strict["metrics"]["T_sum"], (f, q, m)
+    # the same seed, the same placement
+    a = part("data/reuters-sample.svm.gz", 8, tmp("gs-det-a"), "--guard-slack", "1.5")
+    b = part("data/reuters-sample.svm.gz", 8, tmp("gs-det-b"), "--guard-slack", "1.5")
+    assert read_lines(tmp("gs-det-a") + ".examples") == read_lines(tmp("gs-det-b") + ".examples")
+    assert a["metrics"] == b["metrics"]
 
 
 @test

@@ -367,6 +367,42 @@ def test_parallel_job_and_methods():
 
 
 @serving
+def test_guard_slack_job_matches_cli():
+    # guard_slack (a number >= 1 or "inf") as partition --guard-slack: the
+    # same placement, reported, kept across a restart, and on this sample
+    # (where the strict bound binds) a lower T_sum than without it
+    state = tmp("st-slack")
+    s = Server(state)
+    ds = register_path(s, "movielens-sample.csv.gz")
+    jobs = {}
+    for q, x in (("default", None), ("default", "inf"), ("best", 1.5)):
+        body = {"dataset": ds["id"], "k": 8, "quality": q}
+        if x is not None:
+            body["guard_slack"] = x
+        jobs[(q, x)] = submit(s, body)["id"]
+    for (q, x), jid in jobs.items():
+        j = s.wait_job(jid)
+        assert j["state"] == "succeeded", j
+        assert j["report"]["params"]["guard_slack"] == (1.0 if x is None else x), j["report"]
+        if x is not None:
+            assert j["params"]["guard_slack"] == x, j["params"]
+            prefix = tmp("cli-slack-%s" % q)
+            run("partition", ML, "-k", 8, "--quality", q, "--guard-slack", x,
+                "--out", prefix, "-q")
+            got = s.req("GET", "/v1/jobs/%s/placement/examples" % jid)[2]
+            with open(prefix + ".examples", "rb") as f:
+                assert got == f.read(), "guard_slack %s differs from the CLI's" % x
+    strict = s.json("GET", "/v1/jobs/%s/report" % jobs[("default", None)])["metrics"]
+    loose = s.json("GET", "/v1/jobs/%s/report" % jobs[("default", "inf")])["metrics"]
+    assert loose["T_sum"] < strict["T_sum"], (loose, strict)
+    assert s.stop() == 0
+    s2 = Server(state)
+    assert s2.json("GET", "/v1/jobs/" + jobs[("best", 1.5)])["params"]["guard_slack"] == 1.5
+    assert s2.json("GET", "/v1/jobs/" + jobs[("default", "inf")])["params"]["guard_slack"] == "inf"
+    assert s2.stop() == 0
+
+
+@serving
 def test_long_poll():
     s, did = slow_server_data(tmp("st-wait"))
     jid = submit(s, dict(SLOW_JOB, dataset=did))["id"]
@@ -544,6 +580,10 @@ def test_errors_are_problems():
                         ({"dataset": ds["id"], "k": 4, "quality": "ultra"}, "quality"),
                         ({"dataset": ds["id"], "k": 4, "time_limit": 0}, "time_limit"),
                         ({"dataset": ds["id"], "k": 4, "time_limit": "1"}, "time_limit"),
+                        ({"dataset": ds["id"], "k": 4, "guard_slack": 0.5}, "guard_slack"),
+                        ({"dataset": ds["id"], "k": 4, "guard_slack": "lots"}, "guard_slack"),
+                        ({"dataset": ds["id"], "k": 4, "guard_slack": True}, "guard_slack"),
+                        ({"dataset": ds["id"], "k": 4, "guard_slack": 1e7}, "guard_slack"),
                         ({"dataset": ds["id"], "k": 4, "threads": 0}, "threads"),
                         ({"dataset": ds["id"], "k": 4, "threads": 257}, "threads"),
                         ({"dataset": ds["id"], "k": 4, "threads": "2"}, "threads"),
