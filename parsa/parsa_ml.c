@@ -12,6 +12,7 @@
 #include "parsa_kfm.h"
 #include "parsa_metrics.h"
 #include "parsa_partu.h"
+#include "parsa_rb.h"
 #include "parsa_rng.h"
 
 #define NIL UINT32_MAX
@@ -250,7 +251,9 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 		if (e + ML_AHEAD < end)
 			prefetch_net(m, g, e + ML_AHEAD);
 
-		if (d < 2 || d > ML_NET_MAX)
+		/* in-part (m->seg): the small nets; from scratch, larger
+		 * ones too (measured: BENCHMARKS.md, recursive bisection) */
+		if (d < 2 || d > (m->seg ? ML_NET_MAX : ML_NET_MAX_SCRATCH))
 			continue;
 		if (budget < d)
 			break; /* scanned enough pins for u */
@@ -450,7 +453,8 @@ static int level_kfm(const struct parsa_graph *g, uint32_t *part,
  * sets). */
 static int refine_level(struct ml_level *l, uint32_t k,
 			const struct parsa_fm_opts *o,
-			struct parsa_fm_stats *st, struct parsa_err *err)
+			struct parsa_fm_stats *st, struct parsa_nbrset *out,
+			struct parsa_err *err)
 {
 	struct parsa_nbrset used;
 	struct parsa_fm_opts lo = *o;
@@ -472,6 +476,8 @@ static int refine_level(struct ml_level *l, uint32_t k,
 		st->moves += s.moves;
 		rc = level_kfm(&l->g, l->part, &used, &lo, st, err);
 	}
+	if (rc == 0 && out) /* the level's sets, for the caller */
+		parsa_nbrset_copy(out, &used);
 	parsa_nbrset_release(&used);
 	return rc;
 }
@@ -514,14 +520,16 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 /*
  * Refine lv[nl..1] with the parts they hold, projecting each level's parts
  * to the next finer one, then the original graph (part, used: its sets
- * are recomputed when nl > 0).  Once o->stop is due the levels are only
+ * are recomputed when nl > 0); top_refined: lv[nl] is refined already.
+ * Once o->stop is due the levels are only
  * projected (refine_level would poll it before each sweep and pass; this
  * also skips its used sets).
  */
 static int uncoarsen(struct ml_level *lv, uint32_t nl,
 		     const struct parsa_graph *g, uint32_t *part,
 		     struct parsa_nbrset *used, const struct parsa_fm_opts *o,
-		     struct parsa_fm_stats *s, struct parsa_err *err)
+		     int top_refined, struct parsa_fm_stats *s,
+		     struct parsa_err *err)
 {
 	struct parsa_fm_stats s0;
 	int rc = 0;
@@ -530,8 +538,8 @@ static int uncoarsen(struct ml_level *lv, uint32_t nl,
 		uint32_t *fp = l > 1 ? lv[l - 1].part : part;
 		uint32_t n = l > 1 ? lv[l - 1].g.n_rows : g->n_rows;
 
-		if (!parsa_stop_due(o->stop))
-			rc = refine_level(&lv[l], used->k, o, s, err);
+		if (!parsa_stop_due(o->stop) && !(top_refined && l == nl))
+			rc = refine_level(&lv[l], used->k, o, s, NULL, err);
 		for (uint32_t u = 0; rc == 0 && u < n; u++)
 			fp[u] = lv[l].part[lv[l].cmap[u]];
 	}
@@ -570,12 +578,119 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 	for (uint32_t l = 1; l <= nl; l++)
 		lv[l].m_limit = o->m_limit;
 	if (rc == 0)
-		rc = uncoarsen(lv, nl, g, part, used, o, &s, err);
+		rc = uncoarsen(lv, nl, g, part, used, o, 0, &s, err);
 	assert(rc || s.conn_after <= s.conn_before);
 	for (uint32_t l = 1; l <= nl; l++)
 		level_release(&lv[l]);
 	if (st)
 		*st = s;
+	return rc;
+}
+
+/* Which of two results is better: the smaller excess of M_max over
+ * m_limit, then the lower connectivity (ties: a). */
+static int better_result(const struct parsa_nbrset *a,
+			 const struct parsa_nbrset *b, uint64_t m_limit)
+{
+	uint64_t ma = 0, mb = 0, xa, xb;
+
+	for (uint32_t j = 0; j < a->k; j++) {
+		ma = a->size[j] > ma ? a->size[j] : ma;
+		mb = b->size[j] > mb ? b->size[j] : mb;
+	}
+	xa = ma > m_limit ? ma - m_limit : 0;
+	xb = mb > m_limit ? mb - m_limit : 0;
+	if (xa != xb)
+		return xa < xb;
+	return parsa_connectivity(a) <= parsa_connectivity(b);
+}
+
+/* Recursive bisection's starts on a coarsest graph of `pins` pins: 8,
+ * fewer on large ones (their cost is tries times pins; measured on the
+ * 17M synthetic set, whose coarsest graph has millions of pins). */
+static uint32_t rb_tries(uint64_t pins)
+{
+	uint64_t t = pins ? ML_RB_TRIES * ML_RB_PINS / pins : ML_RB_TRIES;
+
+	return t < 2 ? 2 : t > ML_RB_TRIES ? ML_RB_TRIES : (uint32_t)t;
+}
+
+/*
+ * The two starts of parsa_ml_partition on the coarsest level: Algorithm
+ * 13 (balance by clusters; the refinement rebalances by weight) and
+ * recursive bisection (parsa_rb.h, by weight).  With coarse levels
+ * (nl > 0) each start is refined on the coarsest level and the better
+ * (better_result: M_j and the connectivity do not change as the parts
+ * are projected down) is uncoarsened; without (nl == 0: the coarsest is
+ * g) each is refined on g and the better kept.  part/used/s receive it.
+ */
+static int two_starts(struct ml_level *lv, uint32_t nl,
+		      const struct parsa_graph *g,
+		      const struct parsa_partu_opts *pu, uint32_t *part,
+		      struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		      struct parsa_fm_stats *s, struct parsa_err *err)
+{
+	const struct parsa_graph *cg = nl ? &lv[nl].g : g;
+	uint32_t *cpart = nl ? lv[nl].part : part, k = used->k;
+	struct parsa_partu_opts cpu = *pu;
+	struct parsa_rb_opts ro = { k, ML_RB_EPS, rb_tries(parsa_graph_nnz(cg)),
+				    o->seed };
+	struct parsa_fm_stats s1 = { 0 };
+	struct parsa_nbrset S = { 0 }, u1 = { 0 }, u2 = { 0 };
+	uint32_t *rbp = malloc(((size_t)cg->n_rows + 1) * sizeof(uint32_t));
+	uint32_t *p1 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	int rc = rbp && p1 ? 0 : parsa_fail(err, PARSA_ENOMEM,
+					    "out of memory (multilevel)");
+
+	cpu.progress = NULL;
+	cpu.init_blocks = 0;
+	cpu.blocks = 1;
+	*s = (struct parsa_fm_stats){ 0 };
+	if (rc == 0)
+		rc = parsa_rb_partition(cg, nl ? lv[nl].w : NULL, &ro, rbp,
+					NULL, err);
+	if (rc == 0)
+		rc = parsa_nbrset_init(&S, g->n_cols, k, err);
+	if (rc == 0)
+		rc = parsa_partition_u(cg, &cpu, &S, cpart, NULL, err);
+	parsa_nbrset_release(&S);
+	if (rc == 0)
+		rc = parsa_nbrset_init(&u1, cg->n_cols, k, err);
+	if (rc == 0 && nl > 0) {
+		rc = parsa_nbrset_init(&u2, cg->n_cols, k, err);
+		if (rc == 0)
+			rc = refine_level(&lv[nl], k, o, s, &u1, err);
+		if (rc == 0) { /* keep Algorithm 13's, refine the bisection */
+			memcpy(p1, cpart, (size_t)cg->n_rows * sizeof(uint32_t));
+			memcpy(cpart, rbp, (size_t)cg->n_rows * sizeof(uint32_t));
+			rc = refine_level(&lv[nl], k, o, s, &u2, err);
+		}
+		if (rc == 0 && better_result(&u1, &u2, o->m_limit))
+			memcpy(cpart, p1, (size_t)cg->n_rows * sizeof(uint32_t));
+		if (rc == 0)
+			rc = uncoarsen(lv, nl, g, part, used, o, 1, s, err);
+	} else if (rc == 0) {
+		rc = parsa_used_sets(g, part, used, err);
+		if (rc == 0)
+			rc = uncoarsen(lv, 0, g, part, used, o, 0, &s1, err);
+		if (rc == 0) { /* keep Algorithm 13's, refine the bisection */
+			parsa_nbrset_copy(&u1, used);
+			memcpy(p1, part, (size_t)g->n_rows * sizeof(uint32_t));
+			memcpy(part, rbp, (size_t)g->n_rows * sizeof(uint32_t));
+			rc = parsa_used_sets(g, part, used, err);
+		}
+		if (rc == 0)
+			rc = uncoarsen(lv, 0, g, part, used, o, 0, s, err);
+		if (rc == 0 && better_result(&u1, used, o->m_limit)) {
+			memcpy(part, p1, (size_t)g->n_rows * sizeof(uint32_t));
+			parsa_nbrset_copy(used, &u1);
+			*s = s1;
+		}
+	}
+	parsa_nbrset_release(&u1);
+	parsa_nbrset_release(&u2);
+	free(rbp);
+	free(p1);
 	return rc;
 }
 
@@ -587,8 +702,6 @@ int parsa_ml_partition(const struct parsa_graph *g,
 {
 	struct ml_level lv[ML_MAX_LEVELS + 1];
 	struct parsa_fm_stats s = { 0 };
-	struct parsa_partu_opts cpu = *pu;
-	struct parsa_nbrset S;
 	struct parsa_rng rng;
 	uint32_t nl = 0, k = used->k;
 	uint32_t max_w = (uint32_t)(o->cap / 16 > 2 ? o->cap / 16 : 2);
@@ -598,31 +711,16 @@ int parsa_ml_partition(const struct parsa_graph *g,
 		return parsa_fail(err, PARSA_EINVAL, "multilevel: bad arguments");
 	memset(lv, 0, sizeof(lv));
 	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
-	/* the coarsening is not cut short by o->stop: Algorithm 13 must run
-	 * on the coarse graph it is sized for */
+	/* the coarsening is not cut short by o->stop: the starts must run
+	 * on the coarse graph they are sized for */
 	rc = build_levels(lv, &nl, g, NULL, max_levels, ML_COARSEST_PER_PART * k,
 			  max_w, NULL, &rng, err);
 	/* coarse levels: connectivity and weight balance only (the coarsest
 	 * partition is not bound by m_limit); level 0 rebalances M */
 	for (uint32_t l = 1; l <= nl; l++)
 		lv[l].m_limit = UINT64_MAX;
-	/* Algorithm 13 on the coarsest graph (balance by clusters; the
-	 * refinement below rebalances by weight) */
-	cpu.progress = NULL;
-	cpu.init_blocks = 0;
-	cpu.blocks = 1;
 	if (rc == 0)
-		rc = parsa_nbrset_init(&S, g->n_cols, k, err);
-	if (rc == 0) {
-		rc = parsa_partition_u(nl ? &lv[nl].g : g, &cpu, &S,
-				       nl ? lv[nl].part : part, NULL, err);
-		parsa_nbrset_release(&S);
-	}
-	if (rc == 0 && nl == 0)
-		rc = parsa_used_sets(g, part, used, err);
-	s.conn_before = s.conn_mid = 0;
-	if (rc == 0)
-		rc = uncoarsen(lv, nl, g, part, used, o, &s, err);
+		rc = two_starts(lv, nl, g, pu, part, used, o, &s, err);
 	for (uint32_t l = 1; l <= nl; l++)
 		level_release(&lv[l]);
 	if (st)

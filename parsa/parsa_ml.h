@@ -5,8 +5,9 @@
  * Coarsening: at every level each vertex (visited in a seeded random
  * order) joins the vertex that shares the most features with it, weighted
  * by 1 / (|net| − 1) (heavy-edge rating over the feature nets; nets of
- * more than ML_NET_MAX vertices are left out of the rating: they connect
- * almost everything, and scanning them would cost O(|net|^2); at most
+ * more than ML_NET_MAX vertices, ML_NET_MAX_SCRATCH in parsa_ml_partition,
+ * are left out of the rating: they connect almost everything, and
+ * scanning them would cost O(|net|^2); at most
  * ML_PIN_BUDGET pins are rated per vertex, so a level costs
  * O(ML_PIN_BUDGET |U| + |E|)): a pair with an unclustered vertex, or the
  * cluster of a clustered one, as long as the cluster weighs at most
@@ -49,6 +50,7 @@
 #include "parsa_partu.h"
 
 #define ML_NET_MAX 64
+#define ML_NET_MAX_SCRATCH 256 /* the same for parsa_ml_partition */
 #define ML_PIN_BUDGET 2048 /* pins rated per vertex at most */
 #define ML_MAX_LEVELS 32 /* coarsening levels at most */
 #define ML_COARSE_PASSES 3 /* refinement sweeps per coarse level at most */
@@ -67,15 +69,25 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 
 /* Clusters per part at which parsa_ml_partition stops coarsening. */
 #define ML_COARSEST_PER_PART 64
+/* Its recursive bisection (parsa_rb.h): tolerance per bisection, starts. */
+#define ML_RB_EPS 0.01
+#define ML_RB_TRIES 8
+#define ML_RB_PINS 500000 /* fewer starts above this many pins */
 
 /*
- * A multilevel partition from scratch: coarsen across parts (same rating)
- * down to about ML_COARSEST_PER_PART * k clusters (or max_levels), run
- * Algorithm 13 (pu: k, rule, imbalance, seed; one block) on the coarsest
- * graph, then refine level by level as parsa_ml_refine does, each level
- * first rebalanced by weight to o->cap (parsa_fm.h); the coarse levels
- * ignore o->m_limit (they optimise the connectivity alone), the original
- * graph first moves examples out of the parts above it (parsa_fm.h).  part (n_rows,
+ * A multilevel partition from scratch: coarsen across parts (same rating,
+ * nets up to ML_NET_MAX_SCRATCH) down to about ML_COARSEST_PER_PART * k
+ * clusters (or max_levels), then two starts on the coarsest graph:
+ * Algorithm 13 (pu: k, rule, imbalance, seed; one block) and recursive
+ * bisection (parsa_rb.h: tolerance ML_RB_EPS per bisection, ML_RB_TRIES
+ * starts, fewer above ML_RB_PINS pins), each refined on the coarsest
+ * level; the better one (the smaller excess of M_max over o->m_limit,
+ * then the lower connectivity: both are the same on every level) is
+ * refined level by level as parsa_ml_refine does (without coarse levels,
+ * both are refined on g and the better kept), each level first
+ * rebalanced by weight to o->cap (parsa_fm.h); the coarse levels ignore
+ * o->m_limit (they optimise the connectivity alone), the original graph
+ * first moves examples out of the parts above it (parsa_fm.h).  part (n_rows,
  * output) and used (initialised, n_feat == g->n_cols, k == pu->k;
  * output: N(U_i) of part) receive the result; every part is within o->cap.
  * o->m_limit still bounds the moves of the refinement, but the coarsest
