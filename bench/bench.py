@@ -492,6 +492,18 @@ def slim(rep):
             "dataset": rep["dataset"]}
 
 
+def save_json(path, dump):
+    """Write dump to path (nothing when path is empty), creating its
+    folder: a long run must not end without its results."""
+    if not path:
+        return
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as fh:
+        json.dump(dump, fh, indent=1)
+    os.replace(path + ".tmp", path)
+
+
 def main_issue6(args):
     b = Bench(args.build, args.reps, zoltan=True)
     ks = [int(x) for x in args.ks.split(",")]
@@ -502,6 +514,7 @@ def main_issue6(args):
     issue6_checks(res, failures)
     dump = {"issue6": [{"group": g, "path": p, "k": k, "method": m, "report": slim(r)}
                        for (g, p, k, m), r in res.items()]}
+    save_json(args.json, dump)  # now, and again with the trade-off
     if args.tradeoff:
         f = os.path.join(b.tmp, "synth17m.svm")
         subprocess.run([b.bin, "gen", "--examples", "1000000", "--features", "500000",
@@ -509,9 +522,7 @@ def main_issue6(args):
                        check=True)
         tr = tradeoff(b, f)
         dump["tradeoff"] = {n: {m: slim(r) for m, r in d.items()} for n, d in tr.items()}
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(dump, fh, indent=1)
+    save_json(args.json, dump)
     print("\n%d target(s) missed: %s" % (len(failures), "; ".join(failures)) if failures
           else "\nall issue-6 targets met")
 
