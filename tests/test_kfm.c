@@ -12,6 +12,7 @@
 #include "testutil.h"
 #include "testpart.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,6 +327,92 @@ static void test_kfm_pipeline(void)
 	}
 }
 
+/* Progress of the refinement: steps never go back, end at the total. */
+struct steps {
+	uint64_t last, total, calls;
+	int back;
+};
+
+static void on_step(void *arg, uint64_t done, uint64_t total)
+{
+	struct steps *s = arg;
+
+	s->back |= done < s->last || (s->total && total != s->total);
+	s->last = done;
+	s->total = total;
+	s->calls++;
+}
+
+/* --guard-slack in the pipeline (best, one thread): the step-1 figures
+ * are the strict run's, M_max and T_max within floor(slack times) them,
+ * T_sum never above the strict run's (brute force), the balance bound
+ * kept, progress monotone through both rounds; and the option's parser. */
+static void test_guard_slack_pipeline(void)
+{
+	struct parsa_rng r;
+	const double slacks[] = { 1.3, INFINITY };
+	double x;
+
+	parsa_rng_seed(&r, 77);
+	for (int iter = 0; iter < 6; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, 12);
+		struct parsa_graph g;
+		struct part_dataset ds;
+		struct part_run_opts o;
+		struct part_result st;
+		uint64_t *M = calloc(k, sizeof(uint64_t));
+
+		tu_heavy_graph(&g, &r, 200 + (uint32_t)parsa_rng_below(&r, 1500),
+			       50 + (uint32_t)parsa_rng_below(&r, 600), 10, 300);
+		tu_as_dataset(&ds, &g);
+		part_run_opts_default(&o);
+		part_quality_apply(&o, PART_QUALITY_BEST);
+		o.pu.k = k;
+		o.pu.seed = 3 + (uint64_t)iter;
+		o.random_trials = 1;
+		o.threads = 1;
+		part_result_init(&st);
+		REQUIRE(part_run(&ds, &o, &st, NULL) == 0);
+		for (size_t i = 0; i < sizeof(slacks) / sizeof(*slacks); i++) {
+			struct part_result sl;
+			struct steps steps = { 0, 0, 0, 0 };
+			uint64_t conn;
+
+			o.guard_slack = slacks[i];
+			o.refine_progress = on_step;
+			o.refine_progress_arg = &steps;
+			part_result_init(&sl);
+			REQUIRE(part_run(&ds, &o, &sl, NULL) == 0);
+			CHECK_INT(sl.step1_mmax, ==, st.step1_mmax);
+			CHECK_INT(sl.step1_tmax, ==, st.step1_tmax);
+			if (!isinf(slacks[i])) {
+				CHECK(sl.m.M_max <= floor(slacks[i] * (double)sl.step1_mmax));
+				CHECK(sl.m.T_max <= floor(slacks[i] * (double)sl.step1_tmax));
+			}
+			conn = tu_brute_conn(&ds.g, sl.part, k, M);
+			CHECK_INT(conn, <=, tu_brute_conn(&ds.g, st.part, k, M));
+			CHECK(sl.m.T_sum <= st.m.T_sum);
+			CHECK(sl.m.imbalance <= 1.03 + 1e-9);
+			CHECK(!steps.back && steps.calls > 0);
+			CHECK_INT(steps.last, ==, steps.total);
+			part_result_release(&sl);
+		}
+		o.refine_progress = NULL;
+		part_result_release(&st);
+		part_dataset_release(&ds);
+		free(M);
+	}
+	CHECK(part_guard_slack_parse("1", &x) == 0 && x == 1.0);
+	CHECK(part_guard_slack_parse("2.5", &x) == 0 && x == 2.5);
+	CHECK(part_guard_slack_parse("inf", &x) == 0 && isinf(x));
+	CHECK(part_guard_slack_parse("0.99", &x) != 0);
+	CHECK(part_guard_slack_parse("nan", &x) != 0);
+	CHECK(part_guard_slack_parse("1e7", &x) != 0);
+	CHECK(part_guard_slack_parse("", &x) != 0);
+	CHECK(part_guard_slack_parse("2x", &x) != 0);
+	CHECK(part_guard_slack_parse(NULL, &x) != 0);
+}
+
 int main(void)
 {
 	RUN(test_kfm_properties);
@@ -335,5 +422,6 @@ int main(void)
 	RUN(test_kfm_saturated_counts);
 	RUN(test_kfm_rejects_bad_input);
 	RUN(test_kfm_pipeline);
+	RUN(test_guard_slack_pipeline);
 	return harness_done();
 }
