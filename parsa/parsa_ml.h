@@ -68,7 +68,7 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 		    struct parsa_err *err);
 
 /* Clusters per part at which parsa_ml_partition stops coarsening. */
-#define ML_COARSEST_PER_PART 64
+#define ML_COARSEST_PER_PART 512 /* 64 before the recursive bisection */
 /* Its recursive bisection (parsa_rb.h): tolerance per bisection, starts. */
 #define ML_RB_EPS 0.01
 #define ML_RB_TRIES 8
