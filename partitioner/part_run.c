@@ -738,6 +738,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 		  !(stop && stop->deadline > 0);
 	struct scratch_task sx = { ds, { 0 }, { 0 }, 0 };
 	struct rpace pace;
+	int rev0 = r->guard_reverted; /* a slack's second round counts on */
 	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
 
 	if (rc)
@@ -783,7 +784,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	/* the multilevel candidate: about a V-cycle's time, its coarsening
 	 * not cut short, and useless if cut (it must beat the result whole):
 	 * not started when less time is left */
-	if (rc == 0 && sx.built && r->guard_reverted == 0) {
+	if (rc == 0 && sx.built && r->guard_reverted == rev0) {
 		/* built with the options of attempt 0, which the guard kept */
 		if (!parsa_stop_due(stop))
 			scratch_take(g, &sx.c, &sx.st, r, used, t0, m0);
