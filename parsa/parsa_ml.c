@@ -634,7 +634,7 @@ static int two_starts(struct ml_level *lv, uint32_t nl,
 	uint32_t *cpart = nl ? lv[nl].part : part, k = used->k;
 	struct parsa_partu_opts cpu = *pu;
 	struct parsa_rb_opts ro = { k, ML_RB_EPS, rb_tries(parsa_graph_nnz(cg)),
-				    o->seed };
+				    o->seed, o->stop };
 	struct parsa_fm_stats s1 = { 0 };
 	struct parsa_nbrset S = { 0 }, u1 = { 0 }, u2 = { 0 };
 	uint32_t *rbp = malloc(((size_t)cg->n_rows + 1) * sizeof(uint32_t));

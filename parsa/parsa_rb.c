@@ -554,7 +554,8 @@ static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 
 		f.max[s] = m > lo ? m : lo;
 	}
-	for (uint32_t t = 0; t < o->tries; t++) {
+	for (uint32_t t = 0; t < o->tries && (t == 0 || !parsa_stop_due(o->stop));
+	     t++) {
 		for (uint32_t v = 0; v < h->n; v++)
 			f.tie[v] = v;
 		parsa_rng_shuffle_u32(rng, f.tie, h->n);
@@ -562,7 +563,8 @@ static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 			grow(&f, target0, rng);
 		else
 			fill(&f, target0, rng);
-		for (uint32_t p = 0; p < RB_MAX_PASSES && fm_pass(&f); p++)
+		for (uint32_t p = 0; p < RB_MAX_PASSES &&
+				    !parsa_stop_due(o->stop) && fm_pass(&f); p++)
 			;
 		ensure_counts(&f, k0, k1);
 		if (overweight(&f) < best_over ||

@@ -35,12 +35,18 @@
 
 #include "parsa_err.h"
 #include "parsa_graph.h"
+#include "parsa_stop.h"
 
 struct parsa_rb_opts {
 	uint32_t k;      /* parts, >= 1 */
 	double eps;      /* per-bisection weight tolerance, >= 0 */
 	uint32_t tries;  /* starts per bisection, >= 1 */
 	uint64_t seed;
+	/* may be NULL; polled before every start but a bisection's first
+	 * and before every FM pass: once due, each bisection keeps the best
+	 * of what it has (its first start at least), so the result is
+	 * still a valid k-way partition, only a worse one */
+	const struct parsa_stop *stop;
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "testpart.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,39 @@ static void test_rb_planted(void)
 	}
 }
 
+/* A stop that is due from the start: every bisection keeps its first
+ * start, unrefined, and the result is still a valid k-way partition with
+ * the connectivity it reports; a stop never due changes nothing. */
+static void test_rb_stop(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	atomic_int yes = 1, no = 0;
+	struct parsa_stop due = { &yes, 0 }, never = { &no, 0 };
+	uint32_t k = 8, a[600], b[600], c[600];
+	uint64_t conn = 0, M[8];
+	struct parsa_rb_opts o = { k, 0.03, 8, 5, &due };
+
+	parsa_rng_seed(&r, 17);
+	tu_heavy_graph(&g, &r, 600, 300, 10, 100);
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, a, &conn, NULL) == 0);
+	CHECK_INT(conn, ==, tu_brute_conn(&g, a, k, M));
+	{
+		uint64_t size[8] = { 0 };
+
+		for (uint32_t u = 0; u < 600; u++)
+			size[a[u] < k ? a[u] : 0]++;
+		for (uint32_t j = 0; j < k; j++)
+			CHECK_INT(size[j], >, 0);
+	}
+	o.stop = NULL;
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, b, NULL, NULL) == 0);
+	o.stop = &never;
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, c, NULL, NULL) == 0);
+	CHECK(memcmp(b, c, sizeof(b)) == 0);
+	parsa_graph_release(&g);
+}
+
 static void test_rb_bad_args(void)
 {
 	struct parsa_graph g;
@@ -207,6 +241,7 @@ int main(void)
 	RUN(test_rb_deterministic);
 	RUN(test_rb_tiny_bisection_optimal);
 	RUN(test_rb_planted);
+	RUN(test_rb_stop);
 	RUN(test_rb_bad_args);
 	return harness_done();
 }
