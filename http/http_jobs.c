@@ -148,8 +148,8 @@ static int get_guard_slack(json_t *v, double *out)
 {
 	if (json_is_string(v))
 		return part_guard_slack_parse(json_string_value(v), out);
-	if (!json_is_number(v) || !(json_number_value(v) >= 1.0) ||
-	    !(json_number_value(v) <= 1e6))
+	if (!json_is_number(v) || isinf(json_number_value(v)) ||
+	    !part_guard_slack_valid(json_number_value(v)))
 		return -1;
 	*out = json_number_value(v);
 	return 0;
@@ -268,9 +268,7 @@ static json_t *spec_json(const struct http_job_spec *s)
 		json_object_set_new(j, "threads", json_integer(s->threads));
 	if (j && s->guard_slack > 1.0)
 		json_object_set_new(j, "guard_slack",
-				    isinf(s->guard_slack)
-					    ? json_string("inf")
-					    : json_real(s->guard_slack));
+				    part_guard_slack_json(s->guard_slack));
 	if (j && s->parallel) {
 		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
 		if (s->tau == PART_PAR_TAU_INF)

@@ -38,6 +38,15 @@ static void hg_release(struct hg *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* After a fill that advanced each ptr[i] to the end of its run, put the
+ * starts back: ptr[i] := ptr[i - 1], ptr[0] := 0 (n + 1 entries). */
+static void shift_back(uint64_t *ptr, uint32_t n)
+{
+	for (uint32_t i = n; i > 0; i--)
+		ptr[i] = ptr[i - 1];
+	ptr[0] = 0;
+}
+
 /* h->vptr/vnet from h->eptr/epin (the pins' transpose); n, m set. */
 static int hg_vertex_side(struct hg *h)
 {
@@ -54,9 +63,7 @@ static int hg_vertex_side(struct hg *h)
 	for (uint32_t e = 0; e < h->m; e++)
 		for (uint64_t p = h->eptr[e]; p < h->eptr[e + 1]; p++)
 			h->vnet[h->vptr[h->epin[p]]++] = e;
-	for (uint32_t v = h->n; v > 0; v--) /* shift back */
-		h->vptr[v] = h->vptr[v - 1];
-	h->vptr[0] = 0;
+	shift_back(h->vptr, h->n);
 	return 0;
 }
 
@@ -104,9 +111,7 @@ static int hg_top(struct hg *h, const struct parsa_graph *g,
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
 			if (id[g->col[e]] != NONE)
 				h->epin[h->eptr[id[g->col[e]]]++] = r;
-	for (uint32_t e = h->m; e > 0; e--)
-		h->eptr[e] = h->eptr[e - 1];
-	h->eptr[0] = 0;
+	shift_back(h->eptr, h->m);
 	rc = hg_vertex_side(h);
 out:
 	free(cnt);

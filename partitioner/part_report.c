@@ -50,6 +50,13 @@ static struct ds_counts ds_counts(const struct part_report_info *in)
 				  ds->duplicates, ds->format, ds->graph};
 }
 
+json_t *part_guard_slack_json(double slack)
+{
+	if (isinf(slack))
+		return json_string("inf");
+	return json_real(slack > 1.0 ? slack : 1.0);
+}
+
 static json_t *params_json(const struct part_report_info *in)
 {
 	const struct part_run_opts *o = in->opts;
@@ -105,11 +112,7 @@ static json_t *params_json(const struct part_report_info *in)
 							    : part_pool_cpus()));
 		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
 		json_object_set_new(p, "guard_slack",
-				    isinf(o->guard_slack)
-					    ? json_string("inf")
-					    : json_real(o->guard_slack > 1.0
-								? o->guard_slack
-								: 1.0));
+				    part_guard_slack_json(o->guard_slack));
 		json_object_set_new(p, "time_limit",
 				    o->time_limit > 0 ? json_real(o->time_limit)
 						      : json_null());

@@ -88,10 +88,15 @@ int part_guard_slack_parse(const char *s, double *out)
 		return 0;
 	}
 	v = strtod(s, &end);
-	if (end == s || *end != '\0' || !(v >= 1.0 && v <= 1e6))
+	if (end == s || *end != '\0' || !part_guard_slack_valid(v))
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int part_guard_slack_valid(double v)
+{
+	return isinf(v) ? v > 0 : v >= 1.0 && v <= 1e6;
 }
 
 int part_quality_parse(const char *s, enum part_quality *q)
