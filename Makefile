@@ -16,7 +16,7 @@ OPT     ?= -O2
 SANITIZE ?=
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wmissing-prototypes \
 	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread \
-	-Iparsa -Iserver -Ipartitioner -Ihttp -Itrainer
+	-Ibase -Iparsa -Iserver -Ipartitioner -Ihttp -Itrainer
 ifneq ($(SANITIZE),)
 CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDSAN = -fsanitize=$(SANITIZE)
@@ -35,7 +35,7 @@ MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(MPI_CFLAGS) $(CFLAGS)
 LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
 
-PARSA_SRC = $(wildcard parsa/*.c)
+PARSA_SRC = $(wildcard base/*.c) $(wildcard parsa/*.c)
 SERVER_SRC = $(wildcard server/*.c)
 PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c)) \
 	$(wildcard http/*.c) $(wildcard trainer/*.c)
@@ -63,7 +63,7 @@ $(BUILD)/obj/%.o: %.c
 $(LIBPARSA): $(PARSA_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(LIBSERVER): $(SERVER_OBJ) $(BUILD)/obj/parsa/parsa_err.o
+$(LIBSERVER): $(SERVER_OBJ) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard base/*.c))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 $(LIBPART): $(PART_OBJ)
@@ -116,10 +116,10 @@ fuzz: deps
 lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' parsa/*.c server/*.c partitioner/*.c http/*.c trainer/*.c || \
 		(echo "lint: banned function"; false)
-	@! grep -nE '\b(exit|abort)\(' parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
+	@! grep -nE '\b(exit|abort)\(' base/*.c parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
 
 headers-check:
-	@for h in parsa/*.h server/*.h partitioner/*.h http/*.h trainer/*.h; do \
+	@for h in base/*.h parsa/*.h server/*.h partitioner/*.h http/*.h trainer/*.h; do \
 		[ -f "$$h" ] || continue; \
 		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -x c -fsyntax-only - || exit 1; \
 	done; echo "headers-check: ok"

@@ -61,7 +61,7 @@ def build_zoltan(build):
     if not os.path.exists(ZOLTAN_H):
         print("bench: Zoltan not installed (%s missing): no zoltan baseline" % ZOLTAN_H)
         return None
-    libs = [os.path.join(build, x) for x in ("libpart.a", "libpsserver.a", "libparsa.a")]
+    libs = [os.path.join(build, x) for x in ("libpart.a", "libpsserver.a", "libparsa_core.a", "libbase.a")]
     if os.path.exists(out) and all(os.path.getmtime(out) >= os.path.getmtime(f) for f in libs + [src]):
         return out
     pc = subprocess.run(["pkg-config", "--cflags", "--libs", "ompi-c", "jansson", "zlib",
@@ -69,7 +69,7 @@ def build_zoltan(build):
     if pc.returncode != 0:
         print("bench: pkg-config failed (%s): no zoltan baseline" % pc.stderr.strip())
         return None
-    cmd = (["gcc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Iparsa", "-Ipartitioner",
+    cmd = (["gcc", "-std=c11", "-O2", "-D_GNU_SOURCE", "-Ibase", "-Iparsa", "-Iserver", "-Ipartitioner",
             "-I/usr/include/trilinos", src, "-o", out] + libs +
            ["-ltrilinos_zoltan", "-lmetis"] + pc.stdout.split() + ["-lm", "-pthread"])
     p = subprocess.run(cmd, capture_output=True, text=True)

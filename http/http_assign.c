@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
+#include "base_greedy.h"
+#include "base_hash.h"
 #include "parsa_partu.h"
 #include "http_assign.h"
 
@@ -17,10 +20,7 @@ struct pairset {
 
 static uint64_t mix(uint64_t f, uint32_t p)
 {
-	uint64_t x = f * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)p + 1) * 0xC2B2AE3D27D4EB4FULL;
-
-	x ^= x >> 31;
-	return x * 0xBF58476D1CE4E5B9ULL;
+	return base_mix64(f ^ base_mix64((uint64_t)p + 1));
 }
 
 static int pairset_init(struct pairset *s, uint64_t entries)
@@ -56,19 +56,12 @@ static int pairset_has(struct pairset *s, uint64_t f, uint32_t p, int add)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Sort and de-duplicate f[0..n); returns the distinct count. */
 static uint64_t distinct(uint64_t *f, uint64_t n)
 {
 	uint64_t m = 0;
 
-	qsort(f, n, sizeof(*f), cmp_u64);
+	qsort(f, n, sizeof(*f), base_cmp_u64);
 	for (uint64_t i = 0; i < n; i++)
 		if (m == 0 || f[m - 1] != f[i])
 			f[m++] = f[i];
@@ -95,28 +88,16 @@ static void costs(const struct http_assign_model *m, struct pairset *added,
 	}
 }
 
-/* The part for one example (cnt: current sizes; cap: the bound). */
+/* The part for one example (cnt: current sizes; cap: the bound): the
+ * greedy rule of parsa_greedy_u (base_greedy.h). */
 static uint32_t choose(uint32_t k, const uint64_t *cost, const uint64_t *cnt,
 		       uint64_t cap)
 {
-	uint32_t best = UINT32_MAX;
+	uint32_t best = base_greedy_pick(k, cost, cnt, cap);
 
-	for (uint32_t i = 0; i < k; i++) {
-		if (cnt[i] >= cap)
-			continue;
-		if (best == UINT32_MAX || cost[i] < cost[best] ||
-		    (cost[i] == cost[best] && cnt[i] < cnt[best]))
-			best = i;
-	}
-	if (best != UINT32_MAX)
-		return best;
 	/* every part full (cannot happen with cap >= ceil(total/k)):
 	 * the smallest part */
-	best = 0;
-	for (uint32_t i = 1; i < k; i++)
-		if (cnt[i] < cnt[best])
-			best = i;
-	return best;
+	return best != UINT32_MAX ? best : base_greedy_smallest(k, cnt);
 }
 
 int http_assign_batch(const struct http_assign_model *m, const uint64_t *off,

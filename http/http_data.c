@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base_time.h"
 #include "part_io.h"
 #include "http_data.h"
 #include "http_store.h"
@@ -40,14 +41,6 @@ void http_now_iso(char *buf)
 
 	gmtime_r(&t, &tm);
 	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void dataset_free(struct http_dataset *d)
@@ -321,7 +314,7 @@ int http_datasets_register(struct http_datasets *r, const char *id,
 			   struct parsa_err *err)
 {
 	struct http_dataset *d = calloc(1, sizeof(*d));
-	double t0 = now_s();
+	double t0 = base_now();
 	int rc;
 
 	if (!d)
@@ -335,7 +328,7 @@ int http_datasets_register(struct http_datasets *r, const char *id,
 	if (rc == 0)
 		rc = read_data(path, format, graph, &d->ds, err);
 	if (rc == 0) {
-		d->load_seconds = now_s() - t0;
+		d->load_seconds = base_now() - t0;
 		d->format = d->ds->format;
 		d->graph = d->ds->graph;
 		d->examples = d->ds->g.n_rows;
@@ -400,7 +393,7 @@ int http_datasets_acquire(struct http_datasets *r, const char *id,
 	uint64_t i = http_id_number(id, 'd');
 	struct http_dataset *d = NULL;
 	struct part_dataset *ds;
-	double t0 = now_s();
+	double t0 = base_now();
 	int rc;
 
 	*out = NULL;
@@ -434,7 +427,7 @@ int http_datasets_acquire(struct http_datasets *r, const char *id,
 	if (rc == 0)
 		*out = d->ds;
 	pthread_mutex_unlock(&r->mu);
-	*t_load = now_s() - t0;
+	*t_load = base_now() - t0;
 	return rc;
 }
 

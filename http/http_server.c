@@ -28,6 +28,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
 
+#include "base_time.h"
 #include "part_reader.h"
 #include "http_assign.h"
 #include "http_data.h"
@@ -69,14 +70,6 @@ struct rctx {
 	double t0;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- replies ---- */
 
 static void reply_buf(struct rctx *c, int status, const char *ctype,
@@ -95,7 +88,7 @@ static void reply_buf(struct rctx *c, int status, const char *ctype,
 		evbuffer_drain(body, evbuffer_get_length(body));
 	}
 	evhttp_send_reply(c->req, status, http_status_phrase(status), body);
-	http_metrics_request(c->s->metrics, c->r.id, status, now_s() - c->t0);
+	http_metrics_request(c->s->metrics, c->r.id, status, base_now() - c->t0);
 }
 
 /* Reply with j (stolen; NULL = out of memory -> 503). */
@@ -862,7 +855,7 @@ static void stream_closed(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	if (!evhttp_request_get_connection(st->c.req))
 		evhttp_request_free(st->c.req);
-	http_metrics_request(st->c.s->metrics, st->c.r.id, 499, now_s() - st->c.t0);
+	http_metrics_request(st->c.s->metrics, st->c.r.id, 499, base_now() - st->c.t0);
 	free(st);
 }
 
@@ -876,7 +869,7 @@ static void stream_next(struct evhttp_connection *evcon, void *arg)
 		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
 		evhttp_send_reply_end(st->c.req);
 		http_metrics_request(st->c.s->metrics, st->c.r.id, 200,
-				     now_s() - st->c.t0);
+				     base_now() - st->c.t0);
 		free(st);
 		return;
 	}
@@ -1124,7 +1117,7 @@ static void dispatch(struct rctx *c, unsigned m)
 
 static void on_request(struct evhttp_request *req, void *arg)
 {
-	struct rctx c = {.s = arg, .req = req, .t0 = now_s()};
+	struct rctx c = {.s = arg, .req = req, .t0 = base_now()};
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	unsigned m = method_bit(evhttp_request_get_command(req));
 
@@ -1273,7 +1266,7 @@ static void check_stop(struct svc *s)
 	pthread_mutex_lock(&s->mu);
 	loaders = s->loaders;
 	pthread_mutex_unlock(&s->mu);
-	if (!s->interrupted && now_s() >= s->stop_deadline) {
+	if (!s->interrupted && base_now() >= s->stop_deadline) {
 		fprintf(stderr, "parsa serve: interrupting running jobs (they "
 			"will run again after a restart)\n");
 		http_jobs_interrupt(s->jobs);
@@ -1316,7 +1309,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	fprintf(stderr, "parsa serve: %s: stopping (running jobs have %.0f s "
 		"to finish)\n", sig == SIGINT ? "SIGINT" : "SIGTERM", s->o.grace);
 	s->stopping = 1;
-	s->stop_deadline = now_s() + s->o.grace;
+	s->stop_deadline = base_now() + s->o.grace;
 	if (s->bound) {
 		evhttp_del_accept_socket(s->http, s->bound);
 		s->bound = NULL;

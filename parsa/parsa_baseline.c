@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_greedy.h"
 #include "parsa_nbrset.h"
 #include "parsa_partu.h"
 
@@ -44,10 +45,27 @@ void parsa_random_v(uint32_t n_feat, uint32_t k, struct parsa_rng *rng,
 		owner[v] = (uint32_t)parsa_rng_below(rng, k);
 }
 
+int parsa_random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
+			   uint64_t seed, uint32_t *part, uint32_t *owner,
+			   struct parsa_err *err)
+{
+	struct parsa_rng rng;
+	int rc;
+
+	if (n_cols > 0 && !owner)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "random placement: no owner array");
+	parsa_rng_seed(&rng, seed);
+	rc = parsa_random_u(n_rows, k, &rng, part, err);
+	if (rc == 0)
+		parsa_random_v(n_cols, k, &rng, owner);
+	return rc;
+}
+
 /* Scratch of one greedy run. */
 struct greedy {
 	struct parsa_nbrset S; /* S_i as per-feature masks */
-	uint32_t *count;       /* k: |N(u) ∩ S_i| for the current u */
+	uint64_t *count;       /* k: |N(u) ∩ S_i| for the current u */
 	uint64_t *size;        /* k: |U_i| */
 	uint64_t cap;          /* balance cap per part */
 	uint32_t k;
@@ -93,25 +111,19 @@ static void count_mask(struct greedy *gr, uint32_t v)
 
 /*
  * The part under the cap with the fewest new features deg - count[i]
- * (ties: fewest examples, then lowest index).  Resets count[] to zero.
+ * (base_greedy_pick: ties to fewest examples, then lowest index).
+ * Resets count[] to zero.
  */
 static uint32_t pick_part(struct greedy *gr, uint32_t deg)
 {
-	uint32_t best = UINT32_MAX, best_new = 0;
+	uint32_t best;
 
 	for (uint32_t i = 0; i < gr->k; i++) {
-		uint32_t nw = deg - gr->count[i];
-
 		assert(gr->count[i] <= deg);
-		gr->count[i] = 0;
-		if (gr->size[i] >= gr->cap)
-			continue;
-		if (best == UINT32_MAX || nw < best_new ||
-		    (nw == best_new && gr->size[i] < gr->size[best])) {
-			best = i;
-			best_new = nw;
-		}
+		gr->count[i] = deg - gr->count[i];
 	}
+	best = base_greedy_pick(gr->k, gr->count, gr->size, gr->cap);
+	memset(gr->count, 0, gr->k * sizeof(*gr->count));
 	return best;
 }
 

@@ -24,6 +24,15 @@ int parsa_random_u(uint32_t n, uint32_t k, struct parsa_rng *rng,
 void parsa_random_v(uint32_t n_feat, uint32_t k, struct parsa_rng *rng,
 		    uint32_t *owner);
 
+/* The whole random placement of a seed: parsa_rng seeded with seed, then
+ * parsa_random_u over the n_rows examples and parsa_random_v over the
+ * n_cols features, from that one stream.  Every random placement the
+ * project makes (partition --method random, train --placement random)
+ * is this one. */
+int parsa_random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
+			   uint64_t seed, uint32_t *part, uint32_t *owner,
+			   struct parsa_err *err);
+
 /* Streaming greedy partition of U (imbalance as in parsa_balance_cap). */
 int parsa_greedy_u(const struct parsa_graph *g, uint32_t k, double imbalance,
 		   uint32_t *part, struct parsa_err *err);

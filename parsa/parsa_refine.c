@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
+
 struct refine {
 	const struct parsa_graph *g;
 	struct parsa_nbrset *used;
@@ -136,13 +138,6 @@ static void clear_part(struct refine *r, uint32_t p)
 	for (uint32_t u = r->head[p]; u != NIL; u = r->next[u])
 		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
 			r->cnt[g->col[e]] = 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Features of u used by no other example of p. */
@@ -308,7 +303,7 @@ static void order_candidates(struct refine *r, uint32_t n)
 
 		key[c] = ((((uint64_t)1 << 21) - frac) << 32) | u;
 	}
-	qsort(key, n, sizeof(uint64_t), cmp_u64);
+	qsort(key, n, sizeof(uint64_t), base_cmp_u64);
 	for (uint32_t c = 0; c < n; c++)
 		r->cand[c] = (uint32_t)key[c];
 	free(key);

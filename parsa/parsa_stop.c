@@ -1,15 +1,6 @@
 /* parsa_stop: deadlines and cancel flags for the refinement phases. */
 #include "parsa_stop.h"
 
-#include <time.h>
-
-double parsa_stop_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int parsa_stop_due(const struct parsa_stop *s)
 {

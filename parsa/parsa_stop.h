@@ -23,6 +23,8 @@
 
 #include <stdatomic.h>
 
+#include "base_time.h"
+
 struct parsa_stop {
 	const atomic_int *cancel; /* may be NULL; non-zero: stop */
 	double deadline;          /* parsa_stop_clock() time; 0 = none */
@@ -39,8 +41,11 @@ enum {
  * or a clustering (vertices). */
 #define PARSA_STOP_POPS 4096
 
-/* Seconds on CLOCK_MONOTONIC. */
-double parsa_stop_clock(void);
+/* Seconds on CLOCK_MONOTONIC (base_now). */
+static inline double parsa_stop_clock(void)
+{
+	return base_now();
+}
 
 /* PARSA_STOP_CANCEL when *cancel is set, PARSA_STOP_DEADLINE when the
  * deadline has passed, else PARSA_STOP_NO (also for s == NULL). */

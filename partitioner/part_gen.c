@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base_cmp.h"
+#include "base_hash.h"
 #include "parsa_rng.h"
 
 #define ZIPF_TABLE_MAX (1u << 21) /* ranks with their own alias entry */
@@ -279,7 +281,7 @@ static int rowset_reset(struct rowset *s, uint64_t n, struct parsa_err *err)
 /* Insert f; returns 1 when new, 0 when already present. */
 static int rowset_add(struct rowset *s, uint64_t f)
 {
-	size_t h = (size_t)((f * 0x9e3779b97f4a7c15ULL) >> 20) & s->mask;
+	size_t h = (size_t)base_mix64(f) & s->mask;
 
 	while (s->stamp[h] == s->cur) {
 		if (s->key[h] == f)
@@ -319,23 +321,16 @@ static uint64_t poisson(struct parsa_rng *rng, double lambda)
 	return x < 0 ? 0 : (uint64_t)x;
 }
 
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* The planted weight of feature j (0-based): 0 for ~90% of features. */
 static double planted_w(uint64_t wseed, double sigma, uint64_t j)
 {
-	uint64_t h = mix64(wseed + j * 0x9e3779b97f4a7c15ULL);
+	uint64_t h = base_mix64(wseed + j * BASE_GOLDEN64);
 	double u1, u2;
 
 	if ((h & 0xffffffffu) >= 429496730u) /* ~10% */
 		return 0;
-	u1 = (double)((mix64(h) >> 11) + 1) * 0x1.0p-53;
-	u2 = (double)(mix64(h ^ 0x5bd1e995u) >> 11) * 0x1.0p-53;
+	u1 = (double)((base_mix64(h) >> 11) + 1) * 0x1.0p-53;
+	u2 = (double)(base_mix64(h ^ 0x5bd1e995u) >> 11) * 0x1.0p-53;
 	return sigma * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
@@ -522,17 +517,10 @@ static uint64_t draw_feature(struct gen *g, const struct perm *tp)
 	return f;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void sort_u64(uint64_t *a, uint64_t n)
 {
 	if (n > 32) {
-		qsort(a, (size_t)n, sizeof(*a), cmp_u64);
+		qsort(a, (size_t)n, sizeof(*a), base_cmp_u64);
 		return;
 	}
 	for (uint64_t i = 1; i < n; i++) {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_hash.h"
+
 #define SLOT_EMPTY UINT32_MAX
 #define DENSE_MIN (1u << 16)   /* the dense range may always reach this */
 
@@ -35,17 +37,6 @@ void part_idmap_clear(struct part_idmap *m)
 	m->n_hashed = 0;
 }
 
-/* murmur3's 64-bit finalizer: every key bit affects the low bits */
-static inline uint64_t mix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
-}
-
 /* Rebuild the table with ncap slots from the keys >= dense_cap. */
 static int rehash(struct part_idmap *m, uint64_t ncap, struct parsa_err *err)
 {
@@ -64,7 +55,7 @@ static int rehash(struct part_idmap *m, uint64_t ncap, struct parsa_err *err)
 
 		if (m->ids[c] < m->dense_cap)
 			continue;
-		for (h = mix64(m->ids[c]) & mask; ns[h] != SLOT_EMPTY;
+		for (h = base_mix64(m->ids[c]) & mask; ns[h] != SLOT_EMPTY;
 		     h = (h + 1) & mask)
 			;
 		ns[h] = c;
@@ -126,7 +117,7 @@ static void maybe_grow_dense(struct part_idmap *m, uint64_t key)
 /* The table slot of key, or the empty slot where it would go. */
 static inline uint64_t probe(const struct part_idmap *m, uint64_t key)
 {
-	uint64_t mask = m->cap - 1, h = mix64(key) & mask;
+	uint64_t mask = m->cap - 1, h = base_mix64(key) & mask;
 
 	while (m->slot[h] != SLOT_EMPTY && m->ids[m->slot[h]] != key)
 		h = (h + 1) & mask;

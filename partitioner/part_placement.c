@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base_hash.h"
+
 /* ---- names ---------------------------------------------------------------- */
 
 /* prefix + suffix, malloc'ed; NULL on OOM. */
@@ -350,7 +352,7 @@ struct idmap {
 
 static size_t idmap_slot(const struct idmap *m, uint64_t id)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 17) & m->mask;
+	return (size_t)base_mix64(id) & m->mask;
 }
 
 static void idmap_release(struct idmap *m)

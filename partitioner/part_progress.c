@@ -8,14 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-double part_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 long part_peak_rss_kb(void)
 {
 	struct rusage ru;

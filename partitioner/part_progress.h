@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "base_time.h"
+
 struct part_progress {
 	const char *label; /* borrowed: phase name */
 	int enabled;       /* draw at all? */
@@ -30,8 +32,11 @@ void part_progress_cb(void *arg, uint64_t done, uint64_t total);
 /* Clear the bar line. */
 void part_progress_end(struct part_progress *p);
 
-/* Monotonic clock in seconds. */
-double part_now(void);
+/* Monotonic clock in seconds (base_now). */
+static inline double part_now(void)
+{
+	return base_now();
+}
 
 /* Peak resident set size of this process in KiB. */
 long part_peak_rss_kb(void);

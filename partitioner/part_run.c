@@ -146,16 +146,13 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 	const struct parsa_graph *g = &ds->g;
 	uint32_t k = o->pu.k;
 	struct parsa_nbrset S;
-	struct parsa_rng rng;
 	int rc;
 
 	switch (o->method) {
 	case PART_METHOD_RANDOM:
-		parsa_rng_seed(&rng, o->pu.seed);
-		rc = parsa_random_u(g->n_rows, k, &rng, r->part, err);
-		if (rc == 0)
-			parsa_random_v(g->n_cols, k, &rng, r->owner);
-		return rc;
+		return parsa_random_placement(g->n_rows, g->n_cols, k,
+					      o->pu.seed, r->part, r->owner,
+					      err);
 	case PART_METHOD_METIS:
 		return part_metis_u(g, k, o->pu.imbalance, o->pu.seed, r->part,
 				    err);

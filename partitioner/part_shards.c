@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base_cmp.h"
 #include "part_io.h"
 
 #define SHARD_OPEN_MAX 256u
@@ -159,13 +160,6 @@ static size_t put_u64(char *p, uint64_t v)
 	return n;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* ---- examples ------------------------------------------------------------- */
 
 /* LIBSVM input: copy the data lines of parts [g0, g1) from data_path. */
@@ -215,7 +209,7 @@ static int gen_line(struct shards *s, uint32_t e, uint64_t *ids, char *buf)
 
 	for (uint64_t j = 0; j < d; j++)
 		ids[j] = s->ds->feat_id[g->col[a + j]];
-	qsort(ids, (size_t)d, sizeof(uint64_t), cmp_u64);
+	qsort(ids, (size_t)d, sizeof(uint64_t), base_cmp_u64);
 	buf[0] = '0';
 	for (uint64_t j = 0; j < d && !rc; j++) {
 		buf[n++] = ' ';
@@ -326,7 +320,7 @@ static int write_features(struct shards *s)
 	for (uint32_t i = 0; i < s->k && !rc; i++) {
 		uint64_t n = start[i + 1] - start[i];
 
-		qsort(ids + start[i], (size_t)n, sizeof(uint64_t), cmp_u64);
+		qsort(ids + start[i], (size_t)n, sizeof(uint64_t), base_cmp_u64);
 		rc = write_id_list(&s->ft[i], ids + start[i], n, s->err);
 	}
 out:

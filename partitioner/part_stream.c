@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_hash.h"
 #include "parsa_rng.h"
 #include "part_hash.h"
 #include "part_io.h"
@@ -35,26 +36,18 @@
 
 /* ------------------------------------------------------------- hashing */
 
-/* splitmix64's finalizer: a bijection of 64-bit words. */
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 /* Random trial t: the server of key, and the rng of block b. */
 static uint32_t rnd_owner(uint64_t seed, uint32_t t, uint64_t key,
 			  uint32_t k)
 {
-	return (uint32_t)(mix(key ^ mix(seed + t)) %
+	return (uint32_t)(base_mix64(key ^ base_mix64(seed + t)) %
 			  k);
 }
 
 static void rnd_block_rng(struct parsa_rng *g, uint64_t seed, uint32_t t,
 			  uint64_t b)
 {
-	parsa_rng_seed(g, mix(seed + t) ^ mix(~b));
+	parsa_rng_seed(g, base_mix64(seed + t) ^ base_mix64(~b));
 }
 
 /* -------------------------------------------------------------- options */

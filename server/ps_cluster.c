@@ -94,14 +94,6 @@ const struct ps_ranges *ps_cluster_ranges(const struct ps_cluster *cl)
 	return &cl->ranges;
 }
 
-uint64_t ps_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void ps_ep_init(struct ps_endpoint *ep, const struct ps_cluster *cl,
 		struct ps_transport *tp, uint32_t node)
 {

@@ -11,6 +11,7 @@
 #ifndef PARSA_PS_INTERNAL_H
 #define PARSA_PS_INTERNAL_H
 
+#include "base_time.h"
 #include "ps.h"
 #include "ps_msg.h"
 
@@ -130,7 +131,11 @@ void ps_ep_stats(const struct ps_endpoint *ep, struct ps_node_stats *st);
 int ps_ep_reply_error(struct ps_endpoint *ep, const struct ps_rx *rx,
 		      uint16_t type, const struct parsa_err *why,
 		      struct parsa_err *err);
-uint64_t ps_now_ns(void);
+/* Monotonic clock in nanoseconds (base_now_ns). */
+static inline uint64_t ps_now_ns(void)
+{
+	return base_now_ns();
+}
 
 /* ---- ps_client.c ---- */
 /* Handle one received message; non-reply messages go to ps_client_other. */

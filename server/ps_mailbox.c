@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base_time.h"
+
 int ps_mailbox_init(struct ps_mailbox *mb)
 {
 	pthread_condattr_t ca;
@@ -70,24 +72,10 @@ int ps_mailbox_put(struct ps_mailbox *mb, void *buf, size_t len)
 	return 0;
 }
 
-static struct timespec deadline_after(double s)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
-}
-
 int ps_mailbox_get(struct ps_mailbox *mb, double timeout_s, void **buf,
 		   size_t *len)
 {
-	struct timespec dl = deadline_after(timeout_s > 0 ? timeout_s : 0);
+	struct timespec dl = base_deadline(timeout_s > 0 ? timeout_s : 0);
 	struct ps_mail *m;
 	int rc = 0;
 

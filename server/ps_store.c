@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_hash.h"
+
 struct ps_store {
 	uint32_t width;         /* bytes per value */
 	size_t size, cap;       /* entries used / allocated */
@@ -56,16 +58,6 @@ static int grow_window(struct ps_store *s, uint64_t need,
 	return 0;
 }
 
-static size_t hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return (size_t)x;
-}
-
 struct ps_store *ps_store_create(uint32_t width, struct parsa_err *err)
 {
 	struct ps_store *s;
@@ -102,7 +94,7 @@ void ps_store_destroy(struct ps_store *s)
 /* Slot index holding key, or the empty slot where it would go. */
 static size_t probe(const struct ps_store *s, uint64_t key)
 {
-	size_t mask = s->nslots - 1, i = hash64(key) & mask;
+	size_t mask = s->nslots - 1, i = (size_t)base_mix64(key) & mask;
 
 	while (s->slot[i] && s->keys[s->slot[i] - 1] != key)
 		i = (i + 1) & mask;

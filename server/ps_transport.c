@@ -172,11 +172,3 @@ void ps_transport_base_release(struct ps_transport *tp)
 {
 	pthread_mutex_destroy(&tp->fail_mu);
 }
-
-double ps_clock_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}

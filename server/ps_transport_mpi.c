@@ -51,6 +51,7 @@ void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
 #include <stdio.h>
 #include <time.h>
 
+#include "base_time.h"
 #include "ps_mailbox.h"
 #include "ps_msg.h"
 
@@ -470,13 +471,8 @@ static int step_close(struct tp_mpi *t)
 
 static void idle_wait(struct tp_mpi *t, double seconds)
 {
-	struct timespec ts;
-	double s;
+	struct timespec ts = base_deadline(seconds);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	s = (double)ts.tv_nsec * 1e-9 + seconds;
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec = (long)((s - (double)(time_t)s) * 1e9);
 	pthread_mutex_lock(&t->mu);
 	if (!t->out_head) /* also while closing: never spin */
 		pthread_cond_timedwait(&t->cv, &t->mu, &ts);
@@ -653,10 +649,8 @@ static int comm_init(struct tp_mpi *t, struct parsa_err *err)
 
 static void stop_comm(struct tp_mpi *t, double wait_s)
 {
-	struct timespec ts;
+	struct timespec ts = base_deadline((double)(time_t)wait_s + 1);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)wait_s + 1;
 	pthread_mutex_lock(&t->mu);
 	t->stop = 1;
 	pthread_cond_broadcast(&t->cv);

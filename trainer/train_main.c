@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parsa_baseline.h"
 #include "part_io.h"
 #include "part_placement.h"
 #include "train_data.h"
@@ -228,42 +229,6 @@ static int parse_args(int argc, char **argv, struct cli *c)
 
 /* ------------------------------------------------------------ placement */
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Random placement: examples shuffled and dealt round-robin, features to
- * uniformly random servers (design §1 "Random"). */
-static int random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
-			    uint64_t seed, uint32_t *part, uint32_t *owner,
-			    struct parsa_err *err)
-{
-	uint32_t *perm = malloc(((size_t)n_rows + 1) * sizeof(uint32_t));
-	uint64_t s = seed;
-
-	if (!perm)
-		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	for (uint32_t r = 0; r < n_rows; r++)
-		perm[r] = r;
-	for (uint32_t r = n_rows; r > 1; r--) {
-		uint32_t j = (uint32_t)(splitmix(&s) % r), t = perm[r - 1];
-
-		perm[r - 1] = perm[j];
-		perm[j] = t;
-	}
-	for (uint32_t r = 0; r < n_rows; r++)
-		part[perm[r]] = r % k;
-	for (uint32_t j = 0; j < n_cols; j++)
-		owner[j] = (uint32_t)(splitmix(&s) % k);
-	free(perm);
-	return 0;
-}
-
 /* part/owner from files, URL or random; *k set. */
 /* *prefix = the placement's file prefix: c->placement itself, or (a URL)
  * the temporary copy fetched into buf, which the caller cleans up with
@@ -294,8 +259,9 @@ static int load_placement(struct cli *c, const struct train_data *d,
 
 	if (strcmp(c->placement, "random") == 0) {
 		*k = c->workers;
-		return random_placement(d->n_rows, d->n_cols, *k, c->seed,
-					part, owner, err);
+		/* the placement of partition --method random, same seed */
+		return parsa_random_placement(d->n_rows, d->n_cols, *k,
+					      c->seed, part, owner, err);
 	}
 	rc = placement_prefix(c, fetched, sizeof(fetched), &prefix, err);
 	if (rc)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
 #include "ps.h"
 #include "ps_transport_mpi.h"
 #include "train_prox.h"
@@ -400,13 +401,6 @@ static void wk_release(struct wk *w)
 	free(w->slots);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, z = *(const uint64_t *)b;
-
-	return (x > z) - (x < z);
-}
-
 /* Rows of this worker, their labels, and its local features (sorted
  * keys) into w->keys / lid (col -> local id, by the caller). */
 static int wk_rows(struct wk *w, uint32_t *rows, struct parsa_err *err)
@@ -460,7 +454,7 @@ static int wk_features(struct wk *w, const uint32_t *rows, uint32_t *lid,
 		     e++)
 			if (lid[d->col[e]] == n)
 				sorted[n++] = jb->key_of[d->col[e]];
-	qsort(sorted, w->nl, sizeof(uint64_t), cmp_u64);
+	qsort(sorted, w->nl, sizeof(uint64_t), base_cmp_u64);
 	for (uint32_t l = 0; l < w->nl; l++)
 		w->bstart[jb->blk_of[sorted[l]] + 1]++;
 	for (uint32_t b = 0; b < B; b++) {

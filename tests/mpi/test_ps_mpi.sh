@@ -17,8 +17,8 @@ mkdir -p "$out"
 # shellcheck disable=SC2046
 if ! gcc -std=c11 -O2 -g -Wall -Wextra -Wmissing-prototypes \
 	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread \
-	-Iparsa -Iserver -Itests $(pkg-config --cflags ompi-c) \
-	-o "$out/test_ps_mpi" tests/test_ps_mpi.c server/*.c parsa/parsa_err.c \
+	-Ibase -Iserver -Itests $(pkg-config --cflags ompi-c) \
+	-o "$out/test_ps_mpi" tests/test_ps_mpi.c server/*.c base/*.c \
 	$(pkg-config --libs ompi-c) -lm -pthread; then
 	echo "build of test_ps_mpi failed"
 	echo "0 passed, 1 failed"

@@ -1,16 +1,10 @@
 /*
- * parsa_rng: xoshiro256** (Blackman & Vigna), seeded with splitmix64.
+ * parsa_rng: xoshiro256** (Blackman & Vigna), seeded with splitmix64
+ * (base_hash.h).
  */
 #include "parsa_rng.h"
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#include "base_hash.h"
 
 static uint64_t rotl(uint64_t x, int k)
 {
@@ -22,7 +16,7 @@ void parsa_rng_seed(struct parsa_rng *r, uint64_t seed)
 	uint64_t x = seed;
 
 	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
+		r->s[i] = base_splitmix64(&x);
 }
 
 uint64_t parsa_rng_next(struct parsa_rng *r)
