@@ -1,7 +1,8 @@
 # parsa — top-level build.  See README.md.
 #
 #   make          build everything into build/
-#   make test     unit, reader, corpus and CLI tests; ends "N passed, N failed"
+#   make test     layers-check, then unit, reader, corpus, CLI, HTTP and
+#                 trainer tests; the last line is "N passed, N failed"
 #   make check    the same tests under ASan+UBSan (build/asan)
 #   make tsan     the parameter server's and the thread pool's tests, threaded
 #                 parsa runs and the HTTP service's tests under TSan (build/tsan)
@@ -14,9 +15,9 @@ CC      ?= gcc
 BUILD   ?= build
 OPT     ?= -O2
 SANITIZE ?=
+VERSION  = 0.1.0
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wmissing-prototypes \
-	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread \
-	-Ibase -Iparsa -Iserver -Ipartitioner -Ihttp -Itrainer
+	-Wno-missing-field-initializers -D_GNU_SOURCE -pthread
 ifneq ($(SANITIZE),)
 CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDSAN = -fsanitize=$(SANITIZE)
@@ -35,58 +36,81 @@ MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
 override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(MPI_CFLAGS) $(CFLAGS)
 LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
 
-PARSA_SRC = $(wildcard base/*.c) $(wildcard parsa/*.c)
-SERVER_SRC = $(wildcard server/*.c)
-PART_SRC  = $(filter-out partitioner/part_main.c,$(wildcard partitioner/*.c)) \
-	$(wildcard http/*.c) $(wildcard trainer/*.c)
+# ---- layers ---------------------------------------------------------------
+# The folders are layers, bottom up.  USES_<layer> lists the layers whose
+# headers its files may include besides its own: the one statement of the
+# allowed arrows.  Each layer compiles with -I of exactly those folders (a
+# wrong-way include does not compile) and becomes one library, linked only
+# with the libraries of the layers it uses; `make layers-check`
+# (scripts/layers-check.py) reads this table and checks every include line
+# and every library's undefined symbols against it.
+LAYERS = base parsa server partitioner http trainer app
+USES_base        =
+USES_parsa       = base
+USES_server      = base
+USES_partitioner = base parsa server
+USES_http        = base parsa server partitioner
+USES_trainer     = base parsa server partitioner
+USES_app         = base parsa server partitioner http trainer
+LIB_base         = $(BUILD)/libbase.a
+LIB_parsa        = $(BUILD)/libparsa_core.a
+LIB_server       = $(BUILD)/libpsserver.a
+LIB_partitioner  = $(BUILD)/libpart.a
+LIB_http         = $(BUILD)/libhttp.a
+LIB_trainer      = $(BUILD)/libtrainer.a
+LIB_LAYERS = base parsa server partitioner http trainer
+layer_inc = $(foreach l,$(1) $(USES_$(1)),-I$(l))
+# Every library, top down (the link order).
+ALL_LIBS = $(LIB_http) $(LIB_trainer) $(LIB_partitioner) $(LIB_server) \
+	$(LIB_parsa) $(LIB_base)
+ALL_INC  = $(foreach l,$(LAYERS),-I$(l))
+
+$(foreach l,$(LAYERS),$(eval $(l)_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(l)/*.c))))
+$(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(call layer_inc,$(l))))
+$(foreach l,$(LIB_LAYERS),$(eval $(LIB_$(l)): $($(l)_OBJ)))
+
 TEST_SRC  = $(wildcard tests/test_*.c)
 FUZZ_SRC  = $(filter-out tests/fuzz_main.c,$(wildcard tests/fuzz_*.c))
-
-PARSA_OBJ = $(PARSA_SRC:%.c=$(BUILD)/obj/%.o)
-SERVER_OBJ = $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
-PART_OBJ  = $(PART_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_BIN  = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_BIN  = $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
-
-LIBPARSA  = $(BUILD)/libparsa.a
-LIBPART   = $(BUILD)/libpart.a
-LIBSERVER = $(BUILD)/libpsserver.a
 PARSA_BIN = $(BUILD)/parsa
 
-.PHONY: all test check tsan demo bench fuzz deps clean lint headers-check
+.PHONY: all libs test check tsan demo bench fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
+libs: $(ALL_LIBS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(LAYER_INC) $(XDEFS) -MMD -MP -c $< -o $@
 
-$(LIBPARSA): $(PARSA_OBJ)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-$(LIBSERVER): $(SERVER_OBJ) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard base/*.c))
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-$(LIBPART): $(PART_OBJ)
+$(BUILD)/obj/app/%.o: XDEFS = -DPARSA_VERSION='"$(VERSION)"'
+
+$(ALL_LIBS):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PARSA_BIN): $(BUILD)/obj/partitioner/part_main.o $(LIBPART) $(LIBSERVER) $(LIBPARSA)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(PARSA_BIN): $(app_OBJ) $(ALL_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(app_OBJ) $(ALL_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(LIBPART) $(LIBSERVER) $(LIBPARSA)
+$(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(ALL_LIBS) $(LDLIBS)
 
 # Fuzz targets: built here with a standalone main() that replays a corpus.
-$(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(LIBPART) $(LIBSERVER) $(LIBPARSA)
+$(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests -o $@ $< tests/fuzz_main.c $(LIBPART) $(LIBSERVER) $(LIBPARSA) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< tests/fuzz_main.c $(ALL_LIBS) $(LDLIBS)
+
+# Include lines and library symbols against the USES_ table above.
+layers-check: $(ALL_LIBS)
+	@python3 scripts/layers-check.py . $(BUILD)
 
 deps:
 	@bash scripts/deps.sh
 
 test: deps
 	$(MAKE) all
+	@python3 scripts/layers-check.py . $(BUILD)
 	@bash scripts/run-tests.sh $(BUILD)
 
 check: deps
@@ -114,15 +138,15 @@ fuzz: deps
 	@bash scripts/fuzz.sh
 
 lint:
-	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' parsa/*.c server/*.c partitioner/*.c http/*.c trainer/*.c || \
+	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' $(foreach l,$(LAYERS),$(l)/*.c) || \
 		(echo "lint: banned function"; false)
 	@! grep -nE '\b(exit|abort)\(' base/*.c parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
 
+# Each header compiles alone, with its own layer's include path.
 headers-check:
-	@for h in base/*.h parsa/*.h server/*.h partitioner/*.h http/*.h trainer/*.h; do \
-		[ -f "$$h" ] || continue; \
-		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -x c -fsyntax-only - || exit 1; \
-	done; echo "headers-check: ok"
+	@$(foreach l,$(LAYERS),for h in $(l)/*.h; do [ -f "$$h" ] || continue; \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. $(call layer_inc,$(l)) \
+		-x c -fsyntax-only - || exit 1; done;) echo "headers-check: ok"
 
 clean:
 	rm -rf build

@@ -5,7 +5,7 @@ set -eu
 secs=${FUZZ_SECONDS:-60}
 out=build/fuzz
 mkdir -p "$out"
-srcs="$(ls base/*.c parsa/*.c server/*.c) $(ls partitioner/*.c | grep -v part_main.c)"
+srcs="$(ls base/*.c parsa/*.c server/*.c partitioner/*.c)"
 flags="-std=c11 -g -O1 -D_GNU_SOURCE -Ibase -Iparsa -Iserver -Ipartitioner $(pkg-config --cflags ompi-c 2>/dev/null) -fsanitize=fuzzer,address,undefined"
 for f in $(ls tests/fuzz_*.c | grep -v fuzz_main.c); do
 	name=$(basename "$f" .c)

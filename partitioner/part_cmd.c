@@ -1,5 +1,6 @@
 /*
- * part_main: the `parsa` command line: partition, eval, gen.
+ * part_cmd: the partitioner's subcommands of the `parsa` program:
+ * partition, eval, gen (registered in app/app_main.c's command table).
  *
  * Exit status: 0 success, 1 runtime error (bad input, I/O, memory),
  * 2 usage error.  Errors are one line on stderr: "parsa: <message>".
@@ -25,8 +26,8 @@
 #include <unistd.h>
 
 #include "part_cli.h"
+#include "part_cmd.h"
 #include "parsa_err.h"
-#include "http_main.h"
 #include "part_gen.h"
 #include "part_parallel.h"
 #include "part_placement.h"
@@ -37,25 +38,8 @@
 #include "part_run.h"
 #include "part_shards.h"
 #include "part_stream.h"
-#include "train_main.h"
 
 #define EXIT_USAGE 2
-
-static const char usage_main[] =
-	"usage: parsa <command> [options]\n"
-	"\n"
-	"Partition a sparse dataset (examples x features) for a parameter\n"
-	"server: examples to workers, features to servers.\n"
-	"\n"
-	"commands:\n"
-	"  partition DATA -k K [options]   partition and write a placement\n"
-	"  eval DATA --placement PREFIX    metrics of an existing placement\n"
-	"  gen --examples N ... --out FILE write a synthetic LIBSVM dataset\n"
-	"  serve [--listen HOST:PORT ...]  run the HTTP partitioning service\n"
-	"  train DATA --placement P ...    train L1 logistic regression on a placement\n"
-	"  help [COMMAND]                  this text, or a command's help\n"
-	"\n"
-	"Run 'parsa COMMAND --help' for the options of a command.\n";
 
 static const char usage_partition[] =
 	"usage: parsa partition DATA -k K [options]\n"
@@ -933,7 +917,7 @@ static int stream_job(struct cmd_opts *c, double t0)
 	return rc ? partition_failed(c, rank, &err, rc) : 0;
 }
 
-static int cmd_partition(int argc, char **argv)
+int part_cmd_partition(int argc, char **argv)
 {
 	struct cmd_opts c;
 	struct part_dataset ds;
@@ -1014,7 +998,7 @@ static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
 				err);
 }
 
-static int cmd_eval(int argc, char **argv)
+int part_cmd_eval(int argc, char **argv)
 {
 	struct cmd_opts c;
 	struct part_dataset ds;
@@ -1106,7 +1090,7 @@ static int gen_one(struct part_gen_opts *g, const char **out, int *quiet,
 	return die_usage("%s", "unknown option");
 }
 
-static int cmd_gen(int argc, char **argv)
+int part_cmd_gen(int argc, char **argv)
 {
 	struct part_gen_opts g;
 	struct part_progress pg;
@@ -1142,39 +1126,4 @@ static int cmd_gen(int argc, char **argv)
 	rc = part_gen_write(&g, out, &err);
 	part_progress_end(&pg);
 	return rc ? report_err(&err, rc) : 0;
-}
-
-int main(int argc, char **argv)
-{
-	const char *cmd = argc > 1 ? argv[1] : NULL;
-
-	if (!cmd || strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
-		fputs(usage_main, cmd ? stdout : stderr);
-		return cmd ? 0 : EXIT_USAGE;
-	}
-	if (strcmp(cmd, "help") == 0) {
-		const char *what = argc > 2 ? argv[2] : "";
-
-		if (strcmp(what, "partition") == 0)
-			print_partition_help();
-		else if (strcmp(what, "eval") == 0)
-			fputs(usage_eval, stdout);
-		else if (strcmp(what, "gen") == 0)
-			fputs(usage_gen, stdout);
-		else
-			fputs(usage_main, stdout);
-		return 0;
-	}
-	if (strcmp(cmd, "partition") == 0)
-		return cmd_partition(argc - 1, argv + 1);
-	if (strcmp(cmd, "eval") == 0)
-		return cmd_eval(argc - 1, argv + 1);
-	if (strcmp(cmd, "train") == 0)
-		return train_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "gen") == 0)
-		return cmd_gen(argc - 1, argv + 1);
-	if (strcmp(cmd, "serve") == 0)
-		return http_main(argc - 1, argv + 1);
-	fprintf(stderr, "parsa: unknown command '%s'\n%s", cmd, usage_main);
-	return EXIT_USAGE;
 }
