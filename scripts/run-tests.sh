@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Run every test program and script; sum their "N passed, N failed" lines.
+# The last line is exactly "N passed, N failed" (the totals); skipped
+# tests, if any, are counted on the line before it ("N skipped").
 # Usage: scripts/run-tests.sh BUILD_DIR
 set -u
 build=${1:-build}
@@ -43,9 +45,6 @@ for t in tests/*/test_*.py; do
 	run_one "$(basename "$t")" python3 "$t"
 done
 [ -n "$broken" ] && echo "failing:$broken"
-if [ "$skipped" -gt 0 ]; then
-	echo "tests: $passed passed, $failed failed, $skipped skipped"
-else
-	echo "tests: $passed passed, $failed failed"
-fi
+[ "$skipped" -gt 0 ] && echo "$skipped skipped"
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
