@@ -67,217 +67,50 @@ static int bad(char *field, const char *name, struct parsa_err *err,
 	return parsa_fail(err, PARSA_EINVAL, "'%s' %s", name, what);
 }
 
-/* An integer member in [lo, hi]; 1 if absent, 0 if set, <0 bad. */
-static int get_int(json_t *body, const char *name, json_int_t lo,
-		   json_int_t hi, json_int_t *out)
+int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
+			struct parsa_err *err)
 {
-	json_t *v = json_object_get(body, name);
+	static const char *const own[] = {"dataset", NULL};
+	const struct part_opts *o = &s->o;
+	json_t *v;
+	int rc;
 
-	if (!v)
-		return 1;
-	if (!json_is_integer(v) || json_integer_value(v) < lo ||
-	    json_integer_value(v) > hi)
-		return -1;
-	*out = json_integer_value(v);
-	return 0;
-}
-
-static int parse_ints(json_t *body, struct http_job_spec *s, char *field,
-		      struct parsa_err *err)
-{
-	json_int_t v;
-	int r;
-
-	if ((r = get_int(body, "k", 1, 65536, &v)) != 0)
-		return bad(field, "k", err, r > 0 ? "is required" :
-			   "must be an integer in 1..65536");
-	s->k = (uint32_t)v;
-	if ((r = get_int(body, "blocks", 1, UINT32_MAX, &v)) < 0)
-		return bad(field, "blocks", err, "must be a positive integer");
-	if (r == 0)
-		s->blocks = (uint32_t)v;
-	if ((r = get_int(body, "init_blocks", 0, UINT32_MAX, &v)) < 0)
-		return bad(field, "init_blocks", err, "must be an integer >= 0");
-	if (r == 0)
-		s->init_blocks = (uint32_t)v;
-	if (s->init_blocks && (!s->blocks || s->init_blocks > s->blocks))
-		return bad(field, "init_blocks", err, "needs 'blocks' and cannot exceed it");
-	if ((r = get_int(body, "workers", 1, 64, &v)) < 0)
-		return bad(field, "workers", err, "must be an integer in 1..64");
-	if (r == 0) {
-		s->workers = (uint32_t)v;
-		s->parallel = 1;
-	}
-	if ((r = get_int(body, "syncs", 0, PART_PAR_MAX_SYNCS, &v)) < 0)
-		return bad(field, "syncs", err, "must be an integer in 0..64");
-	if (r == 0) {
-		s->syncs = (int)v;
-		s->parallel = 1;
-	}
-	if ((r = get_int(body, "threads", 1, PART_POOL_MAX_THREADS, &v)) < 0)
-		return bad(field, "threads", err, "must be an integer in 1..256");
-	if (r == 0)
-		s->threads = (uint32_t)v;
-	if ((r = get_int(body, "seed", 0, INT64_MAX, &v)) < 0)
-		return bad(field, "seed", err, "must be an integer >= 0");
-	if (r == 0)
-		s->seed = (uint64_t)v;
-	return 0;
-}
-
-static int parse_tau(json_t *body, struct http_job_spec *s, char *field,
-		     struct parsa_err *err)
-{
-	json_t *v = json_object_get(body, "tau");
-
-	if (!v)
-		return 0;
-	if (json_is_string(v) && strcmp(json_string_value(v), "inf") == 0)
-		s->tau = PART_PAR_TAU_INF;
-	else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
-		 json_integer_value(v) <= 1000000)
-		s->tau = (int)json_integer_value(v);
-	else
-		return bad(field, "tau", err, "must be an integer >= 0 or \"inf\"");
-	s->parallel = 1;
-	return 0;
-}
-
-/* guard_slack: a number in [1, 1e6] or the string "inf"; 0 or -1. */
-static int get_guard_slack(json_t *v, double *out)
-{
-	if (json_is_string(v))
-		return part_guard_slack_parse(json_string_value(v), out);
-	if (!json_is_number(v) || isinf(json_number_value(v)) ||
-	    !part_guard_slack_valid(json_number_value(v)))
-		return -1;
-	*out = json_number_value(v);
-	return 0;
-}
-
-static int parse_strs(json_t *body, struct http_job_spec *s, char *field,
-		      struct parsa_err *err)
-{
-	json_t *v = json_object_get(body, "dataset");
-
+	memset(s, 0, sizeof(*s));
+	rc = part_opts_from_json(body, own, &s->o, field, err);
+	if (rc)
+		return rc;
+	v = json_object_get(body, "dataset");
 	if (!v)
 		return bad(field, "dataset", err, "is required");
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
 	    json_string_length(v) >= HTTP_ID_MAX)
 		return bad(field, "dataset", err, "must be a dataset id string");
 	snprintf(s->dataset, sizeof(s->dataset), "%s", json_string_value(v));
-	v = json_object_get(body, "method");
-	if (v && (!json_is_string(v) ||
-		  part_method_parse(json_string_value(v), &s->method)))
-		return bad(field, "method", err, "must be one of parsa, random, metis, greedy");
-	v = json_object_get(body, "quality");
-	if (v && (!json_is_string(v) ||
-		  part_quality_parse(json_string_value(v), &s->quality)))
-		return bad(field, "quality", err, "must be fast, default or best");
-	v = json_object_get(body, "rule");
-	if (v && (!json_is_string(v) ||
-		  part_rule_parse(json_string_value(v), &s->rule)))
-		return bad(field, "rule", err, "must be min-s or round-robin");
-	v = json_object_get(body, "imbalance");
-	if (v) {
-		if (!json_is_number(v) || !(json_number_value(v) >= 1.0) ||
-		    !isfinite(json_number_value(v)))
-			return bad(field, "imbalance", err, "must be a number >= 1");
-		s->imbalance = json_number_value(v);
-	}
-	v = json_object_get(body, "time_limit");
-	if (v) {
-		if (!json_is_number(v) || !(json_number_value(v) > 0) ||
-		    !(json_number_value(v) <= 1e9))
-			return bad(field, "time_limit", err,
-				   "must be a number of seconds > 0");
-		s->time_limit = json_number_value(v);
-	}
-	v = json_object_get(body, "guard_slack");
-	if (v && get_guard_slack(v, &s->guard_slack))
-		return bad(field, "guard_slack", err,
-			   "must be a number >= 1 (up to 1e6) or \"inf\"");
+	if (!part_opts_given(o, "k"))
+		return bad(field, "k", err, "is required");
+	if (o->run.pu.init_blocks &&
+	    (!o->run.pu.blocks || o->run.pu.init_blocks > o->run.pu.blocks))
+		return bad(field, "init_blocks", err,
+			   "needs 'blocks' and cannot exceed it");
+	if (o->parallel && o->run.method != PART_METHOD_PARSA)
+		return bad(field, "workers", err,
+			   "(and tau, syncs) need method parsa");
 	return 0;
-}
-
-int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
-			struct parsa_err *err)
-{
-	static const char *const known[] = {"dataset", "k", "method", "blocks",
-		"init_blocks", "workers", "tau", "syncs", "quality", "seed",
-		"imbalance", "rule", "time_limit", "guard_slack", "threads"};
-	struct parsa_partu_opts d;
-	const char *key;
-	json_t *val;
-	int rc;
-
-	memset(s, 0, sizeof(*s));
-	field[0] = '\0';
-	parsa_partu_opts_default(&d);
-	s->method = PART_METHOD_PARSA;
-	s->tau = PART_PAR_DEFAULT_TAU;
-	s->syncs = -1;
-	s->quality = PART_QUALITY_DEFAULT;
-	s->guard_slack = 1.0;
-	s->seed = d.seed;
-	s->imbalance = d.imbalance;
-	s->rule = d.rule;
-	if (!json_is_object(body))
-		return bad(field, "(body)", err, "must be a JSON object");
-	json_object_foreach(body, key, val) {
-		size_t i = 0;
-
-		while (i < sizeof(known) / sizeof(*known) && strcmp(key, known[i]))
-			i++;
-		if (i == sizeof(known) / sizeof(*known))
-			return bad(field, key, err, "is not a job parameter "
-				   "(dataset, k, method, blocks, init_blocks, "
-				   "workers, tau, syncs, quality, seed, "
-				   "imbalance, rule, time_limit, guard_slack, "
-				   "threads)");
-	}
-	rc = parse_strs(body, s, field, err);
-	if (rc == 0)
-		rc = parse_ints(body, s, field, err);
-	if (rc == 0)
-		rc = parse_tau(body, s, field, err);
-	if (rc == 0 && s->parallel && s->method != PART_METHOD_PARSA)
-		rc = bad(field, "workers", err, "(and tau, syncs) need method parsa");
-	return rc;
 }
 
 /* ---- persistence ---- */
 
+/* The job's params: dataset and the options (part_opts_to_json). */
 static json_t *spec_json(const struct http_job_spec *s)
 {
-	json_t *j = json_pack("{s:s, s:i, s:s, s:I, s:f, s:s, s:s}",
-			      "dataset", s->dataset, "k", (int)s->k,
-			      "method", part_method_name(s->method),
-			      "seed", (json_int_t)s->seed,
-			      "imbalance", s->imbalance,
-			      "rule", part_rule_name(s->rule),
-			      "quality", part_quality_name(s->quality));
+	json_t *j = json_pack("{s:s}", "dataset", s->dataset);
+	json_t *o = part_opts_to_json(&s->o);
 
-	if (j && s->blocks) /* absent: automatic */
-		json_object_set_new(j, "blocks", json_integer(s->blocks));
-	if (j && s->init_blocks)
-		json_object_set_new(j, "init_blocks", json_integer(s->init_blocks));
-	if (j && s->time_limit > 0)
-		json_object_set_new(j, "time_limit", json_real(s->time_limit));
-	if (j && s->threads)
-		json_object_set_new(j, "threads", json_integer(s->threads));
-	if (j && s->guard_slack > 1.0)
-		json_object_set_new(j, "guard_slack",
-				    part_guard_slack_json(s->guard_slack));
-	if (j && s->parallel) {
-		json_object_set_new(j, "workers", json_integer(s->workers ? s->workers : 1));
-		if (s->tau == PART_PAR_TAU_INF)
-			json_object_set_new(j, "tau", json_string("inf"));
-		else
-			json_object_set_new(j, "tau", json_integer(s->tau));
-		if (s->syncs >= 0)
-			json_object_set_new(j, "syncs", json_integer(s->syncs));
+	if (!j || !o || json_object_update(j, o)) {
+		json_decref(j);
+		j = NULL;
 	}
+	json_decref(o);
 	return j;
 }
 
@@ -533,24 +366,14 @@ static uint32_t job_threads(const struct http_jobs *J)
 static void run_opts(const struct http_jobs *J, const struct http_job *job,
 		     struct part_run_opts *o)
 {
-	part_run_opts_default(o);
-	part_quality_apply(o, job->spec.quality);
-	o->method = job->spec.method;
-	o->pu.k = job->spec.k;
-	if (job->spec.blocks)
-		o->pu.blocks = job->spec.blocks;
-	o->pu.init_blocks = job->spec.init_blocks;
-	o->pu.seed = job->spec.seed;
-	o->pu.imbalance = job->spec.imbalance;
-	o->pu.rule = job->spec.rule;
+	*o = job->spec.o.run;
 	o->pu.progress = on_progress;
 	o->pu.progress_arg = (void *)job;
 	o->pu.cancel = &job->cancel;
 	o->refine_progress = on_refine_progress;
 	o->refine_progress_arg = (void *)job;
-	o->threads = job->spec.threads ? job->spec.threads : job_threads(J);
-	o->time_limit = job->spec.time_limit;
-	o->guard_slack = job->spec.guard_slack;
+	if (!part_opts_given(&job->spec.o, "threads"))
+		o->threads = job_threads(J);
 	if (J->o.time_limit > 0 &&
 	    (o->time_limit <= 0 || o->time_limit > J->o.time_limit))
 		o->time_limit = J->o.time_limit;
@@ -568,7 +391,7 @@ static char *report_text(const struct http_job *job,
 		.data_path = name, .ds = ds, .opts = o, .res = r,
 		.method = part_method_name(o->method), .t_load = t_load,
 		.t_total = t_total, .peak_rss_kb = part_peak_rss_kb(),
-		.par = job->spec.parallel ? pi : NULL,
+		.par = job->spec.o.parallel ? pi : NULL,
 	};
 	json_t *j = part_report_json(&info);
 	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) : NULL;
@@ -626,13 +449,9 @@ static int execute(struct http_jobs *J, struct http_job *job,
 	atomic_store(&job->progress_ppm, 50000);
 	run_opts(J, job, &o);
 	t1 = part_now();
-	if (job->spec.parallel) {
-		struct part_par_opts po;
+	if (job->spec.o.parallel) {
+		struct part_par_opts po = job->spec.o.par;
 
-		part_par_opts_default(&po);
-		po.workers = job->spec.workers ? job->spec.workers : 1;
-		po.tau = job->spec.tau;
-		po.syncs = job->spec.syncs;
 		rc = part_par_run(ds, &o, &po, &r, &pi, &is_root, NULL, err);
 	} else {
 		rc = part_run(ds, &o, &r, err);

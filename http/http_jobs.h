@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "parsa_err.h"
+#include "part_opts.h"
 #include "part_run.h"
 #include "http_data.h"
 #include "http_metrics.h"
@@ -44,32 +45,17 @@ extern const char *const http_job_state_names[HTTP_JOB_NSTATES];
 /* What a job runs (POST /v1/jobs). */
 struct http_job_spec {
 	char dataset[HTTP_ID_MAX];
-	uint32_t k;               /* 1..65536 */
-	enum part_method method;  /* parsa */
-	uint32_t blocks;          /* 0 = automatic */
-	uint32_t init_blocks;
-	uint32_t workers;         /* parallel Parsa workers; 0 = sequential */
-	int tau;                  /* parallel bounded delay */
-	int syncs;                /* mid-block syncs; -1 = automatic */
-	int parallel;             /* workers, tau or syncs given: part_par_run */
-	enum part_quality quality; /* --quality preset */
-	uint64_t seed;
-	double imbalance;
-	enum parsa_rule rule;
-	double time_limit;        /* seconds (part_run_opts); 0 = none */
-	double guard_slack;       /* part_run_opts; 1 = never worse, INFINITY
-				   * = no bound ("inf" in JSON) */
-	uint32_t threads;         /* best's threads (part_run_opts); 0 = the
-				   * server's default (http_jobs_opts) */
+	struct part_opts o;       /* the job's options (part_opts.h): k, method,
+				   * quality, ...; o.parallel: workers, tau or
+				   * syncs given (part_par_run) */
 };
 
 /*
- * Fill *s from a POST /v1/jobs body: {"dataset", "k", "method", "blocks",
- * "init_blocks", "workers", "tau", "syncs", "quality", "seed", "imbalance",
- * "rule", "time_limit", "guard_slack", "threads"} (only
- * dataset and k required).  On a missing, mistyped, out-of-range or
- * unknown member returns PARSA_EINVAL with a message and the member's name
- * in field[64].  Does not check that the dataset exists.
+ * Fill *s from a POST /v1/jobs body: "dataset" and the HTTP members of the
+ * option table (part_opts.h; docs/openapi.yaml's JobParams), only dataset
+ * and k required.  On a missing, mistyped, out-of-range or unknown member
+ * returns PARSA_EINVAL with a message and the member's name in field[64].
+ * Does not check that the dataset exists.
  */
 int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 			struct parsa_err *err);

@@ -112,25 +112,6 @@ double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
 	return f < PART_PAR_AUTO_SAMPLE ? f : PART_PAR_AUTO_SAMPLE;
 }
 
-int part_par_tau_parse(const char *s, int *tau)
-{
-	char *end;
-	long v;
-
-	if (strcmp(s, "inf") == 0 || strcmp(s, "-1") == 0) {
-		*tau = PART_PAR_TAU_INF;
-		return 0;
-	}
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end != '\0' || v < 0 || v > 1000000)
-		return -1;
-	*tau = (int)v;
-	return 0;
-}
-
 /* ---------------------------------------------------------- shared job */
 
 /*

@@ -240,6 +240,4 @@ void part_par_info_fill(const struct ps_transport *tp,
 			const struct ps_result *res, int tau,
 			struct part_par_info *in);
 
-int part_par_tau_parse(const char *s, int *tau);
-
 #endif /* PART_PARALLEL_H */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "part_opts.h"
 #include "part_parallel.h"
 #include "part_pool.h"
 #include "part_stream.h"
@@ -50,18 +51,12 @@ static struct ds_counts ds_counts(const struct part_report_info *in)
 				  ds->duplicates, ds->format, ds->graph};
 }
 
-json_t *part_guard_slack_json(double slack)
-{
-	if (isinf(slack))
-		return json_string("inf");
-	return json_real(slack > 1.0 ? slack : 1.0);
-}
-
 static json_t *params_json(const struct part_report_info *in)
 {
 	const struct part_run_opts *o = in->opts;
 	struct ds_counts dc = ds_counts(in);
-	json_t *p = json_object();
+	struct part_opts_facts facts;
+	json_t *p = json_object(), *opts;
 
 	if (!p)
 		return NULL;
@@ -72,57 +67,15 @@ static json_t *params_json(const struct part_report_info *in)
 				    json_string(part_graph_mode_name(dc.graph)));
 	if (!o)
 		return p;
-	json_object_set_new(p, "seed", json_integer((json_int_t)o->pu.seed));
-	json_object_set_new(p, "imbalance", json_real(o->pu.imbalance));
-	json_object_set_new(p, "random_trials",
-			    json_integer(o->random_trials));
-	if (o->method != PART_METHOD_RANDOM)
-		json_object_set_new(p, "sweeps", json_integer(o->sweeps));
-	if (o->method != PART_METHOD_RANDOM)
-		json_object_set_new(p, "param_imbalance",
-				    json_real(o->param_imbalance));
-	if (o->method == PART_METHOD_PARSA) {
-		json_object_set_new(p, "blocks",
-				    json_integer(in->stream ? (json_int_t)in->stream->blocks
-					    : in->par && in->par->blocks ? (json_int_t)in->par->blocks
-					    : parsa_partu_blocks(&o->pu, (uint32_t)dc.examples)));
-		json_object_set_new(p, "init_blocks",
-				    json_integer(o->pu.init_blocks));
-		json_object_set_new(p, "rule",
-				    json_string(part_rule_name(o->pu.rule)));
-		json_object_set_new(p, "incremental",
-				    json_boolean(o->init_S != NULL));
-		json_object_set_new(p, "refine_rounds",
-				    json_integer(o->refine_rounds));
-		json_object_set_new(p, "quality",
-				    json_string(part_quality_name(o->quality)));
-		json_object_set_new(p, "refine_passes",
-				    json_integer(o->refine_passes));
-		json_object_set_new(p, "refine_ppasses",
-				    json_integer(o->refine_ppasses));
+	facts.examples = dc.examples;
+	facts.blocks = in->stream ? in->stream->blocks
+		       : in->par && in->par->blocks ? in->par->blocks : 0;
+	opts = part_opts_report(o, &facts);
+	if (json_object_update(p, opts) == 0 && o->method == PART_METHOD_PARSA)
+		/* set by the preset only, not an option */
 		json_object_set_new(p, "refine_skip_ratio",
 				    json_integer(o->refine_skip));
-		json_object_set_new(p, "restream", json_integer(o->restream));
-		json_object_set_new(p, "ml_levels", json_integer(o->ml_levels));
-		json_object_set_new(p, "fm_passes", json_integer(o->fm_passes));
-		json_object_set_new(p, "ml_cycles", json_integer(o->ml_cycles));
-		json_object_set_new(p, "ml_chains", json_integer(o->ml_chains));
-		json_object_set_new(p, "threads",
-				    json_integer(o->threads ? o->threads
-							    : part_pool_cpus()));
-		json_object_set_new(p, "multilevel", json_boolean(o->ml_scratch));
-		json_object_set_new(p, "guard_slack",
-				    part_guard_slack_json(o->guard_slack));
-		json_object_set_new(p, "time_limit",
-				    o->time_limit > 0 ? json_real(o->time_limit)
-						      : json_null());
-		json_object_set_new(p, "block_imbalance",
-				    isinf(o->pu.block_imbalance)
-					    ? json_string("off")
-					    : json_real(o->pu.block_imbalance > 0
-								? o->pu.block_imbalance
-								: o->pu.imbalance));
-	}
+	json_decref(opts);
 	return p;
 }
 

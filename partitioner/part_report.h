@@ -35,10 +35,6 @@ struct part_report_info {
 /* New reference: the report object.  NULL on out of memory. */
 json_t *part_report_json(const struct part_report_info *info);
 
-/* guard_slack as the CLI and the HTTP jobs spell it: a number, or "inf"
- * (values <= 1 are the default, 1). */
-json_t *part_guard_slack_json(double slack);
-
 /* Write j to path (tmp + rename), pretty-printed. */
 int part_report_write(const char *path, const json_t *j,
 		      struct parsa_err *err);

@@ -76,29 +76,6 @@ void part_quality_apply(struct part_run_opts *o, enum part_quality q)
 	o->pu.blocks = p->blocks;
 }
 
-int part_guard_slack_parse(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s)
-		return -1;
-	if (strcmp(s, "inf") == 0) {
-		*out = INFINITY;
-		return 0;
-	}
-	v = strtod(s, &end);
-	if (end == s || *end != '\0' || !part_guard_slack_valid(v))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int part_guard_slack_valid(double v)
-{
-	return isinf(v) ? v > 0 : v >= 1.0 && v <= 1e6;
-}
-
 int part_quality_parse(const char *s, enum part_quality *q)
 {
 	for (size_t i = 0; i < sizeof(presets) / sizeof(*presets); i++)

@@ -128,11 +128,6 @@ void part_run_opts_default(struct part_run_opts *o);
 void part_quality_apply(struct part_run_opts *o, enum part_quality q);
 int part_quality_parse(const char *s, enum part_quality *q);
 
-/* guard_slack from text: a number in [1, 1e6] or "inf" (INFINITY).
- * 0 or -1 (nothing set). */
-int part_guard_slack_parse(const char *s, double *out);
-/* 1 when v is a guard_slack part_guard_slack_parse accepts. */
-int part_guard_slack_valid(double v);
 const char *part_quality_name(enum part_quality q);
 
 struct part_result {
