@@ -22,6 +22,31 @@
  * Each start records how many earlier iterations were still incomplete (the
  * staleness histogram) and the time spent waiting for the window.
  *
+ * Consistency models (ps_config.consistency; ps_consistency_parse):
+ *   tau:T   the bounded delay above (per worker; no clocks).
+ *   ssp:S   stale synchronous parallel (Ho et al. 2013; seed 001): every
+ *           worker advances a clock (ps_clock) per iteration.  A pull at
+ *           clock c returns values that include every worker's updates of
+ *           clocks <= c - S - 1: the server parks it until it has every
+ *           worker's CLOCK for those clocks.  ssp:0 is bulk synchronous
+ *           (bsp).  Updates pushed inside the window may or may not be
+ *           included (best effort), the worker's own earlier ones always.
+ *   essp:S  eager SSP (seed 001): as ssp:S, and each time a server's clock
+ *           advances it pushes, unasked, the values of its eager tables'
+ *           keys that changed to every worker that uses them (a worker
+ *           uses a key once it pulled it), with the snapshot's clock; a
+ *           worker receives them through its eager handler and waits for
+ *           them with ps_eager_wait instead of pulling again.
+ * Clocks: a worker's clock c is the number of clocks it completed (0 at
+ * the start); updates pushed during clock c belong to clock c.  A server's
+ * clock is the least clock count over all workers, i.e. it holds every
+ * update of clocks < its clock; values it answers with are a "snapshot"
+ * of that clock.  The staleness of a read at clock c of a snapshot sc is
+ * c - sc: 0 under BSP, at most S under (E)SSP (every read is checked: a
+ * violation fails the run).  Reads are counted per key: pull replies
+ * (against the clock the pull was made for) and eager values (against the
+ * receiver's clock when they are delivered).
+ *
  * Scheduler: starts tasks on workers (opaque payload → the worker's task
  * callback), collects progress records, releases worker barriers and shuts
  * the cluster down cleanly, gathering every node's statistics.
@@ -60,7 +85,26 @@
 struct ps_table_spec {
 	uint32_t value_bytes; /* bytes per key: ceil(k/8) for a k-bit mask */
 	int op;               /* enum ps_op applied by ps_push */
+	int eager;            /* ESSP: push this table's changed values */
 };
+
+enum ps_consistency_model { PS_CONS_TAU = 0, PS_CONS_SSP, PS_CONS_ESSP };
+
+/* A consistency model and its bound (tau for TAU, S for SSP/ESSP). */
+struct ps_consistency {
+	int model;  /* enum ps_consistency_model */
+	int bound;  /* TAU: tau (-1 = infinite); SSP/ESSP: S >= 0 */
+};
+
+/*
+ * Parse "bsp", "ssp:S", "essp:S", "tau:T" (T may be "inf") into *c.
+ * 0 or PARSA_EINVAL naming the bad part.
+ */
+int ps_consistency_parse(const char *s, struct ps_consistency *c,
+			 struct parsa_err *err);
+/* "bsp", "ssp:3", "essp:3", "tau:1", "tau:inf" into buf (>= 24 bytes). */
+const char *ps_consistency_format(const struct ps_consistency *c, char *buf,
+				  size_t len);
 
 struct ps_config {
 	uint32_t num_servers;  /* S; 0 = one per machine */
@@ -72,6 +116,8 @@ struct ps_config {
 					 (see ps_ranges_init_starts);
 					 borrowed, copied by the cluster */
 	int tau;               /* initial bounded delay of every worker */
+	int consistency;       /* enum ps_consistency_model; TAU by default */
+	int staleness;         /* SSP/ESSP: S >= 0 */
 	double timeout_s;      /* reply / liveness timeout; 0 = 60 s */
 	double server_delay_s; /* testing: servers sleep this long before
 				  answering each push or pull */
@@ -97,6 +143,17 @@ struct ps_node_stats {
 	uint64_t stale_max;
 	uint64_t tau_wait_ns; /* blocked in ps_iter_begin */
 	uint64_t wait_ns;     /* blocked in ps_wait / ps_wait_all */
+	/* consistency models (SSP/ESSP) */
+	uint64_t clock;       /* worker: clocks completed; server: its clock */
+	uint64_t read_hist[PS_STALE_BUCKETS]; /* worker: keys read with
+						 staleness s (last: >=) */
+	uint64_t read_stale_max;
+	uint64_t eager_msgs[2], eager_bytes[2]; /* worker: EAGER received;
+						   server: sent (wire bytes,
+						   [PS_LOCAL]/[PS_REMOTE]) */
+	uint64_t eager_keys;  /* keys in them */
+	uint64_t parked;      /* server: requests it had to park */
+	uint64_t clock_wait_ns; /* worker: blocked in ps_eager_wait */
 };
 
 /* Result of a run: stats of every node (all valid on the scheduler's
@@ -181,6 +238,47 @@ int ps_wait_all(struct ps_node *c, struct parsa_err *err);
 int ps_iter_begin(struct ps_node *c, int64_t *iter, struct parsa_err *err);
 void ps_set_tau(struct ps_node *c, int tau); /* -1 = infinite */
 
+/* ---- consistency models: clocks (SSP, ESSP) ------------------------ */
+
+/*
+ * A worker ends its current clock: every server gets CLOCK (after this
+ * worker's earlier messages to it, so with every update of the clock).
+ * ESTATE under the tau model or on the scheduler.
+ */
+int ps_clock(struct ps_node *w, struct parsa_err *err);
+/* Clocks this worker completed (its current clock). */
+int64_t ps_node_clock(const struct ps_node *w);
+/* The model's bound: S under SSP/ESSP, tau under TAU. */
+int ps_node_staleness(const struct ps_node *w);
+
+/*
+ * ps_pull for use at clock use (>= the current clock c, and use - S <= c:
+ * a worker may ask now for what it will need at a later clock): the reply
+ * includes every update of clocks < use - S.  Under TAU, ps_pull.
+ */
+int ps_pull_for(struct ps_node *c, uint32_t table, const uint64_t *keys,
+		size_t n, void *out, int64_t use, uint64_t *ts,
+		struct parsa_err *err);
+
+/*
+ * ESSP: values pushed by a server (keys sorted; vals n values of the
+ * table's width; borrowed for the call) with the snapshot's clock.
+ * Called in the worker's thread inside PS calls.  Non-zero fails the
+ * worker with it.
+ */
+typedef int (*ps_eager_fn)(void *arg, uint32_t table, const uint64_t *keys,
+			   const void *vals, size_t n, int64_t clock,
+			   struct parsa_err *err);
+void ps_set_eager_handler(struct ps_node *w, ps_eager_fn fn, void *arg);
+
+/*
+ * ESSP: block until every server's eager pushes up to a snapshot of at
+ * least min_clock arrived (and went through the handler).  min_clock <=
+ * the current clock (EINVAL otherwise: it could never hold).
+ */
+int ps_eager_wait(struct ps_node *w, int64_t min_clock,
+		  struct parsa_err *err);
+
 /*
  * Called once per answering server, in the caller's thread, while
  * ps_call_hook waits.  resp is borrowed for the call.  A non-zero return
@@ -193,6 +291,9 @@ typedef int (*ps_hook_reply_fn)(void *arg, uint32_t server, const void *resp,
  * Run hook `hook` on server `server` (or PS_ALL servers) with request
  * req[0..len) and wait for the responses.  A server without that hook, or
  * whose hook fails, makes the call fail with the server's message.
+ * Under SSP/ESSP a worker's hook runs on a snapshot that holds every
+ * update of the clocks the worker completed (the server parks it until
+ * then); the scheduler's hooks run at once.
  */
 int ps_call_hook(struct ps_node *c, int server, uint32_t hook,
 		 const void *req, size_t len, ps_hook_reply_fn on_reply,
@@ -288,6 +389,24 @@ typedef int (*ps_hook_fn)(struct ps_server *s, const void *req, size_t len,
 
 int ps_server_register_hook(struct ps_server *s, uint32_t hook,
 			    ps_hook_fn fn, void *arg, struct parsa_err *err);
+
+/*
+ * SSP/ESSP: fn(s, clock) runs on the server's thread each time every
+ * worker completed clock `clock` (in order 0, 1, ...), before any request
+ * parked for it is answered and before the eager pushes of the new
+ * snapshot.  Like a hook it may read and write the server's tables.
+ */
+typedef int (*ps_clock_fn)(struct ps_server *s, int64_t clock, void *arg,
+			   struct parsa_err *err);
+void ps_server_on_clock(struct ps_server *s, ps_clock_fn fn, void *arg);
+
+/*
+ * ESSP: key's value in table (eager) was changed in place (through
+ * ps_server_value / ps_server_table): push it with the next snapshot.
+ * Pushes mark what they merge by themselves.  No-op otherwise.
+ */
+int ps_server_mark_updated(struct ps_server *s, uint32_t table, uint64_t key,
+			   struct parsa_err *err);
 int ps_reply_append(struct ps_reply *r, const void *data, size_t len,
 		    struct parsa_err *err);
 

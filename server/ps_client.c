@@ -9,6 +9,7 @@
  * while the client is inside one of these calls (no extra thread).
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,14 @@ struct ps_node *ps_node_create(const struct ps_cluster *cl,
 	c->pend_words = (cl->layout.num_servers + 63) / 64;
 	c->tau = cl->tau;
 	c->iter = -1;
+	if (role == PS_ROLE_WORKER && cl->consistency == PS_CONS_ESSP) {
+		c->eclock = calloc(cl->layout.num_servers, sizeof(int64_t));
+		if (!c->eclock) {
+			free(c);
+			parsa_fail(err, PARSA_ENOMEM, "node");
+			return NULL;
+		}
+	}
 	if (role == PS_ROLE_SCHEDULER && ps_sched_state_init(c, err)) {
 		free(c);
 		return NULL;
@@ -76,6 +85,7 @@ void ps_node_destroy(struct ps_node *c)
 		free(t);
 	}
 	ps_sched_state_free(c);
+	free(c->eclock);
 	free(c);
 }
 
@@ -102,6 +112,13 @@ void ps_node_stats(const struct ps_node *c, struct ps_node_stats *st)
 	st->stale_max = c->stale_max;
 	st->tau_wait_ns = c->tau_wait_ns;
 	st->wait_ns = c->wait_ns;
+	st->clock = (uint64_t)c->clock;
+	memcpy(st->read_hist, c->read_hist, sizeof(st->read_hist));
+	st->read_stale_max = c->read_stale_max;
+	memcpy(st->eager_msgs, c->eager_msgs, sizeof(st->eager_msgs));
+	memcpy(st->eager_bytes, c->eager_bytes, sizeof(st->eager_bytes));
+	st->eager_keys = c->eager_keys;
+	st->clock_wait_ns = c->clock_wait_ns;
 }
 
 void ps_set_tau(struct ps_node *c, int tau)
@@ -160,6 +177,7 @@ static int req_new(struct ps_node *c, enum ps_req_kind kind,
 	r->ts = c->next_ts++;
 	r->iter = c->iter;
 	r->kind = kind;
+	r->min_clock = -1;
 	c->count++;
 	c->requests++;
 	*out = r;
@@ -217,6 +235,43 @@ static int reply_error(const struct ps_rx *rx, struct parsa_err *err)
 			  rx->m.blob ? (const char *)rx->m.blob : "");
 }
 
+/* Count n keys read at clock `at` of a snapshot `snap`. */
+static void note_reads(struct ps_node *c, int64_t at, int64_t snap,
+		       uint64_t n)
+{
+	uint64_t s = at > snap ? (uint64_t)(at - snap) : 0;
+
+	if (!n)
+		return;
+	c->read_hist[s < PS_STALE_BUCKETS ? s : PS_STALE_BUCKETS - 1] += n;
+	if (s > c->read_stale_max)
+		c->read_stale_max = s;
+}
+
+/*
+ * The debug check of the consistency models: a reply (or eager push) must
+ * be a snapshot of at least the clock the request required.  Always on: a
+ * violation is a bug of the parameter server, and fails the run.
+ */
+static int check_snapshot(struct ps_node *c, const struct ps_rx *rx,
+			  int64_t need, struct parsa_err *err)
+{
+	char who[48];
+
+	if (need < 0)
+		return 0;
+	if ((rx->m.flags & PS_MSGF_CLOCK) && rx->m.clock >= need)
+		return 0;
+	ps_layout_name(&c->ep.cl->layout, rx->m.src, who, sizeof(who));
+	parsa_fail(err, PARSA_ESTATE, "%s: consistency bound violated: %s "
+		   "answered %s ts %" PRIu64 " with a snapshot of clock %"
+		   PRId64 ", needed %" PRId64, c->ep.name, who,
+		   ps_msg_type_name(rx->m.type), rx->m.ts,
+		   (rx->m.flags & PS_MSGF_CLOCK) ? rx->m.clock : -1, need);
+	ps_transport_fail(c->ep.tp, PARSA_ESTATE, "%s", err->msg);
+	return PARSA_ESTATE;
+}
+
 /* Copy a pull reply's values into place; -1 if they do not fit. */
 static int take_pull(struct ps_req *r, const struct ps_rx *rx)
 {
@@ -270,6 +325,9 @@ static int take_reply(struct ps_node *c, const struct ps_rx *rx,
 	if (!r || r->done || !(r->pending[s / 64] >> (s % 64) & 1) ||
 	    reply_type[r->kind] != rx->m.type)
 		return ps_ep_protocol(&c->ep, rx, "no such request open", err);
+	if (!(rx->m.flags & PS_MSGF_ERROR) &&
+	    (rc = check_snapshot(c, rx, r->min_clock, err)))
+		return rc;
 	if (r->kind == PS_REQ_HOOK) {
 		take_hook(r, s, rx);
 	} else if (rx->m.flags & PS_MSGF_ERROR) {
@@ -278,9 +336,63 @@ static int take_reply(struct ps_node *c, const struct ps_rx *rx,
 	} else if (r->kind == PS_REQ_PULL && take_pull(r, rx)) {
 		return ps_ep_protocol(&c->ep, rx, "values do not fit the pull",
 				      err);
+	} else if (r->kind == PS_REQ_PULL && r->min_clock >= 0) {
+		note_reads(c, r->use_clock, rx->m.clock, rx->m.nkeys);
 	}
 	req_part_done(c, r, s);
 	return rc;
+}
+
+/* ESSP: values a server pushed unasked; a round's last message (aux 0)
+ * completes the server's snapshot. */
+static int take_eager(struct ps_node *c, const struct ps_rx *rx,
+		      struct parsa_err *err)
+{
+	const struct ps_cluster *cl = c->ep.cl;
+	const struct ps_msg *m = &rx->m;
+	uint32_t s = m->src - 1;
+	const uint64_t *keys = NULL;
+	const void *vals = m->values;
+	uint64_t *kcopy = NULL;
+	int cls, rc = 0;
+
+	if (!c->eclock || m->src == 0 || s >= cl->layout.num_servers)
+		return ps_ep_protocol(&c->ep, rx, "eager push outside ESSP or "
+				      "not from a server", err);
+	if (!cl->tables[m->table].eager ||
+	    m->value_bytes != cl->tables[m->table].value_bytes)
+		return ps_ep_protocol(&c->ep, rx, "eager push of a table that "
+				      "is not eager", err);
+	if (m->clock < c->eclock[s])
+		return ps_ep_protocol(&c->ep, rx, "eager snapshot older than "
+				      "the last one", err);
+	cls = ps_layout_machine(&cl->layout, m->src) == c->ep.machine
+		      ? PS_LOCAL : PS_REMOTE;
+	c->eager_msgs[cls]++;
+	c->eager_bytes[cls] += rx->len;
+	c->eager_keys += m->nkeys;
+	note_reads(c, c->clock, m->clock, m->nkeys);
+	if (m->nkeys && c->eager_fn) {
+		/* the sections start 8-byte aligned in a malloc'd buffer;
+		 * copy the keys anyway if they are not */
+		if (((uintptr_t)m->keys & 7) == 0) {
+			keys = (const uint64_t *)(const void *)m->keys;
+		} else {
+			kcopy = malloc(m->nkeys * sizeof(uint64_t));
+			if (!kcopy)
+				return parsa_fail(err, PARSA_ENOMEM, "eager");
+			memcpy(kcopy, m->keys, m->nkeys * sizeof(uint64_t));
+			keys = kcopy;
+		}
+		rc = c->eager_fn(c->eager_arg, m->table, keys, vals,
+				 (size_t)m->nkeys, m->clock, err);
+		free(kcopy);
+		if (rc)
+			return rc;
+	}
+	if (m->aux == 0)
+		c->eclock[s] = m->clock;
+	return 0;
 }
 
 int ps_client_pump(struct ps_node *c, double timeout_s, int *got,
@@ -297,6 +409,10 @@ int ps_client_pump(struct ps_node *c, double timeout_s, int *got,
 	case PS_MSG_PULL_REPLY:
 	case PS_MSG_HOOK_REPLY:
 		rc = take_reply(c, &rx, err);
+		ps_rx_release(&rx);
+		return rc;
+	case PS_MSG_EAGER:
+		rc = take_eager(c, &rx, err);
 		ps_rx_release(&rx);
 		return rc;
 	default:
@@ -519,13 +635,36 @@ int ps_push(struct ps_node *c, uint32_t table, const uint64_t *keys,
 			  ts, err);
 }
 
+/* A worker under SSP/ESSP: its reads and hooks carry clocks. */
+static int clocked_worker(const struct ps_node *c)
+{
+	return c->ep.role == PS_ROLE_WORKER && ps_clocked(c->ep.cl);
+}
+
 int ps_pull(struct ps_node *c, uint32_t table, const uint64_t *keys,
 	    size_t n, void *out, uint64_t *ts, struct parsa_err *err)
 {
+	return ps_pull_for(c, table, keys, n, out, c->clock, ts, err);
+}
+
+int ps_pull_for(struct ps_node *c, uint32_t table, const uint64_t *keys,
+		size_t n, void *out, int64_t use, uint64_t *ts,
+		struct parsa_err *err)
+{
 	struct ps_msg h = { 0 };
 	struct ps_req *r;
+	int64_t need = -1;
 	int rc = check_request(c, table, keys, n, err);
 
+	if (!rc && clocked_worker(c)) {
+		need = use - c->ep.cl->staleness;
+		if (use < c->clock || need > c->clock)
+			rc = parsa_fail(err, PARSA_EINVAL, "%s: pull for clock "
+					"%" PRId64 " at clock %" PRId64
+					" (staleness %d)", c->ep.name, use,
+					c->clock, c->ep.cl->staleness);
+		need = need < 0 ? 0 : need;
+	}
 	if (!rc)
 		rc = req_new(c, PS_REQ_PULL, &r, err);
 	if (rc)
@@ -536,6 +675,12 @@ int ps_pull(struct ps_node *c, uint32_t table, const uint64_t *keys,
 	h.type = PS_MSG_PULL;
 	h.table = table;
 	h.ts = r->ts;
+	if (need >= 0) {
+		r->min_clock = need;
+		r->use_clock = use;
+		h.flags |= PS_MSGF_CLOCK;
+		h.clock = need;
+	}
 	*ts = r->ts;
 	rc = send_parts(c, r, &h, keys, n, NULL, err);
 	req_sent(c, r);
@@ -557,6 +702,11 @@ static int send_hook(struct ps_node *c, struct ps_req *r, int server,
 	h.ts = r->ts;
 	h.aux = hook;
 	h.blob_len = (uint32_t)len;
+	if (clocked_worker(c)) {
+		r->min_clock = c->clock;
+		h.flags |= PS_MSGF_CLOCK;
+		h.clock = c->clock;
+	}
 	for (s = 0; !rc && s < l->num_servers; s++) {
 		if (server != PS_ALL && (uint32_t)server != s)
 			continue;
@@ -597,5 +747,71 @@ int ps_call_hook(struct ps_node *c, int server, uint32_t hook,
 		r->hook = NULL;
 	if (!rc && h.rc)
 		rc = parsa_fail(err, h.rc, "%s", h.err.msg);
+	return rc;
+}
+
+/* ---- consistency models: clocks ---- */
+
+int64_t ps_node_clock(const struct ps_node *w) { return w->clock; }
+
+int ps_node_staleness(const struct ps_node *w)
+{
+	return ps_clocked(w->ep.cl) ? w->ep.cl->staleness : w->tau;
+}
+
+void ps_set_eager_handler(struct ps_node *w, ps_eager_fn fn, void *arg)
+{
+	w->eager_fn = fn;
+	w->eager_arg = arg;
+}
+
+int ps_clock(struct ps_node *w, struct parsa_err *err)
+{
+	const struct ps_layout *l = &w->ep.cl->layout;
+	struct ps_msg h = { 0 };
+	uint32_t s;
+	int rc = 0;
+
+	if (!clocked_worker(w))
+		return parsa_fail(err, PARSA_ESTATE, "%s: ps_clock needs a "
+				  "worker under ssp or essp", w->ep.name);
+	h.type = PS_MSG_CLOCK;
+	h.flags = PS_MSGF_CLOCK;
+	h.clock = w->clock + 1;
+	for (s = 0; !rc && s < l->num_servers; s++)
+		rc = ps_ep_send(&w->ep, ps_layout_server_node(l, s), &h, NULL,
+				NULL, NULL, err);
+	if (!rc)
+		w->clock++;
+	return rc;
+}
+
+static int pred_eager(struct ps_node *w, uint64_t min)
+{
+	uint32_t s;
+
+	for (s = 0; s < w->ep.cl->layout.num_servers; s++)
+		if (w->eclock[s] < (int64_t)min)
+			return 0;
+	return 1;
+}
+
+int ps_eager_wait(struct ps_node *w, int64_t min_clock, struct parsa_err *err)
+{
+	uint64_t t0;
+	int rc;
+
+	if (!w->eclock)
+		return parsa_fail(err, PARSA_ESTATE, "%s: ps_eager_wait needs "
+				  "a worker under essp", w->ep.name);
+	if (min_clock > w->clock)
+		return parsa_fail(err, PARSA_EINVAL, "%s: eager wait for "
+				  "snapshot %" PRId64 " at clock %" PRId64,
+				  w->ep.name, min_clock, w->clock);
+	if (min_clock <= 0)
+		return 0;
+	t0 = ps_now_ns();
+	rc = ps_client_wait(w, pred_eager, (uint64_t)min_clock, 1, err);
+	w->clock_wait_ns += ps_now_ns() - t0;
 	return rc;
 }

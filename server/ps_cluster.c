@@ -3,6 +3,7 @@
  * sends and receives through: encoding, validation of what arrives, traffic
  * counters (local vs remote by machine id) and failure reporting.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,86 @@ static int check_tables(const struct ps_config *cfg, struct parsa_err *err)
 	return 0;
 }
 
+static int check_consistency(const struct ps_config *cfg,
+			     struct parsa_err *err)
+{
+	uint32_t t, eager = 0;
+
+	if (cfg->consistency == PS_CONS_TAU)
+		return 0;
+	if (cfg->consistency != PS_CONS_SSP &&
+	    cfg->consistency != PS_CONS_ESSP)
+		return parsa_fail(err, PARSA_EINVAL, "consistency model %d",
+				  cfg->consistency);
+	if (cfg->staleness < 0)
+		return parsa_fail(err, PARSA_EINVAL, "staleness %d (>= 0)",
+				  cfg->staleness);
+	for (t = 0; t < cfg->num_tables; t++)
+		eager += cfg->tables[t].eager != 0;
+	if (cfg->consistency == PS_CONS_ESSP && eager == 0)
+		return parsa_fail(err, PARSA_EINVAL, "essp: no table is eager "
+				  "(ps_table_spec.eager)");
+	return 0;
+}
+
+/* ---- consistency models: names ---- */
+
+int ps_consistency_parse(const char *s, struct ps_consistency *c,
+			 struct parsa_err *err)
+{
+	const char *arg = NULL;
+	char *end;
+	long v;
+
+	if (!s)
+		s = "";
+	if (strcmp(s, "bsp") == 0) {
+		c->model = PS_CONS_SSP;
+		c->bound = 0;
+		return 0;
+	}
+	if (strncmp(s, "ssp:", 4) == 0) {
+		c->model = PS_CONS_SSP;
+		arg = s + 4;
+	} else if (strncmp(s, "essp:", 5) == 0) {
+		c->model = PS_CONS_ESSP;
+		arg = s + 5;
+	} else if (strncmp(s, "tau:", 4) == 0) {
+		c->model = PS_CONS_TAU;
+		arg = s + 4;
+		if (strcmp(arg, "inf") == 0) {
+			c->bound = -1;
+			return 0;
+		}
+	} else {
+		return parsa_fail(err, PARSA_EINVAL, "consistency '%s': one "
+				  "of bsp, ssp:S, essp:S, tau:T", s);
+	}
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || v < 0 || v > 1000000)
+		return parsa_fail(err, PARSA_EINVAL, "consistency '%s': the "
+				  "bound must be an integer in 0..1000000%s", s,
+				  c->model == PS_CONS_TAU ? " or inf" : "");
+	c->bound = (int)v;
+	return 0;
+}
+
+const char *ps_consistency_format(const struct ps_consistency *c, char *buf,
+				  size_t len)
+{
+	if (c->model == PS_CONS_SSP && c->bound == 0)
+		snprintf(buf, len, "bsp");
+	else if (c->model == PS_CONS_TAU && c->bound < 0)
+		snprintf(buf, len, "tau:inf");
+	else
+		snprintf(buf, len, "%s:%d", c->model == PS_CONS_SSP ? "ssp"
+					    : c->model == PS_CONS_ESSP ? "essp"
+								       : "tau",
+			 c->bound);
+	return buf;
+}
+
 struct ps_cluster *ps_cluster_create(const struct ps_config *cfg,
 				     const struct ps_layout *l,
 				     struct parsa_err *err)
@@ -52,6 +133,8 @@ struct ps_cluster *ps_cluster_create(const struct ps_config *cfg,
 			   cfg->tau, cfg->timeout_s, cfg->server_delay_s);
 		return NULL;
 	}
+	if (check_consistency(cfg, err))
+		return NULL;
 	cl = calloc(1, sizeof(*cl));
 	if (!cl) {
 		parsa_fail(err, PARSA_ENOMEM, "cluster");
@@ -61,6 +144,8 @@ struct ps_cluster *ps_cluster_create(const struct ps_config *cfg,
 	cl->num_tables = cfg->num_tables;
 	memcpy(cl->tables, cfg->tables, sizeof(cl->tables));
 	cl->tau = cfg->tau;
+	cl->consistency = cfg->consistency;
+	cl->staleness = cfg->staleness;
 	cl->timeout_s = cfg->timeout_s > 0 ? cfg->timeout_s
 					   : PS_DEFAULT_TIMEOUT;
 	cl->server_delay_s = cfg->server_delay_s;
@@ -166,8 +251,8 @@ static int check_addressing(const struct ps_endpoint *ep,
 	if (m->src >= nodes || m->src == ep->id)
 		return parsa_fail(err, PARSA_EPARSE, "%s from bad node %u",
 				  ps_msg_type_name(m->type), m->src);
-	if ((m->type == PS_MSG_PUSH || m->type == PS_MSG_PULL) &&
-	    m->table >= ep->cl->num_tables)
+	if ((m->type == PS_MSG_PUSH || m->type == PS_MSG_PULL ||
+	     m->type == PS_MSG_EAGER) && m->table >= ep->cl->num_tables)
 		return parsa_fail(err, PARSA_EPARSE, "%s for table %u of %u",
 				  ps_msg_type_name(m->type), m->table,
 				  ep->cl->num_tables);

@@ -21,6 +21,8 @@ struct ps_cluster {
 	struct ps_table_spec tables[PS_MAX_TABLES];
 	struct ps_ranges ranges; /* layout.num_servers ranges */
 	int tau;
+	int consistency;         /* enum ps_consistency_model */
+	int staleness;           /* SSP/ESSP: S */
 	double timeout_s;        /* > 0 */
 	double server_delay_s;
 };
@@ -60,6 +62,8 @@ struct ps_req {
 	uint64_t nkeys;          /* pull: keys in the request */
 	uint32_t width;          /* pull: value bytes */
 	void *hook;              /* hook: the waiting call's context, or NULL */
+	int64_t min_clock;       /* SSP/ESSP: snapshot required, -1 none */
+	int64_t use_clock;       /* SSP/ESSP pull: clock it is read for */
 };
 
 struct ps_progress {
@@ -94,6 +98,14 @@ struct ps_node {
 	int64_t iter;           /* current iteration, -1 before the first */
 	uint64_t requests, iters, stale_hist[PS_STALE_BUCKETS], stale_max;
 	uint64_t tau_wait_ns, wait_ns;
+	/* consistency models (workers under SSP/ESSP) */
+	int64_t clock;          /* clocks completed */
+	int64_t *eclock;        /* ESSP: per server, snapshot of its last
+				   complete eager round (num_servers) */
+	ps_eager_fn eager_fn;
+	void *eager_arg;
+	uint64_t read_hist[PS_STALE_BUCKETS], read_stale_max;
+	uint64_t eager_msgs[2], eager_bytes[2], eager_keys, clock_wait_ns;
 	/* worker */
 	struct ps_rx *tasks_head, *tasks_tail; /* TASKs not yet run */
 	uint64_t barrier_gen;   /* barriers entered */
@@ -102,6 +114,51 @@ struct ps_node {
 	/* scheduler */
 	struct ps_sched_state *sched;
 };
+
+struct ps_reply {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+struct hook_slot {
+	ps_hook_fn fn; /* NULL: not registered */
+	void *arg;
+};
+
+/* ESSP state of one eager table on a server, per store entry. */
+struct ps_eager_tbl {
+	uint64_t *sub;      /* cap * sub_words: bit w = worker w pulled it */
+	uint8_t *dirty;     /* cap: changed since the last eager round */
+	size_t cap;
+	size_t *list;       /* entries with dirty set, nlist of them */
+	size_t nlist, list_cap;
+};
+
+/* Invariant: store[t] exists for every t < cl->num_tables. */
+struct ps_server {
+	struct ps_endpoint ep;
+	struct ps_store *store[PS_MAX_TABLES];
+	uint64_t lo, hi;  /* own keys [lo, hi] unless empty */
+	int empty;
+	struct hook_slot hooks[PS_MAX_HOOKS];
+	int shutdown;     /* SHUTDOWN answered */
+	/* consistency models (SSP/ESSP; ps_consist.c) */
+	int64_t *done;    /* per worker: clocks completed (its CLOCKs) */
+	int64_t clock;    /* min of done: every update of clocks < it is in */
+	struct ps_rx *park_head, *park_tail; /* requests for a later clock */
+	ps_clock_fn on_clock;
+	void *on_clock_arg;
+	uint32_t sub_words; /* 64-bit words per entry of ps_eager_tbl.sub */
+	struct ps_eager_tbl *eager[PS_MAX_TABLES]; /* NULL: not eager */
+	uint64_t parked, eager_msgs[2], eager_bytes[2], eager_keys;
+};
+
+/* 1 if cl runs a clocked model (SSP or ESSP). */
+static inline int ps_clocked(const struct ps_cluster *cl)
+{
+	return cl->consistency == PS_CONS_SSP ||
+	       cl->consistency == PS_CONS_ESSP;
+}
 
 /* ---- ps_cluster.c: endpoints ---- */
 void ps_ep_init(struct ps_endpoint *ep, const struct ps_cluster *cl,
@@ -144,6 +201,25 @@ int ps_client_pump(struct ps_node *c, double timeout_s, int *got,
 /* Wait (pumping) until pred(c, arg) holds; requests blamed on timeout. */
 int ps_client_wait(struct ps_node *c, int (*pred)(struct ps_node *, uint64_t),
 		   uint64_t arg, int timed, struct parsa_err *err);
+
+/* ---- ps_consist.c: the server side of SSP/ESSP ---- */
+int ps_consist_init(struct ps_server *s, struct parsa_err *err);
+void ps_consist_free(struct ps_server *s);
+/* A PULL or HOOK whose required snapshot is ahead: keep it (rx stolen,
+ * *parked = 1); else *parked = 0 and rx is untouched. */
+int ps_consist_park(struct ps_server *s, struct ps_rx *rx, int *parked,
+		    struct parsa_err *err);
+int ps_consist_on_clock_msg(struct ps_server *s, const struct ps_rx *rx,
+			    struct parsa_err *err);
+/* ESSP: a pull of table by worker node src was answered: subscribe. */
+int ps_consist_subscribe(struct ps_server *s, const struct ps_msg *m,
+			 struct parsa_err *err);
+/* ESSP: entry of table changed. */
+int ps_consist_dirty(struct ps_server *s, uint32_t table,
+		     const unsigned char *val, struct parsa_err *err);
+/* ps_server.c: answer a request (also a parked one) at the current clock */
+int ps_server_answer(struct ps_server *s, const struct ps_rx *rx,
+		     struct parsa_err *err);
 
 /* ---- ps_worker.c / ps_sched.c: non-reply messages of a client ---- */
 int ps_worker_other(struct ps_node *w, struct ps_rx *rx,

@@ -5,6 +5,7 @@
  *    0 magic u32    4 version u16   6 type u16     8 src u32   12 dst u32
  *   16 table u32   20 flags u32    24 ts u64      32 aux u64   40 nkeys u64
  *   48 value_bytes u32             52 blob_len u32             56 payload u64
+ * The header's blob_len counts the 8 clock bytes of PS_MSGF_CLOCK.
  */
 #include "ps_msg.h"
 
@@ -61,6 +62,8 @@ const char *ps_msg_type_name(unsigned type)
 		[PS_MSG_SHUTDOWN_ACK] = "SHUTDOWN_ACK",
 		[PS_MSG_HEARTBEAT] = "HEARTBEAT",
 		[PS_MSG_ABORT] = "ABORT",
+		[PS_MSG_CLOCK] = "CLOCK",
+		[PS_MSG_EAGER] = "EAGER",
 	};
 
 	if (type == 0 || type >= PS_MSG_NTYPES)
@@ -81,10 +84,20 @@ static uint64_t payload_size(uint64_t nkeys, uint32_t vbytes, uint32_t blob,
 	return nkeys * per_key + blob;
 }
 
+/* Blob bytes on the wire: the clock, then the blob. */
+static uint64_t wire_blob(const struct ps_msg *m)
+{
+	return (uint64_t)m->blob_len + (m->flags & PS_MSGF_CLOCK ? 8 : 0);
+}
+
 size_t ps_msg_size(const struct ps_msg *m)
 {
-	uint64_t p = payload_size(m->nkeys, m->value_bytes, m->blob_len,
-				  !(m->flags & PS_MSGF_NOKEYS));
+	uint64_t p;
+
+	if (wire_blob(m) > UINT32_MAX)
+		return 0;
+	p = payload_size(m->nkeys, m->value_bytes, (uint32_t)wire_blob(m),
+			 !(m->flags & PS_MSGF_NOKEYS));
 
 	return p == UINT64_MAX ? 0 : (size_t)(PS_MSG_HEADER_SIZE + p);
 }
@@ -103,7 +116,7 @@ static void write_header(unsigned char *b, const struct ps_msg *m,
 	put64(b + 32, m->aux);
 	put64(b + 40, m->nkeys);
 	put32(b + 48, m->value_bytes);
-	put32(b + 52, m->blob_len);
+	put32(b + 52, (uint32_t)wire_blob(m));
 	put64(b + 56, payload);
 }
 
@@ -134,8 +147,13 @@ int ps_msg_encode(const struct ps_msg *m, const uint64_t *keys,
 		memcpy(p + kb, values, vb);
 	else if (vb)
 		memset(p + kb, 0, vb);
+	p += kb + vb;
+	if (m->flags & PS_MSGF_CLOCK) {
+		put64(p, (uint64_t)m->clock);
+		p += 8;
+	}
 	if (m->blob_len)
-		memcpy(p + kb + vb, blob, m->blob_len);
+		memcpy(p, blob, m->blob_len);
 	*out = b;
 	*out_len = len;
 	return 0;
@@ -168,7 +186,17 @@ static void read_header(const unsigned char *b, struct ps_msg *m)
 
 static int is_data_type(unsigned t)
 {
-	return t == PS_MSG_PUSH || t == PS_MSG_PULL || t == PS_MSG_PULL_REPLY;
+	return t == PS_MSG_PUSH || t == PS_MSG_PULL ||
+	       t == PS_MSG_PULL_REPLY || t == PS_MSG_EAGER;
+}
+
+/* Types that may carry a clock, and those that must. */
+static int clock_allowed(unsigned t)
+{
+	return t == PS_MSG_PUSH || t == PS_MSG_PULL ||
+	       t == PS_MSG_PULL_REPLY || t == PS_MSG_HOOK ||
+	       t == PS_MSG_HOOK_REPLY || t == PS_MSG_CLOCK ||
+	       t == PS_MSG_EAGER;
 }
 
 static int is_reply_type(unsigned t)
@@ -198,8 +226,21 @@ static int check_type_rules(const struct ps_msg *m, struct parsa_err *err)
 	if (!is_data_type(t) && (m->nkeys || m->value_bytes))
 		return parsa_fail(err, PARSA_EPARSE, "%s: carries %" PRIu64
 				  " keys", ps_msg_type_name(t), m->nkeys);
+	if ((m->flags & PS_MSGF_CLOCK) && !clock_allowed(t))
+		return parsa_fail(err, PARSA_EPARSE, "%s: carries a clock",
+				  ps_msg_type_name(t));
+	if ((t == PS_MSG_CLOCK || t == PS_MSG_EAGER) &&
+	    !(m->flags & PS_MSGF_CLOCK))
+		return parsa_fail(err, PARSA_EPARSE, "%s: no clock",
+				  ps_msg_type_name(t));
 	if (m->flags & PS_MSGF_ERROR)
 		return 0;
+	if (t == PS_MSG_EAGER) {
+		if (m->value_bytes == 0 || (m->flags & PS_MSGF_NOKEYS))
+			return parsa_fail(err, PARSA_EPARSE, "EAGER: needs "
+					  "keys and values");
+		return 0;
+	}
 	if ((t == PS_MSG_PUSH || t == PS_MSG_PULL) &&
 	    (m->nkeys == 0 || (m->flags & PS_MSGF_NOKEYS)))
 		return parsa_fail(err, PARSA_EPARSE, "%s: no keys",
@@ -257,6 +298,20 @@ static int check_sections(const unsigned char *b, size_t len,
 	if (m->value_bytes && m->nkeys)
 		m->values = p;
 	p += m->nkeys * m->value_bytes;
+	if (m->flags & PS_MSGF_CLOCK) {
+		if (m->blob_len < 8)
+			return parsa_fail(err, PARSA_EPARSE, "%s: clock flag "
+					  "with %u blob bytes",
+					  ps_msg_type_name(m->type),
+					  m->blob_len);
+		m->clock = (int64_t)get64(p);
+		p += 8;
+		m->blob_len -= 8;
+		if (m->clock < 0)
+			return parsa_fail(err, PARSA_EPARSE, "%s: clock %"
+					  PRId64, ps_msg_type_name(m->type),
+					  m->clock);
+	}
 	if (m->blob_len)
 		m->blob = p;
 	return 0;

@@ -9,6 +9,12 @@
  *   blob    blob_len opaque bytes (task payload, hook request/response,
  *           progress record, error text, statistics)
  *
+ * With PS_MSGF_CLOCK the blob section starts with an 8-byte signed clock
+ * (consistency models, ps.h): the requirement of a PULL or HOOK, the
+ * snapshot of a reply or an EAGER push, the clocks a CLOCK completes.
+ * ps_msg_decode takes it out (struct ps_msg.clock; blob and blob_len are
+ * what follows); ps_msg_encode puts it in front of the blob.
+ *
  * All integers are little-endian; the project only targets little-endian
  * hosts, and a byte-swapped peer fails the magic check.  Decoding never
  * trusts the buffer: every field is range-checked and the section sizes must
@@ -50,6 +56,10 @@ enum ps_msg_type {
 	PS_MSG_SHUTDOWN_ACK,    /* worker/server → scheduler: blob = stats */
 	PS_MSG_HEARTBEAT,       /* transport-level liveness (MPI) */
 	PS_MSG_ABORT,           /* transport-level: blob = reason */
+	PS_MSG_CLOCK,           /* worker → server: clock = clocks completed */
+	PS_MSG_EAGER,           /* server → worker: keys + values pushed
+				   unasked (ESSP), clock = snapshot, aux =
+				   messages of the round still to come */
 	PS_MSG_NTYPES
 };
 
@@ -58,7 +68,9 @@ enum ps_msg_type {
 #define PS_MSGF_NOKEYS (1u << 8) /* no key section (pull replies) */
 #define PS_MSGF_ERROR (1u << 9)  /* reply: request failed, blob = text,
 				    table = the PARSA_E* code */
-#define PS_MSGF_KNOWN (PS_MSGF_OP_MASK | PS_MSGF_NOKEYS | PS_MSGF_ERROR)
+#define PS_MSGF_CLOCK (1u << 10) /* blob starts with an int64 clock */
+#define PS_MSGF_KNOWN (PS_MSGF_OP_MASK | PS_MSGF_NOKEYS | PS_MSGF_ERROR | \
+		       PS_MSGF_CLOCK)
 #define PS_MSG_MAX_OP 4          /* highest valid enum ps_op value */
 
 /* Destination of transport-level messages (HEARTBEAT, ABORT). */
@@ -79,7 +91,8 @@ struct ps_msg {
 	uint64_t aux;         /* key offset / task id / hook id / generation */
 	uint64_t nkeys;
 	uint32_t value_bytes; /* bytes per key in the values section */
-	uint32_t blob_len;
+	uint32_t blob_len;    /* without the clock (PS_MSGF_CLOCK) */
+	int64_t clock;        /* with PS_MSGF_CLOCK, else 0 */
 	const unsigned char *keys;   /* decode only; NULL if NOKEYS or none */
 	const unsigned char *values; /* decode only; NULL if none */
 	const unsigned char *blob;   /* decode only; NULL if blob_len == 0 */

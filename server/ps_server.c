@@ -18,25 +18,6 @@
  * allocated up to the largest key stored). */
 #define PS_STORE_WINDOW (1ULL << 26)
 
-struct ps_reply {
-	unsigned char *buf;
-	size_t len, cap;
-};
-
-struct hook_slot {
-	ps_hook_fn fn; /* NULL: not registered */
-	void *arg;
-};
-
-/* Invariant: store[t] exists for every t < cl->num_tables. */
-struct ps_server {
-	struct ps_endpoint ep;
-	struct ps_store *store[PS_MAX_TABLES];
-	uint64_t lo, hi;  /* own keys [lo, hi] unless empty */
-	int empty;
-	struct hook_slot hooks[PS_MAX_HOOKS];
-	int shutdown;     /* SHUTDOWN answered */
-};
 
 struct ps_server *ps_server_create(const struct ps_cluster *cl,
 				   struct ps_transport *tp, uint32_t index,
@@ -71,6 +52,10 @@ struct ps_server *ps_server_create(const struct ps_cluster *cl,
 						    ? s->hi - s->lo + 1
 						    : PS_STORE_WINDOW);
 	}
+	if (ps_consist_init(s, err)) {
+		ps_server_destroy(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -82,6 +67,7 @@ void ps_server_destroy(struct ps_server *s)
 		return;
 	for (t = 0; t < PS_MAX_TABLES; t++)
 		ps_store_destroy(s->store[t]);
+	ps_consist_free(s);
 	free(s);
 }
 
@@ -103,6 +89,30 @@ void ps_server_range(const struct ps_server *s, uint64_t *lo, uint64_t *hi,
 void ps_server_stats(const struct ps_server *s, struct ps_node_stats *st)
 {
 	ps_ep_stats(&s->ep, st);
+	st->clock = (uint64_t)(s->clock > 0 ? s->clock : 0);
+	st->parked = s->parked;
+	memcpy(st->eager_msgs, s->eager_msgs, sizeof(st->eager_msgs));
+	memcpy(st->eager_bytes, s->eager_bytes, sizeof(st->eager_bytes));
+	st->eager_keys = s->eager_keys;
+}
+
+void ps_server_on_clock(struct ps_server *s, ps_clock_fn fn, void *arg)
+{
+	s->on_clock = fn;
+	s->on_clock_arg = arg;
+}
+
+int ps_server_mark_updated(struct ps_server *s, uint32_t table, uint64_t key,
+			   struct parsa_err *err)
+{
+	const unsigned char *v;
+
+	if (table >= s->ep.cl->num_tables)
+		return parsa_fail(err, PARSA_EINVAL, "table %u of %u", table,
+				  s->ep.cl->num_tables);
+	if (!s->eager[table] || !(v = ps_store_find(s->store[table], key)))
+		return 0;
+	return ps_consist_dirty(s, table, v, err);
 }
 
 int ps_server_register_hook(struct ps_server *s, uint32_t hook,
@@ -218,6 +228,9 @@ static int apply_push(struct ps_server *s, const struct ps_msg *m,
 		if (rc)
 			return rc;
 		ps_op_merge((int)op, v, m->values + i * w, w);
+		if (s->eager[m->table] &&
+		    (rc = ps_consist_dirty(s, m->table, v, why)))
+			return rc;
 	}
 	return 0;
 }
@@ -266,6 +279,13 @@ static int handle_pull(struct ps_server *s, const struct ps_rx *rx,
 	r.aux = rx->m.aux;
 	r.nkeys = rx->m.nkeys;
 	r.value_bytes = w;
+	if (rx->m.flags & PS_MSGF_CLOCK) {
+		r.flags |= PS_MSGF_CLOCK;
+		r.clock = s->clock;
+		if (s->eager[rx->m.table] &&
+		    (rc = ps_consist_subscribe(s, &rx->m, err)))
+			return rc;
+	}
 	rc = ps_msg_encode(&r, NULL, NULL, NULL, &buf, &len, err);
 	if (rc)
 		return rc;
@@ -302,6 +322,10 @@ static int handle_hook(struct ps_server *s, const struct ps_rx *rx,
 	r.ts = rx->m.ts;
 	r.aux = rx->m.aux;
 	r.blob_len = (uint32_t)reply.len;
+	if (rx->m.flags & PS_MSGF_CLOCK) {
+		r.flags = PS_MSGF_CLOCK;
+		r.clock = s->clock;
+	}
 	rc = ps_ep_send(&s->ep, rx->m.src, &r, NULL, NULL, reply.buf, err);
 	free(reply.buf);
 	return rc;
@@ -323,17 +347,35 @@ static int handle_shutdown(struct ps_server *s, const struct ps_rx *rx,
 	return ps_ep_send(&s->ep, 0, &r, NULL, NULL, &st, err);
 }
 
-static int dispatch(struct ps_server *s, const struct ps_rx *rx,
+int ps_server_answer(struct ps_server *s, const struct ps_rx *rx,
+		     struct parsa_err *err)
+{
+	return rx->m.type == PS_MSG_PULL ? handle_pull(s, rx, err)
+					 : handle_hook(s, rx, err);
+}
+
+/* rx is released here unless a clocked request was parked (stolen). */
+static int dispatch(struct ps_server *s, struct ps_rx *rx,
 		    struct parsa_err *err)
 {
+	int rc, parked = 0;
+
 	switch (rx->m.type) {
-	case PS_MSG_PUSH: return handle_push(s, rx, err);
-	case PS_MSG_PULL: return handle_pull(s, rx, err);
-	case PS_MSG_HOOK: return handle_hook(s, rx, err);
-	case PS_MSG_SHUTDOWN: return handle_shutdown(s, rx, err);
+	case PS_MSG_PUSH: rc = handle_push(s, rx, err); break;
+	case PS_MSG_PULL:
+	case PS_MSG_HOOK:
+		rc = ps_consist_park(s, rx, &parked, err);
+		if (!rc && !parked)
+			rc = ps_server_answer(s, rx, err);
+		break;
+	case PS_MSG_CLOCK: rc = ps_consist_on_clock_msg(s, rx, err); break;
+	case PS_MSG_SHUTDOWN: rc = handle_shutdown(s, rx, err); break;
 	default:
-		return ps_ep_protocol(&s->ep, rx, "not a server message", err);
+		rc = ps_ep_protocol(&s->ep, rx, "not a server message", err);
 	}
+	if (!parked)
+		ps_rx_release(rx);
+	return rc;
 }
 
 int ps_server_serve(struct ps_server *s, struct parsa_err *err)
@@ -346,7 +388,6 @@ int ps_server_serve(struct ps_server *s, struct parsa_err *err)
 		if (rc || !rx.buf)
 			continue;
 		rc = dispatch(s, &rx, err);
-		ps_rx_release(&rx);
 	}
 	return rc;
 }

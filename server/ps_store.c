@@ -219,6 +219,11 @@ int ps_store_get(struct ps_store *s, uint64_t key, unsigned char **val,
 }
 
 size_t ps_store_size(const struct ps_store *s) { return s->size; }
+
+size_t ps_store_entry(const struct ps_store *s, const unsigned char *val)
+{
+	return (size_t)(val - s->values) / s->width;
+}
 uint32_t ps_store_width(const struct ps_store *s) { return s->width; }
 const uint64_t *ps_store_keys(const struct ps_store *s) { return s->keys; }
 unsigned char *ps_store_values(struct ps_store *s) { return s->values; }

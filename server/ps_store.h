@@ -51,6 +51,8 @@ int ps_store_get(struct ps_store *s, uint64_t key, unsigned char **val,
 		 struct parsa_err *err);
 
 size_t ps_store_size(const struct ps_store *s);
+/* Entry number (insertion order) of a value pointer into this store. */
+size_t ps_store_entry(const struct ps_store *s, const unsigned char *val);
 uint32_t ps_store_width(const struct ps_store *s);
 const uint64_t *ps_store_keys(const struct ps_store *s); /* size entries */
 unsigned char *ps_store_values(struct ps_store *s);     /* size*width */
