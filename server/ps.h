@@ -272,9 +272,10 @@ typedef int (*ps_eager_fn)(void *arg, uint32_t table, const uint64_t *keys,
 void ps_set_eager_handler(struct ps_node *w, ps_eager_fn fn, void *arg);
 
 /*
- * ESSP: block until every server's eager pushes up to a snapshot of at
- * least min_clock arrived (and went through the handler).  min_clock <=
- * the current clock (EINVAL otherwise: it could never hold).
+ * ESSP: take in every eager push that already arrived (through the
+ * handler), then block until every server's pushes up to a snapshot of at
+ * least min_clock arrived.  min_clock <= the current clock (EINVAL
+ * otherwise: it could never hold).
  */
 int ps_eager_wait(struct ps_node *w, int64_t min_clock,
 		  struct parsa_err *err);

@@ -799,7 +799,7 @@ static int pred_eager(struct ps_node *w, uint64_t min)
 int ps_eager_wait(struct ps_node *w, int64_t min_clock, struct parsa_err *err)
 {
 	uint64_t t0;
-	int rc;
+	int rc, got;
 
 	if (!w->eclock)
 		return parsa_fail(err, PARSA_ESTATE, "%s: ps_eager_wait needs "
@@ -808,8 +808,11 @@ int ps_eager_wait(struct ps_node *w, int64_t min_clock, struct parsa_err *err)
 		return parsa_fail(err, PARSA_EINVAL, "%s: eager wait for "
 				  "snapshot %" PRId64 " at clock %" PRId64,
 				  w->ep.name, min_clock, w->clock);
-	if (min_clock <= 0)
-		return 0;
+	do { /* take in (apply) every push that already arrived */
+		rc = ps_client_pump(w, 0, &got, err);
+	} while (!rc && got);
+	if (rc || min_clock <= 0)
+		return rc;
 	t0 = ps_now_ns();
 	rc = ps_client_wait(w, pred_eager, (uint64_t)min_clock, 1, err);
 	w->clock_wait_ns += ps_now_ns() - t0;

@@ -17,6 +17,10 @@
  *   relax    relaxed polling (ps_transport_mpi_relax): a worker waiting
  *            for a slow server's answer gets it when it arrives, not when
  *            its comm thread next wakes (relax_worker)
+ *   sum-ssp, sum-essp, die-ssp, die-essp
+ *            the same under the consistency models ssp:1 / essp:1 (clocks,
+ *            parked pulls, eager pushes): known totals; worker 1 dies
+ *            while the others wait in a parked pull or for eager pushes
  * Run as `test_ps_mpi --rank MODE TIMEOUT` it is the MPI program itself.
  * Skips (counted as skipped) without mpirun or without the MPI transport.
  */
@@ -43,6 +47,7 @@
 
 struct prog {
 	const char *mode;
+	int model;               /* consistency model: *-ssp, *-essp modes */
 	struct ps_transport *tp; /* garbage mode only */
 	uint64_t keys[NKEYS];
 };
@@ -54,6 +59,27 @@ static int fail_if(int cond, struct parsa_err *err, const char *what)
 }
 
 static uint32_t or_bit(uint32_t w) { return (w * 13 + 64) % 65; }
+
+/* SSP: pull the ADD table for this clock; its totals hold every worker's
+ * updates of clocks < it - 1 (S = 1).  ESSP: wait for that snapshot. */
+static int clocked_read(struct ps_node *w, const struct prog *p, int it,
+			struct parsa_err *err)
+{
+	static double sum[NKEYS];
+	uint32_t nw = ps_num_workers(w), j;
+	uint64_t ts;
+	int rc;
+
+	if (p->model == PS_CONS_ESSP && it > 0)
+		return ps_eager_wait(w, it - 1, err);
+	rc = ps_pull(w, 1, p->keys, NKEYS, sum, &ts, err); /* ESSP: subscribe */
+	if (!rc)
+		rc = ps_wait(w, ts, err);
+	for (j = 0; !rc && j < NKEYS; j++)
+		rc = fail_if(sum[j] < (double)nw * (it - 1), err,
+			     "an SSP read misses updates older than the bound");
+	return rc;
+}
 
 static int push_rounds(struct ps_node *w, const struct prog *p,
 		       struct parsa_err *err)
@@ -69,8 +95,21 @@ static int push_rounds(struct ps_node *w, const struct prog *p,
 		bits[j * 9 + b / 8] |= (unsigned char)(1u << (b % 8));
 	}
 	for (it = 0; !rc && it < ITERS; it++) {
-		if (me == 1 && it == ITERS / 4 && strcmp(p->mode, "die") == 0)
+		if (me == 1 && it == ITERS / 4 &&
+		    strncmp(p->mode, "die", 3) == 0)
 			_exit(3); /* a rank dies abruptly */
+		if (p->model != PS_CONS_TAU) {
+			rc = clocked_read(w, p, it, err);
+			if (!rc)
+				rc = ps_push(w, 0, p->keys, NKEYS, bits, &ts,
+					     err);
+			if (!rc)
+				rc = ps_push(w, 1, p->keys, NKEYS, one, &ts,
+					     err);
+			if (!rc)
+				rc = ps_clock(w, err);
+			continue;
+		}
 		rc = ps_iter_begin(w, NULL, err);
 		if (!rc)
 			rc = ps_push(w, 0, p->keys, NKEYS, bits, &ts, err);
@@ -348,6 +387,13 @@ static int rank_main(const char *mode, double timeout)
 	for (j = 0; j < NKEYS; j++) /* spread over every server's range */
 		p.keys[j] = (uint64_t)j * (UINT64_MAX / NKEYS) + 17;
 	prog_config(&cfg, timeout);
+	if (strstr(mode, "-essp"))
+		p.model = PS_CONS_ESSP;
+	else if (strstr(mode, "-ssp"))
+		p.model = PS_CONS_SSP;
+	cfg.consistency = p.model;
+	cfg.staleness = 1;
+	cfg.tables[1].eager = 1;
 	app.server_init = prog_server_init;
 	app.worker_main = prog_worker;
 	app.task = prog_task;
@@ -622,6 +668,54 @@ static void test_mpi_rank_dies_detected_3(void)
 	dump_on_failure(&l);
 }
 
+/* Consistency models: the same sums; a dying worker under each model
+ * (the others wait in parked pulls / for eager pushes) ends every rank,
+ * in time, whether mpirun or the survivors notice. */
+static void check_sum_clocked(const char *mode)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	launch(3, mode, MPI_TIMEOUT, "", &l);
+	CHECK_INT(l.status, ==, 0);
+	CHECK_INT(count_lines(l.out, ": ok"), ==, 3);
+	dump_on_failure(&l);
+}
+
+static void test_mpi_sum_ssp_3(void) { check_sum_clocked("sum-ssp"); }
+static void test_mpi_sum_essp_3(void) { check_sum_clocked("sum-essp"); }
+
+static void check_dies_clocked(const char *mode, const char *extra)
+{
+	static struct launch l;
+
+	NEED_MPI();
+	check_failure(3, mode, extra, &l);
+	if (!*extra) {
+		CHECK_INT(l.status, ==, 3);
+		check_some_rank_said(&l, 3, 1, "terminated by SIGTERM",
+				     "error: ");
+	} else if (l.status == 0) { /* the survivors found out themselves */
+		check_every_rank_said(&l, 3, 1, "error: ", "error: ");
+		CHECK_CONTAINS(l.out, "within 4.0 s");
+	}
+	dump_on_failure(&l);
+}
+
+static void test_mpi_dies_ssp(void) { check_dies_clocked("die-ssp", ""); }
+static void test_mpi_dies_essp(void) { check_dies_clocked("die-essp", ""); }
+
+static void test_mpi_dies_detected_ssp(void)
+{
+	check_dies_clocked("die-ssp", "--mca orte_abort_on_non_zero_status 0");
+}
+
+static void test_mpi_dies_detected_essp(void)
+{
+	check_dies_clocked("die-essp",
+			   "--mca orte_abort_on_non_zero_status 0");
+}
+
 static void test_mpi_malformed_2(void)
 {
 	static struct launch l;
@@ -670,5 +764,11 @@ int main(int argc, char **argv)
 	RUN(test_mpi_rank_dies_3);
 	RUN(test_mpi_rank_dies_detected_3);
 	RUN(test_mpi_malformed_2);
+	RUN(test_mpi_sum_ssp_3);
+	RUN(test_mpi_sum_essp_3);
+	RUN(test_mpi_dies_ssp);
+	RUN(test_mpi_dies_essp);
+	RUN(test_mpi_dies_detected_ssp);
+	RUN(test_mpi_dies_detected_essp);
 	return harness_done();
 }

@@ -56,6 +56,12 @@ static const char usage[] =
 	"  --lambda L        L1 weight: minimise sum logloss + L ||w||_1\n"
 	"                    (default 1; liblinear -s 6 -c 1)\n"
 	"  --tau T           bounded delay in blocks (default 0)\n"
+	"  --consistency M   tau:T (the default, as --tau T: a barrier and a\n"
+	"                    PROX call per block), bsp, ssp:S or essp:S (stale\n"
+	"                    synchronous parallel, S = 0 is bsp; eager: servers\n"
+	"                    push changed weights to the workers using them):\n"
+	"                    servers apply PROX when every worker finished the\n"
+	"                    block; S and T are capped at blocks - 1\n"
 	"  --blocks B        feature blocks per pass (default 8)\n"
 	"  --workers K       machines (default: the placement's k)\n"
 	"  --kkt             KKT filter: skip zero weights whose gradient\n"
@@ -80,6 +86,7 @@ static const char usage[] =
 
 struct cli {
 	const char *data, *placement, *test, *model, *log;
+	int have_tau, have_cons;
 	struct train_opts o;
 	uint32_t workers;
 	uint64_t seed;
@@ -107,7 +114,7 @@ static int die_usage(const char *fmt, const char *arg)
 enum {
 	OPT_PLACEMENT = 256, OPT_PASSES, OPT_LAMBDA, OPT_TAU, OPT_BLOCKS,
 	OPT_WORKERS, OPT_MPI, OPT_TEST, OPT_LINK, OPT_MODEL, OPT_LOG,
-	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT, OPT_KKT,
+	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT, OPT_KKT, OPT_CONSISTENCY,
 };
 
 static const struct option longopts[] = {
@@ -115,6 +122,7 @@ static const struct option longopts[] = {
 	{"passes", required_argument, NULL, OPT_PASSES},
 	{"lambda", required_argument, NULL, OPT_LAMBDA},
 	{"tau", required_argument, NULL, OPT_TAU},
+	{"consistency", required_argument, NULL, OPT_CONSISTENCY},
 	{"blocks", required_argument, NULL, OPT_BLOCKS},
 	{"workers", required_argument, NULL, OPT_WORKERS},
 	{"mpi", no_argument, NULL, OPT_MPI},
@@ -157,6 +165,15 @@ static int parse_one(struct cli *c, int opt, const char *arg)
 		if (part_cli_u64(arg, 0, 1000000, &v))
 			return die_usage("--tau must be an integer >= 0, got '%s'", arg);
 		c->o.tau = (int)v;
+		c->have_tau = 1;
+		return 0;
+	case OPT_CONSISTENCY:
+		if (ps_consistency_parse(arg, &c->o.cons, &err))
+			return die_usage("--%s", err.msg);
+		if (c->o.cons.model == PS_CONS_TAU)
+			c->o.tau = c->o.cons.bound < 0 ? 1000000
+						       : c->o.cons.bound;
+		c->have_cons = 1;
 		return 0;
 	case OPT_BLOCKS:
 		if (part_cli_u64(arg, 1, 1000000, &v))
@@ -224,6 +241,9 @@ static int parse_args(int argc, char **argv, struct cli *c)
 		return die_usage("%s", "--placement PREFIX|URL|random is required");
 	if (strcmp(c->placement, "random") == 0 && !c->workers)
 		return die_usage("%s", "--placement random needs --workers K");
+	if (c->have_tau && c->have_cons)
+		return die_usage("%s", "--tau and --consistency both given "
+				 "(--consistency tau:T is --tau T)");
 	return -1;
 }
 
@@ -435,13 +455,86 @@ static int load_rows(void *arg, uint32_t rank, uint32_t nranks,
 
 /* ---------------------------------------------------------------- output */
 
+/* Emulated hosts (scripts/netns-cluster.sh, scripts/train-hosts.sh):
+ * they describe the links in the environment of every rank. */
+static const char *env_or(const char *name, const char *dflt)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : dflt;
+}
+
+static int on_hosts(void)
+{
+	return getenv("PARSA_NETNS_HOSTS") != NULL;
+}
+
+/* The link the timings are emulated on, or null. */
+static json_t *link_json(const struct cli *c)
+{
+	json_t *l;
+
+	if (!c->o.have_link && !on_hosts())
+		return json_null();
+	l = json_object();
+	if (!l)
+		return json_null();
+	json_object_set_new(l, "emulated", json_true());
+	if (on_hosts()) {
+		const char *delay = env_or("PARSA_NETNS_DELAY", "0us");
+		int netem = atoi(env_or("PARSA_NETNS_NETEM", "0"));
+
+		json_object_set_new(l, "via", json_string("netns"));
+		json_object_set_new(l, "hosts", json_integer(
+			atoi(env_or("PARSA_NETNS_HOSTS", "0"))));
+		json_object_set_new(l, "nominal", json_string(
+			env_or("PARSA_HOSTS_LINK", "")));
+		json_object_set_new(l, "scale", json_real(
+			atof(env_or("PARSA_HOSTS_SCALE", "1"))));
+		json_object_set_new(l, "rate_bits_per_s", json_real(
+			atof(env_or("PARSA_NETNS_RATE", "0"))));
+		json_object_set_new(l, "delay", json_string(delay));
+		json_object_set_new(l, "delay_via", json_string(
+			strcmp(delay, "0us") == 0 ? "none"
+			: netem ? "netem"
+			: c->o.have_link ? "transport" : "not applied"));
+	} else {
+		json_object_set_new(l, "via", json_string("transport"));
+	}
+	if (c->o.have_link) {
+		json_object_set_new(l, "transport_bits_per_s",
+				    json_real(c->o.link.bits_per_s));
+		json_object_set_new(l, "transport_latency_s",
+				    json_real(c->o.link.latency_s));
+		json_object_set_new(l, "transport_model", json_string(
+			c->o.link.per_machine ? "nic" : "pair"));
+	}
+	return l;
+}
+
+static json_t *hist_json(const uint64_t *h)
+{
+	json_t *a = json_array();
+	int last = -1;
+
+	for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		if (h[b])
+			last = b;
+	for (int b = 0; a && b <= last; b++)
+		json_array_append_new(a, json_integer((json_int_t)h[b]));
+	return a ? a : json_null();
+}
+
 static json_t *pass_json(const struct cli *c, const struct train_pass *p)
 {
 	const struct train_traffic *t = &p->t;
 	json_t *j = json_object();
+	struct ps_consistency eff = c->o.cons;
+	char cons[32];
 
 	if (!j)
 		return NULL;
+	eff.bound = p->delay;
 	json_object_set_new(j, "pass", json_integer(p->pass));
 	json_object_set_new(j, "objective", json_real(p->objective));
 	json_object_set_new(j, "logloss", json_real(p->logloss));
@@ -451,7 +544,16 @@ static json_t *pass_json(const struct cli *c, const struct train_pass *p)
 	json_object_set_new(j, "seconds", json_real(p->seconds));
 	json_object_set_new(j, "total_seconds", json_real(p->total_seconds));
 	json_object_set_new(j, "wait_seconds", json_real(p->wait_seconds));
-	json_object_set_new(j, "emulated", json_boolean(c->o.have_link));
+	json_object_set_new(j, "emulated",
+			    json_boolean(c->o.have_link || on_hosts()));
+	json_object_set_new(j, "consistency", json_string(
+		ps_consistency_format(&eff, cons, sizeof(cons))));
+	json_object_set_new(j, "staleness_hist", hist_json(p->read_hist));
+	json_object_set_new(j, "bytes_remote_pushed_eagerly",
+			    json_integer((json_int_t)p->eager_bytes[1]));
+	json_object_set_new(j, "bytes_local_pushed_eagerly",
+			    json_integer((json_int_t)p->eager_bytes[0]));
+	json_object_set_new(j, "link", link_json(c));
 	json_object_set_new(j, "bytes_local", json_integer((json_int_t)(
 		t->key_bytes[0] + t->val_bytes[0])));
 	json_object_set_new(j, "bytes_remote", json_integer((json_int_t)(

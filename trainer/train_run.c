@@ -46,7 +46,8 @@ struct pass_acc {
 struct job {
 	const struct train_problem *pb;
 	const struct train_opts *o;
-	uint32_t k, B, n_cols, tau;
+	uint32_t k, B, n_cols, tau; /* tau: the delay bound (tau or S) */
+	int clocked, essp;          /* SSP/ESSP: servers PROX on clocks */
 	uint64_t *key_of;    /* compact col -> key */
 	uint32_t *col_of;    /* key -> compact col */
 	uint64_t *starts;    /* k range starts */
@@ -76,6 +77,8 @@ struct rec {
 	struct train_traffic t;
 	uint64_t wire_bytes[2], wire_msgs[2]; /* this worker's node */
 	uint64_t rows_nnz;         /* entries of the worker's rows */
+	uint64_t read_hist[PS_STALE_BUCKETS];
+	uint64_t eager_bytes[2];
 	uint32_t rank, parsed;     /* its process, rows that process parsed */
 	/* worker 0 only */
 	double l1, auc;
@@ -96,6 +99,7 @@ void train_opts_default(struct train_opts *o)
 	o->passes = 10;
 	o->lambda = 1.0;
 	o->blocks = 8;
+	o->cons.model = PS_CONS_TAU;
 }
 
 void train_result_release(struct train_result *r)
@@ -176,7 +180,14 @@ static int job_init(struct job *jb, const struct train_problem *pb,
 	jb->k = k;
 	jb->n_cols = nc;
 	jb->B = o->blocks < nc ? o->blocks : (nc ? nc : 1);
-	jb->tau = (uint32_t)o->tau < jb->B ? (uint32_t)o->tau : jb->B - 1;
+	jb->clocked = o->cons.model == PS_CONS_SSP ||
+		      o->cons.model == PS_CONS_ESSP;
+	jb->essp = o->cons.model == PS_CONS_ESSP;
+	{
+		uint32_t d = (uint32_t)(jb->clocked ? o->cons.bound : o->tau);
+
+		jb->tau = d < jb->B ? d : jb->B - 1;
+	}
 	jb->key_of = malloc(((size_t)nc + 1) * sizeof(uint64_t));
 	jb->col_of = malloc(((size_t)nc + 1) * sizeof(uint32_t));
 	jb->blk_of = malloc(((size_t)nc + 1) * sizeof(uint32_t));
@@ -210,30 +221,17 @@ static uint32_t key_server(const struct job *jb, uint64_t key)
 
 /* ------------------------------------------------------------- servers */
 
-static int hook_prox(struct ps_server *s, const void *req, size_t len,
-		     struct ps_reply *reply, void *arg, struct parsa_err *err)
+/* PROX on server s for block b: the step for every key of the block that
+ * received gradient, its GRAD cleared, W published (ESSP: a changed W is
+ * pushed with the next snapshot). */
+static int prox_block(struct ps_server *s, struct job *jb, struct srv *sv,
+		      uint32_t b, struct parsa_err *err)
 {
-	struct job *jb = arg;
-	struct srv *sv = jb->srv[ps_server_index(s)];
-	uint32_t b;
-	int64_t iter;
-	uint64_t lo, hi;
+	uint64_t lo = blk_lo(sv->n, b, jb->B), hi = blk_lo(sv->n, b + 1, jb->B);
 
-	(void)reply;
-	if (len != 12)
-		return parsa_fail(err, PARSA_EPARSE, "PROX: bad request");
-	memcpy(&b, req, 4);
-	memcpy(&iter, (const char *)req + 4, 8);
-	if (b >= jb->B)
-		return parsa_fail(err, PARSA_EPARSE, "PROX: bad block %u", b);
-	if (iter <= sv->applied)
-		return 0; /* another worker's call applied it already */
-	sv->applied = iter;
-	lo = blk_lo(sv->n, b, jb->B);
-	hi = blk_lo(sv->n, b + 1, jb->B);
 	for (uint64_t o = lo; o < hi; o++) {
 		unsigned char *v;
-		double gu[2], nw, pub;
+		double gu[2], nw, pub, old;
 		int rc = ps_server_value(s, TBL_GRAD, sv->lo + o, 0, &v, err);
 
 		if (rc)
@@ -254,9 +252,47 @@ static int hook_prox(struct ps_server *s, const void *req, size_t len,
 		rc = ps_server_value(s, TBL_W, sv->lo + o, 1, &v, err);
 		if (rc)
 			return rc;
+		memcpy(&old, v, sizeof(old));
+		if (memcmp(&old, &pub, sizeof(pub)) == 0)
+			continue;
 		memcpy(v, &pub, sizeof(pub));
+		if (jb->essp &&
+		    (rc = ps_server_mark_updated(s, TBL_W, sv->lo + o, err)))
+			return rc;
 	}
 	return 0;
+}
+
+static int hook_prox(struct ps_server *s, const void *req, size_t len,
+		     struct ps_reply *reply, void *arg, struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct srv *sv = jb->srv[ps_server_index(s)];
+	uint32_t b;
+	int64_t iter;
+
+	(void)reply;
+	if (len != 12)
+		return parsa_fail(err, PARSA_EPARSE, "PROX: bad request");
+	memcpy(&b, req, 4);
+	memcpy(&iter, (const char *)req + 4, 8);
+	if (b >= jb->B)
+		return parsa_fail(err, PARSA_EPARSE, "PROX: bad block %u", b);
+	if (iter <= sv->applied)
+		return 0; /* another worker's call applied it already */
+	sv->applied = iter;
+	return prox_block(s, jb, sv, b, err);
+}
+
+/* SSP/ESSP: every worker completed iteration `clock`: its PROX. */
+static int clock_prox(struct ps_server *s, int64_t clock, void *arg,
+		      struct parsa_err *err)
+{
+	struct job *jb = arg;
+	struct srv *sv = jb->srv[ps_server_index(s)];
+
+	sv->applied = clock;
+	return prox_block(s, jb, sv, (uint32_t)(clock % jb->B), err);
 }
 
 static int hook_stats(struct ps_server *s, const void *req, size_t len,
@@ -325,6 +361,8 @@ static int server_init(struct ps_server *s, void *arg, struct parsa_err *err)
 				  (unsigned long long)sv->n);
 	for (uint64_t o = 0; o < sv->n; o++)
 		sv->delta[o] = TRAIN_DELTA0;
+	if (jb->clocked)
+		ps_server_on_clock(s, clock_prox, jb);
 	rc = ps_server_register_hook(s, HOOK_PROX, hook_prox, jb, err);
 	if (!rc)
 		rc = ps_server_register_hook(s, HOOK_STATS, hook_stats, jb, err);
@@ -345,6 +383,8 @@ struct slot {
 	uint32_t *lid;  /* n local ids */
 	double *gu;     /* 2 per key */
 	double *wnew;   /* pulled weights */
+	int pulled;     /* SSP: its pull is out (pull_ts) */
+	uint64_t pull_ts;
 };
 
 /*
@@ -373,6 +413,7 @@ struct wk {
 	struct train_traffic t, t_total;
 	double wait;          /* this pass */
 	struct ps_node_stats prev; /* wire counters at the last pass end */
+	uint64_t tau_reads;   /* tau model: keys pulled (staleness tau) */
 	uint64_t srv_prev_bytes[2], srv_prev_msgs[2];
 };
 
@@ -672,6 +713,41 @@ static void wk_gradient(struct wk *w, struct slot *sl)
 		wk_omega_block(w, bb, 0);
 }
 
+/* A new weight of local key l: margins move by the change; the KKT flag
+ * (-0.0) is taken as published. */
+static void wk_apply(struct wk *w, uint32_t l, double wnew)
+{
+	double dw = wnew - w->w[l];
+
+	w->inactive[l] = wnew == 0 && signbit(wnew);
+	if (dw == 0)
+		return;
+	w->w[l] = wnew;
+	for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++)
+		w->m[w->crow[e]] += dw * w->cval[e];
+}
+
+/* Local id of key, or -1 if this worker does not use it. */
+static int64_t wk_lid(const struct wk *w, uint64_t key)
+{
+	uint32_t b, lo, hi;
+
+	if (key >= w->jb->n_cols)
+		return -1;
+	b = w->jb->blk_of[key];
+	lo = w->bstart[b];
+	hi = w->bstart[b + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (w->keys[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->bstart[b + 1] && w->keys[lo] == key ? (int64_t)lo : -1;
+}
+
 /* Time blocking calls into w->wait: t0 = ps_clock_now(); rc = tock(w,
  * t0, call()). */
 static int tock(struct wk *w, double t0, int rc)
@@ -708,17 +784,9 @@ static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
 	if (rc)
 		return rc;
 	count(w, sl->keys, n, 8, 8, 1);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t l = sl->lid[i];
-		double dw = sl->wnew[i] - w->w[l];
-
-		w->inactive[l] = sl->wnew[i] == 0 && signbit(sl->wnew[i]);
-		if (dw == 0)
-			continue;
-		w->w[l] = sl->wnew[i];
-		for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++)
-			w->m[w->crow[e]] += dw * w->cval[e];
-	}
+	w->tau_reads += n;
+	for (uint32_t i = 0; i < n; i++)
+		wk_apply(w, sl->lid[i], sl->wnew[i]);
 	sl->iter = -1;
 	return 0;
 }
@@ -745,6 +813,161 @@ static int wk_iterate(struct wk *w, int64_t t, uint32_t b, int filter,
 		     err);
 	if (!rc)
 		count(w, sl->keys, sl->n, 8, 16, 0);
+	return rc;
+}
+
+/* ---- SSP / ESSP ---- */
+
+/* SSP: send the pull of the slot's keys, for use at clock `use`. */
+static int wk_pull(struct wk *w, struct slot *sl, int64_t use,
+		   struct parsa_err *err)
+{
+	int rc = ps_pull_for(w->node, TBL_W, sl->keys, sl->n, sl->wnew, use,
+			     &sl->pull_ts, err);
+
+	if (!rc) {
+		sl->pulled = 1;
+		count(w, sl->keys, sl->n, 8, 8, 1);
+	}
+	return rc;
+}
+
+/* SSP: wait for the slot's pull and move the margins. */
+static int wk_take(struct wk *w, struct slot *sl, struct parsa_err *err)
+{
+	double t0 = ps_clock_now();
+	int rc = tock(w, t0, ps_wait(w->node, sl->pull_ts, err));
+
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < sl->n; i++)
+		wk_apply(w, sl->lid[i], sl->wnew[i]);
+	sl->pulled = 0;
+	sl->iter = -1;
+	return 0;
+}
+
+/* ESSP: weights a server pushed (changed since its last snapshot). */
+static int wk_on_eager(void *arg, uint32_t table, const uint64_t *keys,
+		       const void *vals, size_t n, int64_t clock,
+		       struct parsa_err *err)
+{
+	struct wk *w = arg;
+	const unsigned char *v = vals;
+
+	(void)clock;
+	if (table != TBL_W)
+		return parsa_fail(err, PARSA_EPARSE, "eager push of table %u",
+				  table);
+	for (size_t i = 0; i < n; i++) {
+		int64_t l = wk_lid(w, keys[i]);
+		double x;
+
+		if (l < 0)
+			return parsa_fail(err, PARSA_EPARSE, "eager push of key "
+					  "%llu, which worker %u does not use",
+					  (unsigned long long)keys[i],
+					  w->index);
+		memcpy(&x, v + i * 8, 8);
+		wk_apply(w, (uint32_t)l, x);
+	}
+	return 0;
+}
+
+/* ESSP: subscribe to every own key (one pull at the start; the weights
+ * are still zero: no server can pass clock 0 before this worker). */
+static int wk_subscribe(struct wk *w, struct parsa_err *err)
+{
+	uint64_t *keys = malloc(((size_t)w->nl + 1) * sizeof(uint64_t)), ts;
+	double *vals = malloc(((size_t)w->nl + 1) * sizeof(double)), t0;
+	int rc;
+
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	memcpy(keys, w->keys, (size_t)w->nl * sizeof(uint64_t));
+	qsort(keys, w->nl, sizeof(uint64_t), cmp_u64);
+	ps_set_eager_handler(w->node, wk_on_eager, w);
+	rc = ps_pull(w->node, TBL_W, keys, w->nl, vals, &ts, err);
+	t0 = ps_clock_now();
+	if (!rc)
+		rc = tock(w, t0, ps_wait(w->node, ts, err));
+	if (!rc)
+		count(w, keys, w->nl, 8, 8, 1);
+	for (uint32_t i = 0; !rc && i < w->nl; i++)
+		wk_apply(w, (uint32_t)wk_lid(w, keys[i]), vals[i]);
+	free(keys);
+	free(vals);
+	return rc;
+}
+
+/*
+ * Clock t on block b.  The margins must hold every update of iterations <
+ * t - S: SSP takes the pull of iteration t - S - 1 (sent a clock early
+ * when S >= 1) and sends the one of t - S for clock t + 1; ESSP waits for
+ * the servers' snapshot t - S (their pushes are applied on arrival).  Then
+ * gradient, push, clock.
+ */
+static int wk_iterate_clocked(struct wk *w, int64_t t, uint32_t b,
+			      int filter, struct parsa_err *err)
+{
+	int64_t S = w->jb->tau, ns = S + 1;
+	struct slot *sl = &w->slots[t % ns];
+	double t0 = ps_clock_now();
+	int rc = 0;
+
+	if (w->jb->essp) {
+		rc = tock(w, t0, ps_eager_wait(w->node, t - S, err));
+	} else {
+		if (sl->iter >= 0 && !sl->pulled)
+			rc = wk_pull(w, sl, t, err);
+		if (!rc && sl->iter >= 0)
+			rc = wk_take(w, sl, err);
+		if (!rc && S >= 1 && t - S >= 0) {
+			struct slot *nx = &w->slots[(t - S) % ns];
+
+			if (nx->iter == t - S && !nx->pulled)
+				rc = wk_pull(w, nx, t + 1, err);
+		}
+	}
+	if (rc)
+		return rc;
+	wk_select(w, b, filter, sl);
+	sl->block = b;
+	wk_gradient(w, sl);
+	sl->iter = t;
+	rc = ps_push(w->node, TBL_GRAD, sl->keys, sl->n, sl->gu, &sl->push_ts,
+		     err);
+	if (!rc)
+		count(w, sl->keys, sl->n, 8, 16, 0);
+	if (!rc)
+		rc = ps_clock(w->node, err);
+	return rc;
+}
+
+/* Pass end (clock next): every update of the pass in the margins. */
+static int wk_drain_clocked(struct wk *w, int64_t next, struct parsa_err *err)
+{
+	int64_t S = w->jb->tau, ns = S + 1;
+	double t0 = ps_clock_now();
+	int rc = 0;
+
+	if (w->jb->essp)
+		return tock(w, t0, ps_eager_wait(w->node, next, err));
+	for (int64_t t = next - ns; !rc && t < next; t++) {
+		struct slot *sl = t >= 0 ? &w->slots[t % ns] : NULL;
+
+		if (sl && sl->iter == t && !sl->pulled)
+			rc = wk_pull(w, sl, t + 1 + S, err);
+	}
+	for (int64_t t = next - ns; !rc && t < next; t++) {
+		struct slot *sl = t >= 0 ? &w->slots[t % ns] : NULL;
+
+		if (sl && sl->iter == t)
+			rc = wk_take(w, sl, err);
+	}
 	return rc;
 }
 
@@ -891,7 +1114,15 @@ static int wk_report(struct wk *w, uint32_t pass, double secs,
 	for (int i = 0; i < 2; i++) {
 		r.wire_bytes[i] = st.c.bytes_sent[i] - w->prev.c.bytes_sent[i];
 		r.wire_msgs[i] = st.c.msgs_sent[i] - w->prev.c.msgs_sent[i];
+		r.eager_bytes[i] = st.eager_bytes[i] - w->prev.eager_bytes[i];
 	}
+	for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		r.read_hist[b] = st.read_hist[b] - w->prev.read_hist[b];
+	/* tau model: every pull is read tau iterations later */
+	r.read_hist[w->jb->tau < PS_STALE_BUCKETS ? w->jb->tau
+						  : PS_STALE_BUCKETS - 1] +=
+		w->tau_reads;
+	w->tau_reads = 0;
 	w->prev = st;
 	if (w->index == 0)
 		rc = wk_evaluate(w, pass, &r, err);
@@ -916,6 +1147,8 @@ static int worker_task(struct ps_node *node, uint64_t task_id,
 	if (magic != TASK_MAGIC)
 		return parsa_fail(err, PARSA_EPARSE, "bad trainer task");
 	rc = wk_init(&w, jb, node, err);
+	if (!rc && jb->essp)
+		rc = wk_subscribe(&w, err);
 	for (uint32_t p = 0; !rc && p < jb->o->passes; p++) {
 		double t0 = ps_clock_now();
 		/* KKT: every TRAIN_KKT_PERIOD-th pass (and the first) is full */
@@ -924,9 +1157,12 @@ static int worker_task(struct ps_node *node, uint64_t task_id,
 		memset(&w.t, 0, sizeof(w.t));
 		w.wait = 0;
 		for (uint32_t b = 0; !rc && b < jb->B; b++, t++)
-			rc = wk_iterate(&w, t, b, filter, err);
+			rc = jb->clocked ? wk_iterate_clocked(&w, t, b, filter,
+							      err)
+					 : wk_iterate(&w, t, b, filter, err);
 		if (!rc)
-			rc = wk_drain(&w, t, err);
+			rc = jb->clocked ? wk_drain_clocked(&w, t, err)
+					 : wk_drain(&w, t, err);
 		if (!rc)
 			rc = wk_report(&w, p, ps_clock_now() - t0, err);
 	}
@@ -948,6 +1184,7 @@ static void add_traffic(struct train_traffic *a, const struct train_traffic *b)
 static void pass_done(struct job *jb, struct pass_acc *a)
 {
 	a->p.objective = a->p.logloss + jb->o->lambda * a->p.l1;
+	a->p.delay = (int)jb->tau;
 	a->p.wait_seconds = a->wait_sum / jb->k;
 	jb->total_s += a->p.seconds;
 	a->p.total_seconds = jb->total_s;
@@ -985,6 +1222,10 @@ static void on_rec(void *arg, uint32_t worker, const void *rec, size_t len)
 	a->wait_sum += r.wait;
 	add_traffic(&a->p.t, &r.t);
 	add_traffic(&jb->per_worker[worker], &r.t);
+	for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		a->p.read_hist[b] += r.read_hist[b];
+	for (int i = 0; i < 2; i++)
+		a->p.eager_bytes[i] += r.eager_bytes[i];
 	for (int i = 0; i < 2; i++) {
 		a->p.wire_bytes[i] += r.wire_bytes[i];
 		a->p.wire_msgs[i] += r.wire_msgs[i];
@@ -1038,7 +1279,10 @@ static int check_problem(const struct train_problem *pb,
 	if (d->n_rows == 0 || d->n_cols == 0)
 		return parsa_fail(err, PARSA_EINVAL, "empty training set");
 	if (o->passes < 1 || !(o->lambda >= 0) || o->tau < 0 ||
-	    o->blocks < 1)
+	    o->blocks < 1 || (o->cons.model != PS_CONS_TAU &&
+			      o->cons.model != PS_CONS_SSP &&
+			      o->cons.model != PS_CONS_ESSP) ||
+	    (o->cons.model != PS_CONS_TAU && o->cons.bound < 0))
 		return parsa_fail(err, PARSA_EINVAL, "bad options (passes "
 				  ">= 1, lambda >= 0, tau >= 0, blocks >= 1)");
 	for (uint32_t r = 0; r < d->n_rows; r++)
@@ -1141,9 +1385,14 @@ static int run_on(struct job *jb, struct ps_transport *tp,
 	cfg.num_machines = tp->layout.num_machines;
 	cfg.num_tables = NUM_TABLES;
 	cfg.tables[TBL_GRAD] = (struct ps_table_spec){16, PS_OP_ADD_F64};
-	cfg.tables[TBL_W] = (struct ps_table_spec){8, PS_OP_OVERWRITE};
+	cfg.tables[TBL_W] = (struct ps_table_spec){8, PS_OP_OVERWRITE,
+						   jb->essp};
 	cfg.range_starts = jb->starts;
 	cfg.tau = (int)jb->tau;
+	if (jb->clocked) {
+		cfg.consistency = jb->o->cons.model;
+		cfg.staleness = (int)jb->tau;
+	}
 	cfg.timeout_s = jb->o->timeout_s;
 	app.server_init = jb->load_rc ? fail_server_init : server_init;
 	app.worker_main = jb->load_rc ? fail_worker_main : NULL;

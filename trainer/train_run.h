@@ -36,6 +36,16 @@
  * (every TRAIN_KKT_PERIOD-th pass, and the first, is full) workers neither
  * push nor pull inactive keys.  Every worker got the flag from the same pull
  * iteration, so all skip the same keys.  Traffic then drops below 12 T_sum.
+ * SSP / ESSP (train_opts.cons, staleness S): iteration t is the workers'
+ * clock t; each server applies PROX for iteration t's block in its
+ * on-clock callback, once every worker completed clock t (so no barrier
+ * and no PROX hook).  Before computing iteration t a worker's margins must
+ * hold every update of iterations < t - S: under SSP it pulls block b(t -
+ * S - 1)'s weights for clock t (sent one clock early when S >= 1), under
+ * ESSP it subscribes to all its keys once (a pull at the start) and then
+ * applies the servers' eager pushes of changed weights as they come, and
+ * waits for the snapshot t - S.  The curvature bound counts blocks b - S ..
+ * b + S, so it holds for any delay up to S.
  * A pass finishes all its iterations before it ends, so the end-of-pass
  * numbers are exact.  With tau = 0 and one worker this is sequential block
  * coordinate descent with a Newton-type proximal step.
@@ -61,6 +71,7 @@
 #include <stdint.h>
 
 #include "parsa_err.h"
+#include "ps.h"
 #include "ps_link.h"
 #include "train_data.h"
 
@@ -85,6 +96,13 @@ struct train_pass {
 	double wait_seconds;    /* mean per worker: blocked in waits,
 				   barriers, hooks and the tau window */
 	struct train_traffic t; /* data plane of the pass */
+	/* keys read with staleness s (clocks missing, ps.h), all workers;
+	   the last bucket counts s and more */
+	uint64_t read_hist[PS_STALE_BUCKETS];
+	uint64_t eager_bytes[2]; /* ESSP: EAGER wire bytes workers received
+				    from servers on their / other machines */
+	int delay;               /* the bound in effect: tau or S, capped at
+				    blocks - 1 */
 	uint64_t wire_bytes[2], wire_msgs[2]; /* transport, workers+servers */
 };
 
@@ -100,6 +118,11 @@ struct train_opts {
 	uint32_t passes;   /* >= 1 */
 	double lambda;     /* >= 0 */
 	int tau;           /* >= 0 (capped at blocks - 1) */
+	/* consistency model: PS_CONS_TAU (the default: tau above and a
+	   barrier + PROX hook per iteration), or SSP/ESSP with staleness
+	   cons.bound (capped at blocks - 1), where servers apply PROX when
+	   every worker completed the iteration's clock */
+	struct ps_consistency cons;
 	uint32_t blocks;   /* >= 1 (capped at the number of features) */
 	int kkt;           /* KKT filter: skip inactive coordinates */
 	int mpi;           /* MPI transport (one machine per rank) */

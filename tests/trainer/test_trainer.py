@@ -481,6 +481,110 @@ def test_random_placement_same_as_partition_random():
         # traffic may match by chance; the block order, hence the model,
         # does not)
         assert other != files, other
+# ------------------------------------------------------ consistency models
+
+def train_json(*args):
+    """Every per-pass object and the final one of a threads run."""
+    p = run("train", *args)
+    return [json.loads(l) for l in p.stdout.strip().splitlines()]
+
+
+@test
+def test_consistency_zero_staleness_same_model():
+    # one and two workers (two double addends sum in any order to the same
+    # value): tau:0, bsp and ssp:0 give the same model to the bit; essp:0
+    # too with one worker (with two servers the eager pushes of a block
+    # reach a worker's margins in either server's order: equal up to
+    # rounding)
+    prefix = partition(SAMPLE, 2, "cons2")
+    for placement in (("--placement", "random", "--workers", 1),
+                      ("--placement", prefix)):
+        models, objs = {}, {}
+        for m in ("tau:0", "bsp", "ssp:0", "essp:0"):
+            path = tmp("cons-%s.model" % m.replace(":", ""))
+            fin = last_json(run("train", SAMPLE, *placement, "--passes", 4,
+                                "--consistency", m, "--model", path, "-q"))
+            models[m] = open(path).read()
+            objs[m] = fin["objective"]
+            assert fin["consistency"] == ("bsp" if m == "ssp:0" else m)
+            # S = 0: every read holds every update before it
+            assert len(fin["staleness_hist"]) == 1, fin["staleness_hist"]
+        assert models["tau:0"], "empty model"
+        same = ("bsp", "ssp:0") + (("essp:0",) if "random" in placement
+                                   else ())
+        for m in same:
+            assert models[m] == models["tau:0"], "%s model differs" % m
+        assert abs(objs["essp:0"] - objs["tau:0"]) <= 1e-9 * objs["tau:0"]
+    # the default is tau (--tau 0)
+    fin = last_json(run("train", SAMPLE, "--placement", prefix, "--passes",
+                        1, "-q"))
+    assert fin["consistency"] == "tau:0" and fin["link"] is None
+
+
+@test
+def test_consistency_staleness_traffic_and_fields():
+    prefix = partition(SAMPLE, 4, "cons4")
+    ev = json.loads(run("eval", SAMPLE, "--placement", prefix,
+                        "--json").stdout)
+    t_sum = ev["metrics"]["T_sum"]
+    res = {}
+    for m in ("tau:2", "ssp:2", "essp:2", "bsp"):
+        objs = train_json(SAMPLE, "--placement", prefix, "--passes", 3,
+                          "--consistency", m, "--blocks", 6)
+        res[m] = objs[-1]
+        for o in objs[:-1]:
+            for k in ("consistency", "staleness_hist",
+                      "bytes_remote_pushed_eagerly", "link"):
+                assert k in o, k
+            hist = o["staleness_hist"]
+            assert hist and len(hist) <= (1 if m == "bsp" else 3), (m, hist)
+            assert sum(hist) > 0
+            if m.startswith("essp"):
+                assert o["bytes_remote_pushed_eagerly"] > 0, o
+            else:
+                assert o["bytes_remote_pushed_eagerly"] == 0, o
+                # every key of N(U_i) pushed and pulled once a pass:
+                # 24 value bytes per remote key = 12 T_sum
+                assert o["value_bytes_remote"] == 12 * t_sum, \
+                    (m, o["value_bytes_remote"], t_sum)
+    # ssp:2 runs tau:2's schedule (each read waits for exactly its bound)
+    a, b = res["tau:2"]["objective"], res["ssp:2"]["objective"]
+    assert abs(a - b) <= 1e-9 * a, (a, b)
+    assert res["tau:2"]["staleness_hist"][:2] == [0, 0]
+    # S is capped at blocks - 1
+    fin = last_json(run("train", SAMPLE, "--placement", prefix, "--passes",
+                        1, "--blocks", 3, "--consistency", "essp:10", "-q"))
+    assert fin["consistency"] == "essp:2", fin["consistency"]
+
+
+@test
+def test_consistency_bad_arguments():
+    for bad in ("ssp", "ssp:-1", "essp:x", "async", "tau:1.5"):
+        p = run("train", SAMPLE, "--placement", "random", "--workers", 2,
+                "--consistency", bad, ok=False)
+        assert p.returncode == 2 and "consistency" in p.stderr, (bad, p.stderr)
+    p = run("train", SAMPLE, "--placement", "random", "--workers", 2,
+            "--tau", 1, "--consistency", "bsp", ok=False)
+    assert p.returncode == 2 and "--tau" in p.stderr, p.stderr
+
+
+@test
+def test_consistency_mpi_same_as_threads():
+    # 2 ranks: bsp over MPI gives the threads' tau:0 model to the bit;
+    # essp:1 runs and its reads stay within the bound
+    prefix = partition(SAMPLE, 2, "consmpi")
+    args = ("train", SAMPLE, "--placement", prefix, "--passes", 3)
+    m_thr, m_mpi = tmp("cons-thr.model"), tmp("cons-mpi.model")
+    run(*args, "--consistency", "tau:0", "--model", m_thr, "-q")
+    p = mpirun(2, *args, "--consistency", "bsp", "--mpi", "--model", m_mpi,
+               "-q")
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr)
+    assert open(m_thr).read() == open(m_mpi).read(), "models differ"
+    p = mpirun(2, *args, "--consistency", "essp:1", "--mpi", "-q")
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr)
+    fin = last_json(p)
+    assert fin["transport"] == "mpi" and len(fin["staleness_hist"]) <= 2
+    assert fin["bytes_remote_pushed_eagerly"] > 0
 
 
 finish()
