@@ -888,7 +888,7 @@ static int wk_subscribe(struct wk *w, struct parsa_err *err)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
 	memcpy(keys, w->keys, (size_t)w->nl * sizeof(uint64_t));
-	qsort(keys, w->nl, sizeof(uint64_t), cmp_u64);
+	qsort(keys, w->nl, sizeof(uint64_t), base_cmp_u64);
 	ps_set_eager_handler(w->node, wk_on_eager, w);
 	rc = ps_pull(w->node, TBL_W, keys, w->nl, vals, &ts, err);
 	t0 = ps_clock_now();
