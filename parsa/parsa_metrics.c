@@ -119,10 +119,65 @@ static void copy_out(uint64_t *dst, const uint64_t *src, uint32_t k)
 		memcpy(dst, src, (size_t)k * sizeof(*dst));
 }
 
-int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
-			const uint32_t *part, const uint32_t *owner,
-			uint64_t *M, uint64_t *T, uint64_t *U,
-			struct parsa_metrics *m, struct parsa_err *err)
+int parsa_partfig_init(struct parsa_partfig *pf, uint32_t k,
+		       struct parsa_err *err)
+{
+	uint64_t *buf;
+
+	memset(pf, 0, sizeof(*pf));
+	if (k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "part figures: k must be >= 1");
+	buf = calloc((size_t)k * 7, sizeof(*buf));
+	if (!buf)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "part figures: out of memory (k=%u)", k);
+	pf->k = k;
+	pf->U = buf;
+	pf->nnz = buf + (size_t)k;
+	pf->M = buf + 2 * (size_t)k;
+	pf->V = buf + 3 * (size_t)k;
+	pf->T = buf + 4 * (size_t)k;
+	pf->in = buf + 5 * (size_t)k;
+	pf->out = buf + 6 * (size_t)k;
+	return 0;
+}
+
+void parsa_partfig_release(struct parsa_partfig *pf)
+{
+	if (!pf)
+		return;
+	free(pf->U);
+	memset(pf, 0, sizeof(*pf));
+}
+
+/* The figures beyond the counters: nnz and V from the placement, in/out
+ * from M, T and the local counts. */
+static void fill_figures(const struct parsa_graph *g, const uint32_t *part,
+			 const uint32_t *owner, const struct parsa_counts *pc,
+			 struct parsa_partfig *pf)
+{
+	uint32_t k = pf->k;
+
+	memset(pf->U, 0, (size_t)k * 7 * sizeof(*pf->U));
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		pf->nnz[part[r]] += g->row_ptr[r + 1] - g->row_ptr[r];
+	for (uint32_t v = 0; v < g->n_cols; v++)
+		pf->V[owner[v]]++;
+	for (uint32_t i = 0; i < k; i++) {
+		pf->U[i] = pc->U[i];
+		pf->M[i] = pc->M[i];
+		pf->T[i] = pc->T[i];
+		pf->in[i] = pc->M[i] - pc->local[i];
+		pf->out[i] = pc->T[i] - pf->in[i];
+	}
+}
+
+/* Counters (and optionally figures) of one placement. */
+static int metrics_all(const struct parsa_graph *g, uint32_t k,
+		       const uint32_t *part, const uint32_t *owner,
+		       uint64_t *M, uint64_t *T, uint64_t *U,
+		       struct parsa_partfig *pf, struct parsa_metrics *m,
+		       struct parsa_err *err)
 {
 	struct parsa_nbrset used;
 	struct parsa_counts pc = { 0 };
@@ -132,6 +187,9 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 	if (!g || k == 0)
 		return parsa_fail(err, PARSA_EINVAL, "metrics: %s",
 				  g ? "k must be >= 1" : "graph is NULL");
+	if (pf && pf->k != k)
+		return parsa_fail(err, PARSA_EINVAL, "metrics: part figures "
+				  "are for k=%u, not %u", pf->k, k);
 	rc = check_ids(owner, g->n_cols, k, "feature", err);
 	if (rc)
 		return rc;
@@ -154,10 +212,28 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 		copy_out(M, pc.M, k);
 		copy_out(T, pc.T, k);
 		copy_out(U, pc.U, k);
+		if (pf)
+			fill_figures(g, part, owner, &pc, pf);
 	}
 	free(buf);
 	parsa_nbrset_release(&used);
 	return rc;
+}
+
+int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
+			const uint32_t *part, const uint32_t *owner,
+			uint64_t *M, uint64_t *T, uint64_t *U,
+			struct parsa_metrics *m, struct parsa_err *err)
+{
+	return metrics_all(g, k, part, owner, M, T, U, NULL, m, err);
+}
+
+int parsa_metrics_figures(const struct parsa_graph *g, uint32_t k,
+			  const uint32_t *part, const uint32_t *owner,
+			  struct parsa_partfig *pf, struct parsa_metrics *m,
+			  struct parsa_err *err)
+{
+	return metrics_all(g, k, part, owner, NULL, NULL, NULL, pf, m, err);
 }
 
 int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
@@ -197,25 +273,11 @@ void parsa_metrics_div(struct parsa_metrics *acc, uint32_t n)
 	acc->U_max = (acc->U_max + n / 2) / n;
 }
 
-/* One random placement (seeded with seed) and its metrics. */
-static int random_trial(const struct parsa_graph *g, uint32_t k,
-			uint64_t seed, uint32_t *part, uint32_t *owner,
-			struct parsa_metrics *m, struct parsa_err *err)
-{
-	struct parsa_rng rng;
-	int rc;
-
-	parsa_rng_seed(&rng, seed);
-	rc = parsa_random_u(g->n_rows, k, &rng, part, err);
-	if (rc)
-		return rc;
-	parsa_random_v(g->n_cols, k, &rng, owner);
-	return parsa_metrics_compute(g, k, part, owner, m, err);
-}
-
-int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
-			 uint64_t seed, uint32_t trials,
-			 struct parsa_metrics *mean, struct parsa_err *err)
+int parsa_metrics_random_figures(const struct parsa_graph *g, uint32_t k,
+				 uint64_t seed, uint32_t trials,
+				 struct parsa_metrics *mean,
+				 struct parsa_partfig *first,
+				 struct parsa_err *err)
 {
 	struct parsa_metrics acc = { 0 }, one;
 	uint32_t *part, *owner;
@@ -231,7 +293,11 @@ int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
 		rc = parsa_fail(err, PARSA_ENOMEM,
 				"random metrics: out of memory");
 	for (uint32_t t = 0; !rc && t < trials; t++) {
-		rc = random_trial(g, k, seed + t, part, owner, &one, err);
+		rc = parsa_random_placement(g->n_rows, g->n_cols, k, seed + t,
+					    part, owner, err);
+		if (!rc)
+			rc = metrics_all(g, k, part, owner, NULL, NULL, NULL,
+					 t == 0 ? first : NULL, &one, err);
 		if (!rc)
 			parsa_metrics_add(&acc, &one);
 	}
@@ -243,6 +309,14 @@ int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
 	free(part);
 	free(owner);
 	return rc;
+}
+
+int parsa_metrics_random(const struct parsa_graph *g, uint32_t k,
+			 uint64_t seed, uint32_t trials,
+			 struct parsa_metrics *mean, struct parsa_err *err)
+{
+	return parsa_metrics_random_figures(g, k, seed, trials, mean, NULL,
+					    err);
 }
 
 double parsa_improvement(double random, double ours)

@@ -77,6 +77,44 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 			struct parsa_metrics *m, struct parsa_err *err);
 
 /*
+ * Per-part figures of one placement (each array k entries, owned):
+ *   U[i]   = |U_i| (examples),  nnz[i] = Σ_{u∈U_i} |N(u)|,
+ *   M[i]   = |N(U_i)|,          V[i]   = |V_i| (parameters owned),
+ *   T[i]   = in[i] + out[i]:    in[i]  = |N(U_i) \ V_i| (what worker i
+ *   pulls from other machines), out[i] = Σ_{j≠i} |V_i ∩ N(U_j)| (what
+ *   server i serves to other machines).
+ * M[i] - in[i] = |N(U_i) ∩ V_i| are worker i's local parameters.
+ */
+struct parsa_partfig {
+	uint32_t k;
+	uint64_t *U, *nnz, *M, *V, *T, *in, *out; /* one block of 7k */
+};
+
+/* Zeroed figures for k parts.  0 or PARSA_ENOMEM/EINVAL. */
+int parsa_partfig_init(struct parsa_partfig *pf, uint32_t k,
+		       struct parsa_err *err);
+void parsa_partfig_release(struct parsa_partfig *pf); /* zeroed: no-op */
+
+/*
+ * As parsa_metrics_compute (m may be NULL), and the per-part figures into
+ * pf (initialised for k by the caller; may be NULL).
+ */
+int parsa_metrics_figures(const struct parsa_graph *g, uint32_t k,
+			  const uint32_t *part, const uint32_t *owner,
+			  struct parsa_partfig *pf, struct parsa_metrics *m,
+			  struct parsa_err *err);
+
+/*
+ * As parsa_metrics_random, and the per-part figures of its first trial
+ * (parsa_random_placement of seed itself) into first (initialised for k; may be NULL).
+ */
+int parsa_metrics_random_figures(const struct parsa_graph *g, uint32_t k,
+				 uint64_t seed, uint32_t trials,
+				 struct parsa_metrics *mean,
+				 struct parsa_partfig *first,
+				 struct parsa_err *err);
+
+/*
  * Mean metrics of `trials` (>= 1) random placements: trial t draws
  * parsa_random_u then parsa_random_v from one rng seeded with seed + t.
  * The integer fields (V_used, U_max) are rounded means.

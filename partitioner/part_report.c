@@ -30,6 +30,32 @@ static json_t *metrics_json(const struct parsa_metrics *m)
 			 (json_int_t)m->U_max);
 }
 
+static json_t *u64_array(const uint64_t *x, uint32_t k)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a && i < k; i++)
+		if (json_array_append_new(a, json_integer((json_int_t)x[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *part_report_parts_json(const struct parsa_partfig *pf)
+{
+	if (!pf || !pf->k)
+		return json_null();
+	return json_pack("{s:o*, s:o*, s:o*, s:o*, s:o*, s:o*, s:o*}",
+			 "U", u64_array(pf->U, pf->k),
+			 "nnz", u64_array(pf->nnz, pf->k),
+			 "M", u64_array(pf->M, pf->k),
+			 "V", u64_array(pf->V, pf->k),
+			 "T", u64_array(pf->T, pf->k),
+			 "in", u64_array(pf->in, pf->k),
+			 "out", u64_array(pf->out, pf->k));
+}
+
 /* Dataset counts: from the loaded dataset, or a streaming run's. */
 struct ds_counts {
 	uint64_t examples, features, nnz, empty_rows, duplicates;
@@ -211,6 +237,11 @@ json_t *part_report_json(const struct part_report_info *in)
 			  num(parsa_improvement(r->rnd.T_max, r->m.T_max)),
 			  "T_sum",
 			  num(parsa_improvement(r->rnd.T_sum, r->m.T_sum))));
+	if (r->parts.k) {
+		json_object_set_new(j, "parts", part_report_parts_json(&r->parts));
+		json_object_set_new(j, "random_parts",
+				    part_report_parts_json(&r->rnd_parts));
+	}
 	if (in->opts && in->opts->method == PART_METHOD_PARSA)
 	{
 		json_object_set_new(j, "partition_u", partu_json(r));

@@ -35,6 +35,10 @@ struct part_report_info {
 /* New reference: the report object.  NULL on out of memory. */
 json_t *part_report_json(const struct part_report_info *info);
 
+/* New reference: per-part figures as {"U": [...], "nnz", "M", "V", "T",
+ * "in", "out"} (k entries each; parsa_metrics.h); null when pf has none. */
+json_t *part_report_parts_json(const struct parsa_partfig *pf);
+
 /* Write j to path (tmp + rename), pretty-printed. */
 int part_report_write(const char *path, const json_t *j,
 		      struct parsa_err *err);

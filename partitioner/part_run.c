@@ -114,6 +114,8 @@ void part_result_release(struct part_result *r)
 		return;
 	free(r->part);
 	free(r->owner);
+	parsa_partfig_release(&r->parts);
+	parsa_partfig_release(&r->rnd_parts);
 	part_result_init(r);
 }
 
@@ -847,10 +849,17 @@ int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 	double t0 = part_now();
 	int rc;
 
-	rc = parsa_metrics_compute(&ds->g, r->k, r->part, r->owner, &r->m, err);
+	parsa_partfig_release(&r->parts);
+	parsa_partfig_release(&r->rnd_parts);
+	rc = parsa_partfig_init(&r->parts, r->k, err);
 	if (rc == 0)
-		rc = parsa_metrics_random(&ds->g, r->k, seed, trials, &r->rnd,
-					  err);
+		rc = parsa_partfig_init(&r->rnd_parts, r->k, err);
+	if (rc == 0)
+		rc = parsa_metrics_figures(&ds->g, r->k, r->part, r->owner,
+					   &r->parts, &r->m, err);
+	if (rc == 0)
+		rc = parsa_metrics_random_figures(&ds->g, r->k, seed, trials,
+						  &r->rnd, &r->rnd_parts, err);
 	r->t_metrics = part_now() - t0;
 	return rc;
 }

@@ -136,6 +136,10 @@ struct part_result {
 	uint32_t *owner;       /* n_cols: server of each feature (owned) */
 	struct parsa_metrics m;   /* of this placement */
 	struct parsa_metrics rnd; /* random baseline (mean of trials) */
+	struct parsa_partfig parts;     /* per-part figures of this placement
+					 * (part_run_metrics; k == 0: none) */
+	struct parsa_partfig rnd_parts; /* ... of the random baseline's
+					 * first trial (seed) */
 	double t_partition_u;  /* Algorithm 13 (or the baseline's U) */
 	double t_refine;       /* every Parsa refinement phase: M_max,
 				* restreaming, connectivity, and the guard */

@@ -115,6 +115,7 @@ static void test_hand_skewed(void)
 /* Oracle: the definitions of §1 with explicit boolean sets. */
 struct oracle {
 	uint64_t M[130], T[130], U[130];
+	uint64_t nnz[130], V[130], in[130], out[130];
 	uint64_t V_used, remote;
 };
 
@@ -128,9 +129,13 @@ static void oracle(const struct parsa_graph *g, uint32_t k,
 	memset(o, 0, sizeof(*o));
 	for (uint32_t r = 0; r < g->n_rows; r++) {
 		o->U[part[r]]++;
-		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
 			in[(size_t)part[r] * d + g->col[e]] = 1;
+			o->nnz[part[r]]++;
+		}
 	}
+	for (uint32_t v = 0; v < d; v++)
+		o->V[owner[v]]++;
 	for (uint32_t v = 0; v < d; v++) {
 		int any = 0;
 
@@ -146,15 +151,55 @@ static void oracle(const struct parsa_graph *g, uint32_t k,
 			/* |N(U_i) \ V_i| */
 			if (in[(size_t)i * d + v] && !mine) {
 				o->T[i]++;
+				o->in[i]++;
 				o->remote++;
 			}
 			/* Σ_{j≠i} |V_i ∩ N(U_j)| */
 			for (uint32_t j = 0; mine && j < k; j++)
-				if (j != i && in[(size_t)j * d + v])
+				if (j != i && in[(size_t)j * d + v]) {
 					o->T[i]++;
+					o->out[i]++;
+				}
 		}
 	}
 	free(in);
+}
+
+/* The per-part figures (parsa_metrics_figures) equal the oracle's, and
+ * the summary metrics equal parsa_metrics_parts' m. */
+static void check_figures_oracle(const struct parsa_graph *g, uint32_t k,
+				 const uint32_t *part, const uint32_t *owner,
+				 const struct oracle *o,
+				 const struct parsa_metrics *m)
+{
+	struct parsa_partfig pf;
+	struct parsa_metrics m2;
+
+	REQUIRE(parsa_partfig_init(&pf, k, NULL) == 0);
+	REQUIRE(parsa_metrics_figures(g, k, part, owner, &pf, &m2, NULL) == 0);
+	for (uint32_t i = 0; i < k; i++) {
+		CHECK_INT(pf.U[i], ==, o->U[i]);
+		CHECK_INT(pf.nnz[i], ==, o->nnz[i]);
+		CHECK_INT(pf.M[i], ==, o->M[i]);
+		CHECK_INT(pf.V[i], ==, o->V[i]);
+		CHECK_INT(pf.T[i], ==, o->T[i]);
+		CHECK_INT(pf.in[i], ==, o->in[i]);
+		CHECK_INT(pf.out[i], ==, o->out[i]);
+		CHECK_INT(pf.in[i] + pf.out[i], ==, pf.T[i]);
+	}
+	CHECK(m2.T_sum == m->T_sum && m2.M_max == m->M_max &&
+	      m2.local_fraction == m->local_fraction);
+	/* figures of another k are refused */
+	if (k > 1) {
+		struct parsa_partfig other;
+
+		REQUIRE(parsa_partfig_init(&other, k - 1, NULL) == 0);
+		CHECK_INT(parsa_metrics_figures(g, k, part, owner, &other,
+						NULL, NULL), ==, PARSA_EINVAL);
+		parsa_partfig_release(&other);
+	}
+	parsa_partfig_release(&pf);
+	parsa_partfig_release(&pf); /* twice: a no-op */
 }
 
 static void check_against_oracle(const struct parsa_graph *g, uint32_t k,
@@ -180,6 +225,7 @@ static void check_against_oracle(const struct parsa_graph *g, uint32_t k,
 	}
 	CHECK(NEAR(m.M_max, (double)mmax) && NEAR(m.T_max, (double)tmax));
 	CHECK(NEAR(m.T_sum, (double)tsum) && NEAR(m.M_sum, (double)msum));
+	check_figures_oracle(g, k, part, owner, &o, &m);
 	CHECK_INT(m.V_used, ==, o.V_used);
 	CHECK_INT(m.U_max, ==, umax);
 	CHECK(NEAR(m.RF, o.V_used ? (double)msum / (double)o.V_used : 0.0));
@@ -352,6 +398,42 @@ static void test_random_mean(void)
 	parsa_graph_release(&g);
 }
 
+/* The random baseline's per-part figures are those of its first trial
+ * (seed), checked by brute force; the mean is unchanged by asking. */
+static void test_random_first_figures(void)
+{
+	struct parsa_rng rng;
+	struct parsa_graph g;
+	struct parsa_metrics mean, mean2, one;
+	struct parsa_partfig pf;
+	struct oracle o;
+	const uint32_t k = 5;
+	uint32_t part[200], owner[60];
+
+	parsa_rng_seed(&rng, 77);
+	tu_random_graph(&g, &rng, 200, 60, 0.08);
+	REQUIRE(parsa_partfig_init(&pf, k, NULL) == 0);
+	CHECK_INT(parsa_metrics_random_figures(&g, k, 31, 3, &mean, &pf, NULL),
+		  ==, 0);
+	CHECK_INT(parsa_metrics_random(&g, k, 31, 3, &mean2, NULL), ==, 0);
+	CHECK(mean.T_sum == mean2.T_sum && mean.M_max == mean2.M_max);
+	REQUIRE(parsa_random_placement(g.n_rows, g.n_cols, k, 31, part, owner,
+				       NULL) == 0);
+	oracle(&g, k, part, owner, &o);
+	CHECK_INT(parsa_metrics_compute(&g, k, part, owner, &one, NULL), ==, 0);
+	for (uint32_t i = 0; i < k; i++) {
+		CHECK_INT(pf.U[i], ==, o.U[i]);
+		CHECK_INT(pf.nnz[i], ==, o.nnz[i]);
+		CHECK_INT(pf.M[i], ==, o.M[i]);
+		CHECK_INT(pf.V[i], ==, o.V[i]);
+		CHECK_INT(pf.in[i], ==, o.in[i]);
+		CHECK_INT(pf.out[i], ==, o.out[i]);
+	}
+	parsa_partfig_release(&pf);
+	CHECK_INT(parsa_partfig_init(&pf, 0, NULL), ==, PARSA_EINVAL);
+	parsa_graph_release(&g);
+}
+
 static void test_improvement(void)
 {
 	CHECK(NEAR(parsa_improvement(10, 5), 100.0));
@@ -370,6 +452,7 @@ int main(void)
 	RUN(test_degenerate);
 	RUN(test_bad_ids);
 	RUN(test_random_mean);
+	RUN(test_random_first_figures);
 	RUN(test_improvement);
 	return harness_done();
 }
