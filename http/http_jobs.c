@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_time.h"
 #include "part_parallel.h"
 #include "part_pool.h"
 #include "part_progress.h"
@@ -29,6 +30,11 @@ const char *const http_job_state_names[HTTP_JOB_NSTATES] = {
 	"queued", "running", "succeeded", "failed", "cancelled",
 };
 
+const char *const http_job_phase_names[HTTP_PHASE_COUNT] = {
+	"queued", "loading", "partition_u", "refine", "partition_v",
+	"metrics", "saving", "done",
+};
+
 struct http_job {
 	char id[HTTP_ID_MAX];
 	struct http_job_spec spec;
@@ -36,6 +42,9 @@ struct http_job {
 	atomic_int cancel;          /* set by cancel/interrupt, read by part_run */
 	int requeue;                /* interrupted by shutdown: store as queued */
 	atomic_uint progress_ppm;   /* 0..1000000 */
+	atomic_int phase;           /* enum http_job_phase */
+	double t_start;             /* running: monotonic start (under mu) */
+	double elapsed;             /* ended: seconds it ran; -1 unknown */
 	char *error;                /* failed: the message */
 	char *report;               /* succeeded: the report JSON text */
 	struct http_place *place;   /* succeeded: NULL until loaded */
@@ -132,6 +141,12 @@ static json_t *job_json_locked(const struct http_job *job, int with_report)
 		json_object_set_new(j, "finished", json_string(job->finished));
 	if (job->error)
 		json_object_set_new(j, "error", json_string(job->error));
+	json_object_set_new(j, "phase", json_string(
+		http_job_phase_names[atomic_load(&job->phase)]));
+	if (job->state == HTTP_JOB_RUNNING)
+		json_object_set_new(j, "elapsed", json_real(base_now() - job->t_start));
+	else if (job->state != HTTP_JOB_QUEUED && job->elapsed >= 0)
+		json_object_set_new(j, "elapsed", json_real(job->elapsed));
 	if (with_report && job->report) {
 		json_t *r = json_loads(job->report, 0, NULL);
 
@@ -177,6 +192,7 @@ static struct http_job *job_new(const char *id)
 	if (!job)
 		return NULL;
 	snprintf(job->id, sizeof(job->id), "%s", id);
+	job->elapsed = -1;
 	pthread_mutex_init(&job->pmu, NULL);
 	return job;
 }
@@ -259,6 +275,10 @@ static struct http_job *job_from_json(struct http_jobs *J, const char *id,
 	copy_str(job->created, j, "created");
 	copy_str(job->started, j, "started");
 	copy_str(job->finished, j, "finished");
+	if (json_is_number(json_object_get(j, "elapsed")))
+		job->elapsed = json_number_value(json_object_get(j, "elapsed"));
+	if (job->state != HTTP_JOB_QUEUED && job->state != HTTP_JOB_RUNNING)
+		atomic_store(&job->phase, HTTP_PHASE_DONE);
 	job->error = error ? strdup(error) : NULL;
 	if (job->state == HTTP_JOB_SUCCEEDED) {
 		snprintf(path, sizeof(path), "%s/%s/report.json", J->dir, id);
@@ -280,6 +300,8 @@ static void recover(struct http_jobs *J, struct http_job *job)
 		job->error = strdup("interrupted: the server stopped while this "
 				    "job was running; submit it again");
 		http_now_iso(job->finished);
+		job->elapsed = -1;
+		atomic_store(&job->phase, HTTP_PHASE_DONE);
 		persist_or_warn(J, job);
 	} else if (job->state == HTTP_JOB_QUEUED) {
 		job->started[0] = '\0';
@@ -348,7 +370,27 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 /* The refinement's steps: 0.9 to 0.99 (1 once the job has succeeded). */
 static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
 {
+	struct http_job *job = arg;
+
+	atomic_store(&job->phase, HTTP_PHASE_REFINE);
 	set_progress(arg, 900000, 90000, done, total);
+}
+
+/* part_run's phases (part_run.h). */
+static void on_phase(void *arg, enum part_phase p)
+{
+	static const enum http_job_phase map[] = {
+		[PART_PHASE_U] = HTTP_PHASE_PARTITION_U,
+		[PART_PHASE_REFINE] = HTTP_PHASE_REFINE,
+		[PART_PHASE_V] = HTTP_PHASE_PARTITION_V,
+		[PART_PHASE_METRICS] = HTTP_PHASE_METRICS,
+	};
+	struct http_job *job = arg;
+
+	if ((unsigned)p < sizeof(map) / sizeof(*map))
+		atomic_store(&job->phase, map[p]);
+	if (p != PART_PHASE_U && atomic_load(&job->progress_ppm) < 900000)
+		atomic_store(&job->progress_ppm, 900000);
 }
 
 /* Threads of a job without its own: --job-threads, else the CPUs shared
@@ -372,6 +414,8 @@ static void run_opts(const struct http_jobs *J, const struct http_job *job,
 	o->pu.cancel = &job->cancel;
 	o->refine_progress = on_refine_progress;
 	o->refine_progress_arg = (void *)job;
+	o->phase = on_phase;
+	o->phase_arg = (void *)job;
 	if (!part_opts_given(&job->spec.o, "threads"))
 		o->threads = job_threads(J);
 	if (J->o.time_limit > 0 &&
@@ -443,10 +487,12 @@ static int execute(struct http_jobs *J, struct http_job *job,
 	int rc, is_root = 1;
 
 	part_result_init(&r);
+	atomic_store(&job->phase, HTTP_PHASE_LOADING);
 	rc = http_datasets_acquire(J->o.data, job->spec.dataset, &ds, &t_load, err);
 	if (rc)
 		return rc;
 	atomic_store(&job->progress_ppm, 50000);
+	atomic_store(&job->phase, HTTP_PHASE_PARTITION_U);
 	run_opts(J, job, &o);
 	t1 = part_now();
 	if (job->spec.o.parallel) {
@@ -459,6 +505,7 @@ static int execute(struct http_jobs *J, struct http_job *job,
 	if (rc == 0 && job->cancel)
 		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	if (rc == 0) {
+		atomic_store(&job->phase, HTTP_PHASE_SAVING);
 		http_metrics_partition(J->o.metrics, ds->g.row_ptr[ds->g.n_rows],
 				       part_now() - t1);
 		rep = report_text(job, ds, &o, &r, &pi, t_load,
@@ -485,9 +532,12 @@ static void finish_locked(struct http_job *job, int rc,
 		job->cancel = 0;
 		job->started[0] = '\0';
 		atomic_store(&job->progress_ppm, 0);
+		atomic_store(&job->phase, HTTP_PHASE_QUEUED);
 		return;
 	}
 	http_now_iso(job->finished);
+	job->elapsed = base_now() - job->t_start;
+	atomic_store(&job->phase, HTTP_PHASE_DONE);
 	if (job->cancel) {
 		job->state = HTTP_JOB_CANCELLED;
 	} else if (rc) {
@@ -514,6 +564,8 @@ static struct http_job *next_job(struct http_jobs *J)
 			J->qtail = NULL;
 		job->state = HTTP_JOB_RUNNING;
 		http_now_iso(job->started);
+		job->t_start = base_now();
+		atomic_store(&job->phase, HTTP_PHASE_LOADING);
 		J->running++;
 	}
 	pthread_mutex_unlock(&J->mu);
@@ -731,6 +783,8 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 		dequeue_locked(J, job);
 		job->state = HTTP_JOB_CANCELLED;
 		http_now_iso(job->finished);
+		job->elapsed = 0;
+		atomic_store(&job->phase, HTTP_PHASE_DONE);
 		write = 1;
 	} else if (job->state == HTTP_JOB_RUNNING) {
 		job->cancel = 1;
@@ -792,4 +846,30 @@ void http_jobs_counts(struct http_jobs *J, uint64_t counts[HTTP_JOB_NSTATES])
 		if (J->v[i])
 			counts[J->v[i]->state]++;
 	pthread_mutex_unlock(&J->mu);
+}
+
+int http_jobs_status(struct http_jobs *J, const char *id,
+		     struct http_job_status *st)
+{
+	struct http_job *job;
+
+	pthread_mutex_lock(&J->mu);
+	job = find_locked(J, id);
+	if (job) {
+		st->state = job->state;
+		st->phase = (enum http_job_phase)atomic_load(&job->phase);
+		st->progress = atomic_load(&job->progress_ppm) / 1e6;
+		st->eta = -1;
+		if (job->state == HTTP_JOB_RUNNING) {
+			st->elapsed = base_now() - job->t_start;
+			/* the rest at the pace so far, once there is a pace */
+			if (st->progress > 0.06 && st->elapsed > 0.2)
+				st->eta = st->elapsed * (1 - st->progress) /
+					  st->progress;
+		} else {
+			st->elapsed = job->state == HTTP_JOB_QUEUED ? 0 : job->elapsed;
+		}
+	}
+	pthread_mutex_unlock(&J->mu);
+	return job ? 0 : 404;
 }

@@ -42,6 +42,24 @@ enum http_job_state {
 /* "queued", "running", ...; the names of /metrics too. */
 extern const char *const http_job_state_names[HTTP_JOB_NSTATES];
 
+/* Where a job is: queued, then (running) loading its dataset, the
+ * partition's phases (part_run.h: partition_u, refine, partition_v,
+ * metrics), saving its placement and report; done once it has ended. */
+enum http_job_phase {
+	HTTP_PHASE_QUEUED = 0,
+	HTTP_PHASE_LOADING,
+	HTTP_PHASE_PARTITION_U,
+	HTTP_PHASE_REFINE,
+	HTTP_PHASE_PARTITION_V,
+	HTTP_PHASE_METRICS,
+	HTTP_PHASE_SAVING,
+	HTTP_PHASE_DONE,
+	HTTP_PHASE_COUNT
+};
+
+/* "queued", "loading", "partition_u", ..., "done". */
+extern const char *const http_job_phase_names[HTTP_PHASE_COUNT];
+
 /* What a job runs (POST /v1/jobs). */
 struct http_job_spec {
 	char dataset[HTTP_ID_MAX];
@@ -100,7 +118,8 @@ int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
 		     char *id, struct parsa_err *err);
 
 /* New reference: the job's JSON (with the report when it succeeded and
- * with_report), or NULL when there is no such job. */
+ * with_report), or NULL when there is no such job.  Besides the stored
+ * members it has "phase" and "elapsed" (http_job_status). */
 json_t *http_jobs_get_json(struct http_jobs *J, const char *id,
 			   int with_report);
 
@@ -124,6 +143,22 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 int http_jobs_place(struct http_jobs *J, const char *id,
 		    const struct http_place **p, enum http_job_state *state_out,
 		    struct parsa_err *err);
+
+/* A job's status now (what its events stream sends). */
+struct http_job_status {
+	enum http_job_state state;
+	enum http_job_phase phase;
+	double progress;   /* 0..1 */
+	double elapsed;    /* seconds running (so far, or in all once ended;
+			    * -1 when unknown: ended before a restart of a
+			    * server that did not store it); 0 while queued */
+	double eta;        /* running: seconds left, estimated from the
+			    * progress so far; -1 when unknown */
+};
+
+/* 0, or 404 when there is no such job. */
+int http_jobs_status(struct http_jobs *J, const char *id,
+		     struct http_job_status *st);
 
 /* Jobs per state. */
 void http_jobs_counts(struct http_jobs *J, uint64_t counts[HTTP_JOB_NSTATES]);

@@ -50,10 +50,12 @@ static const char usage_serve[] =
 	"                      \"threads\" (placements are the same for any N;\n"
 	"                      default: the CPUs this process may use divided\n"
 	"                      by --workers, at least 1)\n"
+	"  --max-streams N     event streams (GET /v1/jobs/{id}/events) open at\n"
+	"                      once; more get 503 (64)\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
-       O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS };
+       O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS, O_STREAMS };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -68,6 +70,7 @@ static const struct option longopts[] = {
 	{"job-nice", required_argument, NULL, O_NICE},
 	{"job-time-limit", required_argument, NULL, O_TLIMIT},
 	{"job-threads", required_argument, NULL, O_THREADS},
+	{"max-streams", required_argument, NULL, O_STREAMS},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -166,6 +169,11 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 			return usage_error("--job-threads must be an integer in 1..256, got '%s'", arg);
 		a->o.job_threads = (unsigned)v;
 		return 0;
+	case O_STREAMS:
+		if (part_cli_dbl(arg, 1, 100000, &v) || v != (unsigned)v)
+			return usage_error("--max-streams must be an integer in 1..100000, got '%s'", arg);
+		a->o.max_streams = (unsigned)v;
+		return 0;
 	case O_GRACE:
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))
 			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
@@ -191,7 +199,7 @@ int http_main(int argc, char **argv)
 	a.o = (struct http_server_opts){
 		.port = 8080, .state_dir = "parsa-state", .workers = 1,
 		.max_upload = DEFAULT_MAX_UPLOAD, .grace = 30, .cache = 4,
-		.nice = 10,
+		.nice = 10, .max_streams = 64,
 	};
 	optind = 1;
 	opterr = 0;

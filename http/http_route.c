@@ -27,6 +27,8 @@ static const struct {
 	[HTTP_R_EXAMPLE] = {"/v1/jobs/{id}/examples/{i}", HTTP_M_GET, "GET"},
 	[HTTP_R_FEATURE] = {"/v1/jobs/{id}/features/{f}", HTTP_M_GET, "GET"},
 	[HTTP_R_ASSIGN] = {"/v1/jobs/{id}/assign", HTTP_M_POST, "POST"},
+	[HTTP_R_EVENTS] = {"/v1/jobs/{id}/events", HTTP_M_GET, "GET"},
+	[HTTP_R_UI] = {"/ui", HTTP_M_GET | HTTP_M_HEAD, "GET, HEAD"},
 };
 
 unsigned http_route_methods(enum http_route_id id)
@@ -123,6 +125,8 @@ static enum http_route_id match_job(const struct seg *s, int n,
 		return HTTP_R_REPORT;
 	if (n == 4 && seg_is(&s[3], "assign"))
 		return HTTP_R_ASSIGN;
+	if (n == 4 && seg_is(&s[3], "events"))
+		return HTTP_R_EVENTS;
 	if (n != 5)
 		return HTTP_R_NONE;
 	if (seg_is(&s[3], "placement")) {
@@ -139,10 +143,32 @@ static enum http_route_id match_job(const struct seg *s, int n,
 	return HTTP_R_NONE;
 }
 
+/* An asset name: 1..63 of [A-Za-z0-9._-], not starting with '.'. */
+static int take_asset(const struct seg *s, char *out)
+{
+	if (s->n == 0 || s->n >= HTTP_ID_MAX || s->p[0] == '.')
+		return -1;
+	for (size_t i = 0; i < s->n; i++) {
+		char c = s->p[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'))
+			return -1;
+	}
+	memcpy(out, s->p, s->n);
+	out[s->n] = '\0';
+	return 0;
+}
+
 static enum http_route_id match(const char *path, struct http_route *r)
 {
 	struct seg s[MAX_SEG];
 	int n = split(path, s);
+
+	if (n == 0 || (n == 1 && seg_is(&s[0], "ui")))
+		return HTTP_R_UI;
+	if (n == 2 && seg_is(&s[0], "ui"))
+		return take_asset(&s[1], r->asset) ? HTTP_R_NONE : HTTP_R_UI;
 
 	if (n == 1 && seg_is(&s[0], "healthz"))
 		return HTTP_R_HEALTHZ;

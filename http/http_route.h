@@ -23,6 +23,8 @@ enum http_route_id {
 	HTTP_R_EXAMPLE,      /* /v1/jobs/{id}/examples/{i} */
 	HTTP_R_FEATURE,      /* /v1/jobs/{id}/features/{f} */
 	HTTP_R_ASSIGN,       /* /v1/jobs/{id}/assign */
+	HTTP_R_EVENTS,       /* /v1/jobs/{id}/events (http_events.h) */
+	HTTP_R_UI,           /* / and /ui/{asset}: the web page (http_ui.h) */
 	HTTP_R_COUNT
 };
 
@@ -41,6 +43,9 @@ struct http_route {
 	int features;           /* PLACEMENT: 1 = features, 0 = examples */
 	uint64_t index;         /* EXAMPLE / FEATURE: the number */
 	int index_ok;           /* 0: {i}/{f} is not an unsigned 64-bit decimal */
+	char asset[HTTP_ID_MAX]; /* UI: the asset's name ("" for / and /ui/):
+				  * 1..63 of [A-Za-z0-9._-], not starting
+				  * with '.' */
 };
 
 /*

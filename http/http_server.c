@@ -32,6 +32,7 @@
 #include "part_reader.h"
 #include "http_assign.h"
 #include "http_data.h"
+#include "http_events.h"
 #include "http_jobs.h"
 #include "http_metrics.h"
 #include "http_problem.h"
@@ -51,6 +52,8 @@ struct svc {
 	struct http_datasets *data;
 	struct http_jobs *jobs;
 	struct http_metrics *metrics;
+	struct http_events *events;  /* GET /v1/jobs/{id}/events */
+	double flush_until;          /* stop: let closed streams flush */
 	char data_dir[PATH_MAX];     /* realpath of --data-dir, "" if none */
 	char state_dir[PATH_MAX];    /* realpath of --state-dir */
 	pthread_mutex_t mu;          /* done list and loaders */
@@ -741,6 +744,29 @@ static void h_job(struct rctx *c, unsigned m)
 		reply_json(c, 200, j);
 }
 
+/* GET /v1/jobs/{id}/events: Server-Sent Events (http_events.h). */
+static void h_events(struct rctx *c)
+{
+	const char *last = evhttp_find_header(
+		evhttp_request_get_input_headers(c->req), "Last-Event-ID");
+	int rc;
+
+	if (c->s->stopping) {
+		problem(c, 503, "shutting-down", "the server is shutting down");
+		return;
+	}
+	rc = http_events_open(c->s->events, c->req, c->r.rid, last, c->t0);
+	if (rc == 404) {
+		problem(c, 404, NULL, "no job '%s'", c->r.rid);
+	} else if (rc) {
+		evhttp_add_header(evhttp_request_get_output_headers(c->req),
+				  "Retry-After", "5");
+		problem(c, 503, "too-many-streams", "%u event streams are open "
+			"(--max-streams); retry later",
+			http_events_count(c->s->events));
+	}
+}
+
 static void h_report(struct rctx *c)
 {
 	json_t *j = http_jobs_get_json(c->s->jobs, c->r.rid, 1);
@@ -1111,6 +1137,7 @@ static void dispatch(struct rctx *c, unsigned m)
 	case HTTP_R_EXAMPLE: h_lookup(c, 0); break;
 	case HTTP_R_FEATURE: h_lookup(c, 1); break;
 	case HTTP_R_ASSIGN: h_assign(c); break;
+	case HTTP_R_EVENTS: h_events(c); break;
 	default: problem(c, 404, NULL, "no such resource"); break;
 	}
 }
@@ -1272,7 +1299,8 @@ static void check_stop(struct svc *s)
 		http_jobs_interrupt(s->jobs);
 		s->interrupted = 1;
 	}
-	if (loaders == 0 && http_jobs_running(s->jobs) == 0) {
+	if (loaders == 0 && http_jobs_running(s->jobs) == 0 &&
+	    base_now() >= s->flush_until) {
 		wake_waiters(s, 1);
 		event_base_loopexit(s->base, NULL);
 	}
@@ -1284,6 +1312,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	drain_done(arg);
 	wake_waiters(arg, 0);
+	http_events_poll(((struct svc *)arg)->events);
 	check_stop(arg);
 }
 
@@ -1316,6 +1345,10 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	http_jobs_stop(s->jobs);
 	wake_waiters(s, 1); /* answered now, while the loop still runs */
+	/* event streams end cleanly ("shutdown"); the loop runs on for a
+	 * moment so their last bytes leave */
+	if (http_events_close_all(s->events))
+		s->flush_until = base_now() + 0.2;
 	event_add(s->tick, &tv);
 	check_stop(s);
 }
@@ -1411,6 +1444,12 @@ static int setup(struct svc *s, struct parsa_err *err)
 	rc = http_jobs_open(&s->jobs, &jo, err);
 	if (rc)
 		return rc;
+	rc = http_events_create(&s->events, &(struct http_events_opts){
+		.base = s->base, .jobs = s->jobs, .metrics = s->metrics,
+		.max_streams = s->o.max_streams, .interval = 0.2,
+		.heartbeat = 15}, err);
+	if (rc)
+		return rc;
 	return setup_http(s, err);
 }
 
@@ -1424,6 +1463,7 @@ static void teardown(struct svc *s)
 	 * after a setup failure none was started */
 	drain_done(s);
 	wake_waiters(s, 1);
+	http_events_destroy(s->events);
 	if (s->http)
 		evhttp_free(s->http);
 	http_datasets_close(s->data);

@@ -33,6 +33,7 @@ struct http_server_opts {
 				  * limit of jobs without one); 0 = none */
 	unsigned job_threads;    /* threads of a job without "threads"; 0 =
 				  * the CPUs / workers (http_jobs_opts) */
+	unsigned max_streams;    /* open event streams at most (>= 1) */
 };
 
 /*

@@ -783,6 +783,12 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 
 /* N(U_i) of the example partition, Parsa's refinement phases (part_run.h),
  * then Algorithm 11.  Random keeps the owners drawn with its U. */
+static void run_phase(const struct part_run_opts *o, enum part_phase p)
+{
+	if (o->phase)
+		o->phase(o->phase_arg, p);
+}
+
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 const struct parsa_stop *stop, struct part_result *r,
 		 struct parsa_err *err)
@@ -802,12 +808,15 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	rc = parsa_used_sets(&ds->g, r->part, &used, err);
 	ts = part_now();
 	if (rc == 0 && parsa && o->refine_rounds)
+		run_phase(o, PART_PHASE_REFINE);
+	if (rc == 0 && parsa && o->refine_rounds)
 		rc = parsa_refine_mmax(&ds->g, r->part, &used,
 				       parsa_balance_cap(ds->g.n_rows, r->k,
 							 o->pu.imbalance),
 				       o->refine_rounds, &r->refine_stats, err);
 	tv = part_now();
 	r->t_refine = tv - ts;
+	run_phase(o, PART_PHASE_V);
 	if (rc == 0)
 		rc = place_v(o, &used, r->owner, &r->pv_stats, &t0, &m0, err);
 	r->t_partition_v = part_now() - tv;
@@ -820,6 +829,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 
 		if (st.deadline > 0)
 			st.deadline -= 2 * r->t_partition_v;
+		run_phase(o, PART_PHASE_REFINE);
 		ts = part_now();
 		r->step1_tmax = t0;
 		r->step1_mmax = m0;
@@ -899,8 +909,10 @@ int part_run_finish(const struct part_dataset *ds,
 	rc = run_v(ds, o, &stop, r, err);
 	if (rc == 0 && o->pu.cancel && *o->pu.cancel)
 		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
-	if (rc == 0)
+	if (rc == 0) {
+		run_phase(o, PART_PHASE_METRICS);
 		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
+	}
 	return rc;
 }
 
@@ -921,6 +933,7 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc)
 		return rc;
 	t0 = part_now();
+	run_phase(o, PART_PHASE_U);
 	rc = run_u(ds, o, r, err);
 	r->t_partition_u = part_now() - t0;
 	if (rc == 0)

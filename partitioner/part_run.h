@@ -64,6 +64,16 @@ enum part_quality {
 	PART_QUALITY_BEST,
 };
 
+/* The phases a run goes through, in order (refine and partition_v may
+ * alternate: the M_max refinement, Algorithm 11, then the T_sum
+ * refinement with its own runs of Algorithm 11); part_run_opts.phase. */
+enum part_phase {
+	PART_PHASE_U = 0,      /* partition U (Algorithm 13 or a baseline) */
+	PART_PHASE_REFINE,     /* Parsa's refinement phases */
+	PART_PHASE_V,          /* Algorithm 11 */
+	PART_PHASE_METRICS,    /* the metrics and the random baseline */
+};
+
 struct part_run_opts {
 	enum part_method method;
 	struct parsa_partu_opts pu; /* k, blocks, init_blocks, rule, imbalance, seed */
@@ -114,6 +124,9 @@ struct part_run_opts {
 					    * graph, one for the multilevel
 					    * candidate) */
 	void *refine_progress_arg;
+	void (*phase)(void *arg, enum part_phase p); /* may be NULL: called
+					    * as each phase begins */
+	void *phase_arg;
 };
 
 /* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5

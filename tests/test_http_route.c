@@ -24,6 +24,23 @@ static void test_routes(void)
 	CHECK_STR(r.rid, "j3");
 	CHECK_INT(http_route_match("/v1/jobs/j3/report", &r), ==, HTTP_R_REPORT);
 	CHECK_INT(http_route_match("/v1/jobs/j3/assign", &r), ==, HTTP_R_ASSIGN);
+	CHECK_INT(http_route_match("/v1/jobs/j3/events", &r), ==, HTTP_R_EVENTS);
+	CHECK_STR(r.rid, "j3");
+	CHECK_INT(http_route_match("/v1/jobs/j3/events/x", &r), ==, HTTP_R_NONE);
+	CHECK_INT(http_route_match("/", &r), ==, HTTP_R_UI);
+	CHECK_STR(r.asset, "");
+	CHECK_INT(http_route_match("", &r), ==, HTTP_R_UI);
+	CHECK_INT(http_route_match("/ui", &r), ==, HTTP_R_UI);
+	CHECK_INT(http_route_match("/ui/", &r), ==, HTTP_R_UI);
+	CHECK_STR(r.asset, "");
+	CHECK_INT(http_route_match("/ui/app.js", &r), ==, HTTP_R_UI);
+	CHECK_STR(r.asset, "app.js");
+	CHECK_INT(http_route_match("/ui/..", &r), ==, HTTP_R_NONE);
+	CHECK_INT(http_route_match("/ui/.hidden", &r), ==, HTTP_R_NONE);
+	CHECK_INT(http_route_match("/ui/a/b", &r), ==, HTTP_R_NONE);
+	CHECK_INT(http_route_match("/ui/a%2fb", &r), ==, HTTP_R_NONE);
+	CHECK(http_route_methods(HTTP_R_EVENTS) == HTTP_M_GET);
+	CHECK(http_route_methods(HTTP_R_UI) == (HTTP_M_GET | HTTP_M_HEAD));
 	CHECK_INT(http_route_match("/v1/jobs/j3/placement/examples", &r), ==,
 		  HTTP_R_PLACEMENT);
 	CHECK_INT(r.features, ==, 0);
@@ -41,7 +58,7 @@ static void test_routes(void)
 static void test_bad_paths(void)
 {
 	static const char *const bad[] = {
-		"", "/", "/v1", "/v2/jobs", "/v1/jobs/j1/placement",
+		"/v1", "/v2/jobs", "/uix", "/ui/a/b", "/v1/jobs/j1/placement",
 		"/v1/jobs/j1/placement/both", "/v1/jobs/j1/x/1", "/v1//jobs",
 		"/v1/jobs/j%201", "/v1/jobs/../etc", "/v1/jobs/j1/examples/1/2",
 		"/healthz/x", "/v1/datasets/d1/x", "/v1/jobs/j1/report/x/y/z",
@@ -53,7 +70,7 @@ static void test_bad_paths(void)
 		CHECK_INT(http_route_match(bad[i], &r), ==, HTTP_R_NONE);
 		CHECK_STR(r.rid, "");
 	}
-	CHECK_INT(http_route_match(NULL, &r), ==, HTTP_R_NONE);
+	CHECK_INT(http_route_match(NULL, &r), ==, HTTP_R_UI); /* "/" */
 	/* a bad number still routes (404 from the handler, not the router) */
 	CHECK_INT(http_route_match("/v1/jobs/j1/examples/-1", &r), ==, HTTP_R_EXAMPLE);
 	CHECK_INT(r.index_ok, ==, 0);
