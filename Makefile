@@ -73,6 +73,11 @@ TEST_SRC  = $(wildcard tests/test_*.c)
 FUZZ_SRC  = $(filter-out tests/fuzz_main.c,$(wildcard tests/fuzz_*.c))
 TEST_BIN  = $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 FUZZ_BIN  = $(FUZZ_SRC:tests/%.c=$(BUILD)/tests/%)
+
+# The web page (http/ui/), built into libhttp as const arrays (http_ui.h).
+UI_FILES  = $(wildcard http/ui/*)
+UI_GEN    = $(BUILD)/gen/http_ui_assets.c
+UI_OBJ    = $(BUILD)/obj/gen/http_ui_assets.o
 PARSA_BIN = $(BUILD)/parsa
 
 .PHONY: all libs test check tsan demo bench fuzz deps clean lint headers-check layers-check
@@ -91,6 +96,14 @@ $(ALL_LIBS):
 
 $(PARSA_BIN): $(app_OBJ) $(ALL_LIBS)
 	$(CC) $(CFLAGS) -o $@ $(app_OBJ) $(ALL_LIBS) $(LDLIBS)
+
+$(LIB_http): $(UI_OBJ)
+$(UI_GEN): $(UI_FILES) scripts/embed-ui.py
+	@mkdir -p $(dir $@)
+	python3 scripts/embed-ui.py $@ $(UI_FILES)
+$(UI_OBJ): $(UI_GEN) http/http_ui.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ihttp -c $< -o $@
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(ALL_LIBS)
 	@mkdir -p $(dir $@)

@@ -14,6 +14,7 @@ static const struct {
 	const char *phrase;
 } phrases[] = {
 	{200, "OK"}, {201, "Created"}, {202, "Accepted"}, {204, "No Content"},
+	{304, "Not Modified"},
 	{400, "Bad Request"}, {401, "Unauthorized"}, {403, "Forbidden"},
 	{404, "Not Found"}, {405, "Method Not Allowed"}, {409, "Conflict"},
 	{411, "Length Required"}, {413, "Content Too Large"},

@@ -39,6 +39,7 @@
 #include "http_route.h"
 #include "http_server.h"
 #include "http_store.h"
+#include "http_ui.h"
 
 struct reg_task;
 struct waiter;
@@ -1092,15 +1093,49 @@ static void h_assign(struct rctx *c)
 	free(ids);
 }
 
+/* ---- the web page (http_ui.h) ---- */
+
+static void h_ui(struct rctx *c)
+{
+	const struct http_ui_asset *a = http_ui_find(c->r.asset);
+	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
+	const char *inm;
+	struct evbuffer *b;
+
+	if (!a) {
+		problem(c, 404, NULL, "no such file of the web page: %s", c->r.asset);
+		return;
+	}
+	evhttp_add_header(h, "ETag", a->etag);
+	/* revalidated on every load (a new binary may bring new files) */
+	evhttp_add_header(h, "Cache-Control", "no-cache");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Content-Security-Policy", "default-src 'self'; "
+			  "img-src 'self' data: blob:; object-src 'none'; "
+			  "base-uri 'none'; frame-ancestors 'none'");
+	inm = evhttp_find_header(evhttp_request_get_input_headers(c->req),
+				 "If-None-Match");
+	if (inm && strcmp(inm, a->etag) == 0) {
+		reply_buf(c, 304, NULL, NULL);
+		return;
+	}
+	b = evhttp_request_get_output_buffer(c->req);
+	evbuffer_add_reference(b, a->data, a->len, NULL, NULL);
+	reply_buf(c, 200, a->type, b);
+}
+
 /* ---- health and metrics ---- */
 
 static void h_healthz(struct rctx *c)
 {
+	/* "auth": the API needs the bearer token (so the page asks for it
+	 * before its first call) */
 	reply_json(c, c->s->stopping ? 503 : 200,
-		   json_pack("{s:s, s:i, s:I}", "status",
+		   json_pack("{s:s, s:i, s:I, s:b}", "status",
 			     c->s->stopping ? "stopping" : "ok", "jobs_running",
 			     (int)http_jobs_running(c->s->jobs), "datasets",
-			     (json_int_t)http_datasets_count(c->s->data)));
+			     (json_int_t)http_datasets_count(c->s->data),
+			     "auth", c->s->o.token != NULL));
 }
 
 static void h_metrics(struct rctx *c)
@@ -1138,6 +1173,7 @@ static void dispatch(struct rctx *c, unsigned m)
 	case HTTP_R_FEATURE: h_lookup(c, 1); break;
 	case HTTP_R_ASSIGN: h_assign(c); break;
 	case HTTP_R_EVENTS: h_events(c); break;
+	case HTTP_R_UI: h_ui(c); break;
 	default: problem(c, 404, NULL, "no such resource"); break;
 	}
 }
@@ -1161,7 +1197,9 @@ static void on_request(struct evhttp_request *req, void *arg)
 			http_route_label(c.r.id), http_route_allow(c.r.id));
 		return;
 	}
-	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && !authorized(c.s, req)) {
+	/* the page itself needs no token (it asks for it); the API does */
+	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && c.r.id != HTTP_R_UI &&
+	    !authorized(c.s, req)) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 				  "WWW-Authenticate", "Bearer realm=\"parsa\"");
 		problem(&c, 401, NULL, "missing or wrong bearer token "
