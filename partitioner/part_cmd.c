@@ -540,6 +540,7 @@ int part_cmd_partition(int argc, char **argv)
 			.res = &r, .method = part_method_name(c.o.run.method),
 			.t_load = t_load, .t_total = part_now() - t0,
 			.par = c.o.parallel ? &pinfo : NULL,
+			.per_part = c.o.per_part,
 		};
 		rc = partition_outputs(&c, &ds, &r, &info, &err);
 	}
@@ -604,6 +605,7 @@ int part_cmd_eval(int argc, char **argv)
 			.res = &r, .method = "eval", .t_load = t_load,
 			.t_total = part_now() - t0,
 			.peak_rss_kb = part_peak_rss_kb(),
+			.per_part = c.o.per_part,
 		};
 		rc = emit_report(&info, c.o.json, 0, c.o.report, &err);
 	}

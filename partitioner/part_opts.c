@@ -392,6 +392,10 @@ const struct part_opt part_opts_table[] = {
 	 .help = "seeds averaged for the random baseline (default {})"},
 	{.name = "json", .where = P | E, .type = PART_OPT_FLAG, AT(json),
 	 .help = "print the JSON report to stdout instead of the summary"},
+	{.name = "per-part", .where = P | E, .type = PART_OPT_FLAG, AT(per_part),
+	 .help = "the summary also lists every part: U_i, nnz_i, M_i, V_i\n"
+		 "(parameters owned), T_i = in_i + out_i (pulled from /\n"
+		 "served to other machines), with max and mean rows"},
 	{.name = "quiet", .short_name = 'q', .where = P | E,
 	 .type = PART_OPT_FLAG, AT(quiet),
 	 .help = "no summary, no progress bar"},

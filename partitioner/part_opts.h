@@ -45,6 +45,7 @@ struct part_opts {
 	const char *placement;      /* eval: the placement to evaluate */
 	const char *report;         /* eval: also write the report here */
 	int json;                   /* print the JSON report */
+	int per_part;               /* the summary lists every part's figures */
 	int quiet;                  /* no summary, no progress bar */
 	int parallel;               /* an option of parallel Parsa was given */
 	int stream;                 /* --stream, --mem-limit or --block-rows */

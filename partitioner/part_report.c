@@ -304,6 +304,67 @@ static void print_parallel(FILE *f, const struct part_par_info *p)
 		(double)c->bytes_sent[PS_REMOTE] / 1048576.0);
 }
 
+static const char *const part_cols[7] = {"U", "nnz", "M", "V", "T", "in", "out"};
+
+static const uint64_t *part_col(const struct parsa_partfig *pf, int c)
+{
+	const uint64_t *const v[7] = {pf->U, pf->nnz, pf->M, pf->V, pf->T,
+				      pf->in, pf->out};
+
+	return v[c];
+}
+
+/* "  max" and "  mean" rows of pf under the label. */
+static void print_part_stats(FILE *f, const char *label,
+			     const struct parsa_partfig *pf, int w)
+{
+	fprintf(f, "%-13s", label);
+	for (int c = 0; c < 7; c++) {
+		uint64_t mx = 0;
+
+		for (uint32_t i = 0; i < pf->k; i++)
+			mx = part_col(pf, c)[i] > mx ? part_col(pf, c)[i] : mx;
+		fprintf(f, " %*llu", w, (unsigned long long)mx);
+	}
+	fprintf(f, "   max\n%-13s", "");
+	for (int c = 0; c < 7; c++) {
+		double sum = 0;
+
+		for (uint32_t i = 0; i < pf->k; i++)
+			sum += (double)part_col(pf, c)[i];
+		fprintf(f, " %*.1f", w, sum / pf->k);
+	}
+	fprintf(f, "   mean\n");
+}
+
+void part_report_print_parts(FILE *f, const struct part_result *r)
+{
+	const struct parsa_partfig *pf = &r->parts;
+	uint64_t big = 0;
+	int w = 7;
+
+	if (!pf->k)
+		return;
+	for (uint32_t i = 0; i < pf->k; i++)
+		big = pf->nnz[i] > big ? pf->nnz[i] : big;
+	for (uint64_t x = big; x >= 10000; x /= 10)
+		w++;
+	fprintf(f, "per part: U examples, nnz their nonzeros, M parameters used, "
+		   "V owned, T = in (pulled) + out (served)\n%-13s", "  part");
+	for (int c = 0; c < 7; c++)
+		fprintf(f, " %*s", w, part_cols[c]);
+	fputc('\n', f);
+	for (uint32_t i = 0; i < pf->k; i++) {
+		fprintf(f, "  %-11u", i);
+		for (int c = 0; c < 7; c++)
+			fprintf(f, " %*llu", w, (unsigned long long)part_col(pf, c)[i]);
+		fputc('\n', f);
+	}
+	print_part_stats(f, "  all parts", pf, w);
+	if (r->rnd_parts.k)
+		print_part_stats(f, "  random", &r->rnd_parts, w);
+}
+
 void part_report_print(FILE *f, const struct part_report_info *in)
 {
 	struct ds_counts dc = ds_counts(in);
@@ -343,4 +404,6 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 			(unsigned long long)in->stream->blocks,
 			(unsigned long long)in->stream->block_rows,
 			(double)in->stream->worker_peak_rss_kb / 1024.0);
+	if (in->per_part)
+		part_report_print_parts(f, r);
 }

@@ -30,6 +30,7 @@ struct part_report_info {
 	 * (ds is NULL) and a "stream" object is added */
 	const struct part_stream_result *stream;
 	uint64_t mem_limit;               /* --mem-limit of the run, bytes */
+	int per_part;                     /* the summary lists every part */
 };
 
 /* New reference: the report object.  NULL on out of memory. */
@@ -43,7 +44,13 @@ json_t *part_report_parts_json(const struct parsa_partfig *pf);
 int part_report_write(const char *path, const json_t *j,
 		      struct parsa_err *err);
 
-/* The human summary: dataset, metrics, random, improvement, timings. */
+/* The human summary: dataset, metrics, random, improvement, timings (and
+ * with info->per_part the table of part_report_print_parts). */
 void part_report_print(FILE *f, const struct part_report_info *info);
+
+/* The per-part table: one row per part (U_i, nnz_i, M_i, V_i, T_i, in_i,
+ * out_i), then max and mean rows, and the random baseline's first seed's
+ * max and mean.  Nothing when r has no per-part figures. */
+void part_report_print_parts(FILE *f, const struct part_result *r);
 
 #endif /* PART_REPORT_H */

@@ -128,4 +128,27 @@ def test_eval_reports_the_same_parts():
     assert ev["parts"] == rep["parts"] and ev["random_parts"] == rep["random_parts"]
 
 
+@test
+def test_eval_per_part_table():
+    prefix = tmp("pp-table")
+    run("partition", "data/reuters-sample.svm.gz", "-k", 5, "--out", prefix, "-q")
+    rep = json.load(open(prefix + ".json"))
+    out = run("eval", "data/reuters-sample.svm.gz", "--placement", prefix, "--per-part").stdout
+    lines = out.splitlines()
+    i = next(n for n, l in enumerate(lines) if l.split()[:1] == ["part"])
+    assert lines[i].split() == ["part"] + list(KEYS), lines[i]
+    for p in range(5):
+        row = lines[i + 1 + p].split()
+        assert int(row[0]) == p and [int(x) for x in row[1:]] == [rep["parts"][k][p] for k in KEYS], row
+    mx = lines[i + 6].split()
+    assert mx[:2] == ["all", "parts"] and mx[-1] == "max", mx
+    assert [int(x) for x in mx[2:-1]] == [max(rep["parts"][k]) for k in KEYS], mx
+    rnd = lines[i + 8].split()
+    assert rnd[0] == "random" and [int(x) for x in rnd[1:-1]] == [max(rep["random_parts"][k]) for k in KEYS], rnd
+    # without --per-part: no table; partition --per-part prints it too
+    assert "per part:" not in run("eval", "data/reuters-sample.svm.gz", "--placement", prefix).stdout
+    out = run("partition", "data/reuters-sample.svm.gz", "-k", 5, "--out", prefix, "--per-part").stdout
+    assert "per part:" in out and "all parts" in out
+
+
 finish()
