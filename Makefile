@@ -80,7 +80,7 @@ UI_GEN    = $(BUILD)/gen/http_ui_assets.c
 UI_OBJ    = $(BUILD)/obj/gen/http_ui_assets.o
 PARSA_BIN = $(BUILD)/parsa
 
-.PHONY: all libs test check tsan demo bench fuzz deps clean lint headers-check layers-check
+.PHONY: all libs test check tsan demo bench screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
 libs: $(ALL_LIBS)
 
@@ -139,6 +139,12 @@ tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_pool
 	bash scripts/tsan-cli.sh build/tsan
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_http.py
+	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_events.py
+
+# The README's screenshots of the web page (needs ../shared/data, chromium).
+screenshots: deps
+	$(MAKE) $(PARSA_BIN)
+	python3 scripts/ui-screenshots.py $(BUILD)
 
 demo: deps
 	$(MAKE) $(PARSA_BIN)

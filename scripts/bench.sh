@@ -20,4 +20,5 @@ python3 bench/plot_tradeoff.py "bench/results/issue6-$stamp.json" bench/tradeoff
 python3 bench/bench.py "$build" --slack | tee -a "$out"
 python3 bench/parallel.py "$build" | tee -a "$out"
 python3 bench/http.py "$build" | tee -a "$out"
+python3 bench/ui.py "$build" | tee -a "$out"
 echo "results saved to $out"

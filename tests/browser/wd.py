@@ -49,14 +49,19 @@ class Driver:
     def __init__(self, width=1280, height=800, timeout=30):
         chrome = os.environ.get("PARSA_CHROMIUM") or find(["chromium", "chromium-browser"])
         drv = os.environ.get("PARSA_CHROMEDRIVER") or find(["chromedriver"])
-        if not chrome or not drv:
+        if not chrome or not drv or not os.path.exists(chrome) or not os.path.exists(drv):
             raise Unavailable("chromium and chromedriver are not installed "
                               "(Debian packages chromium, chromium-driver; scripts/deps.sh)")
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="parsa-chrome-")
         self.log = open(os.path.join(self.profile, "driver.log"), "w")
-        self.p = subprocess.Popen([drv, "--port=%d" % self.port, "--allowed-ips=127.0.0.1"],
-                                  stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            self.p = subprocess.Popen([drv, "--port=%d" % self.port, "--allowed-ips=127.0.0.1"],
+                                      stdout=self.log, stderr=subprocess.STDOUT)
+        except OSError as e:
+            self.log.close()
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise Unavailable("cannot run %s: %s" % (drv, e))
         self.base = "http://127.0.0.1:%d" % self.port
         self.sid = None
         t0 = time.time()
