@@ -15,16 +15,20 @@ real `parsa serve` on 127.0.0.1 and headless Chromium (tests/browser/wd.py):
 
 Usage: python3 bench/ui.py [BUILD_DIR] [--rounds N]
 """
-import http.client
-import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
-import threading
-import time
+
+# bench/http.py would shadow the standard library's http package
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import http.client  # noqa: E402
+import json  # noqa: E402
+import shutil  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "browser"))

@@ -35,6 +35,7 @@ static const char usage_serve[] =
 	"                      parallel workers are its \"workers\" parameter\n"
 	"  --token-file F      require 'Authorization: Bearer <token>' (the\n"
 	"                      file's first line) on everything but /healthz\n"
+	"                      and the web page (/, /ui/...)\n"
 	"  --max-upload SIZE   largest request body, e.g. 512M, 2G (1G)\n"
 	"  --grace SECONDS     on SIGTERM, running jobs may finish this long\n"
 	"                      before they are interrupted and re-queued (30)\n"

@@ -326,15 +326,24 @@ function jobRow(j) {
     h("td", { class: "num" }, p.k),
     h("td", {}, p.method === "parsa" ? p.quality || "default" : "–"),
     h("td", {}, h("span", { class: "badge " + j.state }, j.state)),
-    h("td", {}, ACTIVE.has(j.state) ? progressCell(j) : (j.error ? h("span", { class: "small error-text" }, j.error) : "")),
-    h("td", { class: "num", "data-elapsed": "" }, j.elapsed !== undefined ? fmtSecs(j.elapsed) : "–"),
+    h("td", { "data-col": "progress" }, ACTIVE.has(j.state) ? progressCell(j)
+      : (j.error ? h("span", { class: "small error-text" }, j.error) : "")),
+    h("td", { class: "num", "data-col": "elapsed" }, j.elapsed !== undefined ? fmtSecs(j.elapsed) : "–"),
     h("td", {}, cancel));
 }
 
+/* A job's row after an event: in place while its state holds (so a
+ * focused Cancel button keeps the focus), else built anew. */
 function updateJob(id) {
   const row = document.getElementById("job-" + id);
   const j = app.jobs.get(id);
-  if (row && j) row.replaceWith(jobRow(j));
+  if (row && j && row.getAttribute("data-state") === j.state && ACTIVE.has(j.state)) {
+    row.querySelector("[data-col=progress]").replaceChildren(progressCell(j));
+    row.querySelector("[data-col=elapsed]").textContent = fmtSecs(j.elapsed);
+    row.setAttribute("data-via", j.via || "list");
+  } else if (row && j) {
+    row.replaceWith(jobRow(j));
+  }
   const pv = document.getElementById("job-progress");
   if (pv && app.view && app.view.job === id) pv.replaceWith(jobProgress(j));
 }

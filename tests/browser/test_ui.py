@@ -20,7 +20,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 sys.path.insert(0, os.path.join(HERE, "..", "http"))
-from clitest import Skip, finish, results, run, tmp  # noqa: E402
+from clitest import Skip, finish, results, run, tmp, write_token  # noqa: E402
 from httptest import DATA, Server, serving  # noqa: E402
 import wd  # noqa: E402
 
@@ -313,10 +313,7 @@ def browser_scenario_and_clean_server_stop():
     os.makedirs(datadir, exist_ok=True)
     shutil.copy(os.path.join(DATA, "movielens-sample.csv.gz"), datadir)
     slow = gen_slow(datadir)
-    tokfile = tmp("ui-token")
-    with open(tokfile, "w") as f:
-        f.write(TOKEN + "\n")
-    s = Server(state, "--token-file", tokfile, data_dir=datadir)
+    s = Server(state, "--token-file", write_token("ui-token", TOKEN), data_dir=datadir)
     p = Page(d, s)
     try:
         run_scenario(p, s, d, slow)

@@ -60,6 +60,25 @@ def read_lines(path):
         return f.read().splitlines()
 
 
+def libsvm_rows(path):
+    """The feature sets of a LIBSVM file's examples (sorted ids)."""
+    rows = []
+    for line in read_lines(path):
+        t = line.split()
+        if not t or t[0].startswith("#"):
+            continue
+        rows.append(sorted({int(x.split(":")[0]) for x in t[1:]}))
+    return rows
+
+
+def write_token(name, token):
+    """A --token-file holding token; its path."""
+    path = tmp(name)
+    with open(path, "w") as f:
+        f.write(token + "\n")
+    return path
+
+
 def check_placement(prefix, k, n_examples=None, n_features=None,
                     imbalance=1.03):
     """Complete (every example and feature once, ids < k) and balanced;

@@ -6,19 +6,9 @@ with the line "N passed, N failed[, N skipped]".
 """
 import json
 
-from clitest import finish, read_lines, run, test, tmp
+from clitest import finish, libsvm_rows, read_lines, run, test, tmp
 
 KEYS = ("U", "nnz", "M", "V", "T", "in", "out")
-
-
-def libsvm_rows(path):
-    rows = []
-    for line in read_lines(path):
-        t = line.split()
-        if not t or t[0].startswith("#"):
-            continue
-        rows.append(sorted({int(x.split(":")[0]) for x in t[1:]}))
-    return rows
 
 
 def pairs_rows(path):

@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from clitest import BIN, read_lines, run, test, tmp  # noqa: E402
+from clitest import BIN, libsvm_rows, read_lines, run, test, tmp  # noqa: E402,F401
 
 DATA = os.path.abspath("data")
 A9A = "a9a-sample.svm.gz"
@@ -213,11 +213,3 @@ def raw_exchange(port, data, close_early=False):
     return out
 
 
-def libsvm_rows(path):
-    rows = []
-    for line in read_lines(path):
-        t = line.split()
-        if not t or t[0].startswith("#"):
-            continue
-        rows.append(sorted({int(x.split(":")[0]) for x in t[1:]}))
-    return rows

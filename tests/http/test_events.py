@@ -14,7 +14,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from clitest import finish, run, tmp  # noqa: E402
+from clitest import finish, run, tmp, write_token  # noqa: E402
 
 from httptest import (A9A, SLOW, Server, register_path, servers,  # noqa: E402
                       serving, submit)
@@ -239,10 +239,7 @@ def test_restart_mid_stream():
 
 @serving
 def test_token_needed():
-    tok = tmp("ev-token")
-    with open(tok, "w") as f:
-        f.write("s3cret\n")
-    s = Server(tmp("st-ev-tok"), "--token-file", tok)
+    s = Server(tmp("st-ev-tok"), "--token-file", write_token("ev-token", "s3cret"))
     s.token = "s3cret"
     ds = register_path(s, A9A)
     j = submit(s, {"dataset": ds["id"], "k": 2})

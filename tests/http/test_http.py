@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from clitest import BIN, Skip, finish, read_lines, run, test, tmp  # noqa: E402
+from clitest import BIN, Skip, finish, read_lines, run, test, tmp, write_token  # noqa: E402
 
 from httptest import (A9A, DATA, ML, SLOW, SLOW_JOB, Server,  # noqa: E402,F401
                       libsvm_rows, raw_exchange, register_path,
@@ -425,10 +425,7 @@ def test_errors_are_problems():
 
 @serving
 def test_token_auth():
-    tok = tmp("token")
-    with open(tok, "w") as f:
-        f.write("s3cret-token\n")
-    s = Server(tmp("st-auth"), "--token-file", tok)
+    s = Server(tmp("st-auth"), "--token-file", write_token("token", "s3cret-token"))
     assert s.json("GET", "/healthz")["status"] == "ok"  # open
     j, hd = s.problem("GET", "/v1/jobs", status=401)
     assert hd["www-authenticate"].startswith("Bearer"), hd
