@@ -1095,18 +1095,26 @@ static void h_assign(struct rctx *c)
 
 /* ---- the web page (http_ui.h) ---- */
 
+/* index.html's <body data-auth="0">: "1" when the server has a token */
+#define AUTH_MARK "data-auth=\"0\""
+
 static void h_ui(struct rctx *c)
 {
 	const struct http_ui_asset *a = http_ui_find(c->r.asset);
 	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
-	const char *inm;
+	const char *inm, *flag = NULL;
+	char etag[80];
 	struct evbuffer *b;
 
 	if (!a) {
 		problem(c, 404, NULL, "no such file of the web page: %s", c->r.asset);
 		return;
 	}
-	evhttp_add_header(h, "ETag", a->etag);
+	if (c->s->o.token && strcmp(a->name, "index.html") == 0)
+		flag = memmem(a->data, a->len, AUTH_MARK, strlen(AUTH_MARK));
+	snprintf(etag, sizeof(etag), "%.*s%s\"", (int)strlen(a->etag) - 1,
+		 a->etag, flag ? "-a" : "");
+	evhttp_add_header(h, "ETag", etag);
 	/* revalidated on every load (a new binary may bring new files) */
 	evhttp_add_header(h, "Cache-Control", "no-cache");
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
@@ -1115,12 +1123,20 @@ static void h_ui(struct rctx *c)
 			  "base-uri 'none'; frame-ancestors 'none'");
 	inm = evhttp_find_header(evhttp_request_get_input_headers(c->req),
 				 "If-None-Match");
-	if (inm && strcmp(inm, a->etag) == 0) {
+	if (inm && strcmp(inm, etag) == 0) {
 		reply_buf(c, 304, NULL, NULL);
 		return;
 	}
 	b = evhttp_request_get_output_buffer(c->req);
-	evbuffer_add_reference(b, a->data, a->len, NULL, NULL);
+	if (flag) { /* the page learns at once that the API needs the token */
+		size_t at = (size_t)(flag - (const char *)a->data) + strlen(AUTH_MARK) - 2;
+
+		evbuffer_add_reference(b, a->data, at, NULL, NULL);
+		evbuffer_add(b, "1", 1);
+		evbuffer_add_reference(b, a->data + at + 1, a->len - at - 1, NULL, NULL);
+	} else {
+		evbuffer_add_reference(b, a->data, a->len, NULL, NULL);
+	}
 	reply_buf(c, 200, a->type, b);
 }
 

@@ -24,6 +24,8 @@ const METRICS = [
   ["imbalance", "imbalance", 3], ["local_fraction", "local fraction", 3],
 ];
 const ACTIVE = new Set(["queued", "running"]);
+const MAX_BARS = 256;       /* bars per chart at most (else groups) */
+const MAX_TABLE_ROWS = 4096; /* rows of the per-machine table at most */
 
 const app = {
   token: sessionStorage.getItem("parsa-token") || "",
@@ -576,15 +578,26 @@ function barChart(title, series, opts) {
   let busy = 0;
   for (let i = 1; i < k; i++) if (tot[i] > tot[busy]) busy = i;
   const max = Math.max(opts.max || 0, ...tot, 1);
+  /* beyond MAX_BARS machines a bar stands for a group of neighbours in
+   * the order shown: the group's largest */
+  const grp = Math.ceil(k / MAX_BARS), slots = Math.ceil(k / grp);
   const W = 420, H = 170, L = 46, R = 6, T = 18, B = 22;
-  const bw = (W - L - R) / k, gap = bw > 4 ? Math.min(2, bw * 0.15) : 0;
+  const bw = (W - L - R) / slots, gap = bw > 4 ? Math.min(2, bw * 0.15) : 0;
   const y = (v) => T + (H - T - B) * (1 - v / max);
   const g = [];
   for (const f of [0, 0.5, 1]) {
     g.push(s("line", { class: "grid-line", x1: L, x2: W - R, y1: y(max * f), y2: y(max * f) }));
     g.push(s("text", { class: "axis", x: L - 4, y: y(max * f) + 3, "text-anchor": "end" }, fmtInt(max * f)));
   }
-  order.forEach((p, slot) => {
+  const shown = [];
+  for (let slot = 0; slot < slots; slot++) {
+    let p = order[slot * grp];
+    for (let q = slot * grp; q < Math.min(k, (slot + 1) * grp); q++)
+      if (tot[order[q]] > tot[p]) p = order[q];
+    shown.push(p);
+  }
+  if (grp > 1 && !shown.includes(busy)) shown[Math.floor(order.indexOf(busy) / grp)] = busy;
+  shown.forEach((p, slot) => {
     let acc = 0;
     const x = L + slot * bw;
     series.forEach((sr, si) => {
@@ -593,22 +606,22 @@ function barChart(title, series, opts) {
         y: y(acc + v), height: Math.max(y(acc) - y(acc + v), 0) }));
       acc += v;
     });
-    const tip = "machine " + p + ": " + series.map((sr) => sr.name + " " + fmtInt(sr.v[p])).join(", ") +
+    const tip = (grp > 1 ? "largest of " + grp + " machines: " : "") + "machine " + p + ": " + series.map((sr) => sr.name + " " + fmtInt(sr.v[p])).join(", ") +
       (series.length > 1 ? " (total " + fmtInt(tot[p]) + ")" : "");
     g.push(s("rect", { x, y: T, width: bw, height: H - T - B, fill: "transparent",
       class: p === busy ? "busiest" : null, "fill-opacity": 0, "stroke-opacity": p === busy ? 1 : 0,
       "data-part": p }, s("title", {}, tip)));
-    if (k <= 32 || slot % Math.ceil(k / 16) === 0)
+    if (slots <= 32 || slot % Math.ceil(slots / 16) === 0)
       g.push(s("text", { class: "axis", x: x + bw / 2, y: H - 8, "text-anchor": "middle" }, p));
   });
-  const bx = L + order.indexOf(busy) * bw + bw / 2;
+  const bx = L + shown.indexOf(busy) * bw + bw / 2;
   g.push(s("text", { class: "mark", x: Math.min(Math.max(bx, L + 30), W - 60), y: 12,
     "text-anchor": "middle" }, "▼ busiest: " + busy + " (" + fmtInt(tot[busy]) + ")"));
   const svg = s("svg", { viewBox: "0 0 " + W + " " + H, role: "img",
     "aria-label": title + ", " + (opts.sorted ? "sorted by value" : "in part order") +
       "; busiest machine " + busy + " with " + fmtInt(tot[busy]) }, s("title", {}, title), g);
   return h("figure", { class: "chart", style: "margin:0", "data-chart": opts.key || title,
-    "data-busiest": String(busy) },
+    "data-busiest": String(busy), "data-sorted": String(!!opts.sorted) },
     h("figcaption", {}, h("strong", {}, title)),
     h("div", { class: "legend" }, series.map((sr, si) => h("span", {}, h("i", { class: "s" + si }), sr.name)),
       h("span", {}, h("i", { class: "busy" }), "busiest")),
@@ -633,7 +646,7 @@ function sortToggle() {
   return h("div", { class: "row", style: "margin-top:0" },
     h("label", { class: "small" }, h("input", { type: "checkbox", id: "sorted", checked: app.sorted,
       style: "width:auto;margin-right:6px",
-      onchange: (e) => { app.sorted = e.target.checked; render(); } }), "sort machines by value (else part order)"));
+      onchange: (e) => { app.sorted = e.target.checked; render(true); } }), "sort machines by value (else part order)"));
 }
 
 function partsTable(pf, id) {
@@ -641,8 +654,10 @@ function partsTable(pf, id) {
   return h("details", {}, h("summary", {}, "Per-machine figures as a table"),
     h("div", { class: "scroll" }, h("table", { id },
       h("thead", {}, h("tr", {}, h("th", {}, "machine"), keys.map((k) => h("th", { class: "num" }, k)))),
-      h("tbody", {}, pf.M.map((_, i) => h("tr", {}, h("td", {}, i),
-        keys.map((k) => h("td", { class: "num", "data-key": k }, String(pf[k][i])))))))));
+      h("tbody", {}, pf.M.slice(0, MAX_TABLE_ROWS).map((_, i) => h("tr", {}, h("td", {}, i),
+        keys.map((k) => h("td", { class: "num", "data-key": k }, String(pf[k][i]))))))),
+      pf.M.length > MAX_TABLE_ROWS ? h("p", { class: "small" }, "the first " + MAX_TABLE_ROWS +
+        " of " + pf.M.length + " machines; the report (download) has all") : ""));
 }
 
 /* ---- the job view ---- */
@@ -851,24 +866,31 @@ async function pollJobs() {
   if (!app.view || app.view.name !== "home" || document.hidden) return;
   let js;
   try { js = await api("GET", "/v1/jobs"); } catch (e) { return; }
-  let changed = false;
+  const tbody = document.querySelector("#jobs tbody");
+  let fresh = false;
   for (const j of js.jobs) {
     if (app.streams.has(j.id)) continue;
     const old = app.jobs.get(j.id);
-    if (!old || old.state !== j.state) { app.jobs.set(j.id, j); changed = true; }
+    if (old && old.state === j.state) continue;
+    app.jobs.set(j.id, j);
+    if (old) updateJob(j.id);           /* its row only */
+    else if (tbody) tbody.prepend(jobRow(j));
+    else fresh = true;                  /* the first job: the table */
   }
   followActive();
   const card = document.getElementById("jobs-card");
-  if (changed && card) card.replaceWith(jobsCard());
+  if (fresh && card) card.replaceWith(jobsCard());
 }
 
+/* Build the current view; cached: from what is loaded (a toggle), else
+ * after loading the lists again. */
 let renderSeq = 0;
-async function render() {
+async function render(cached) {
   const seq = ++renderSeq;
   const main = document.getElementById("main");
   app.view = route();
   try {
-    await loadAll();
+    if (cached !== true) await loadAll();
     let kids;
     if (app.view.name === "job") kids = await jobView(app.view.job);
     else if (app.view.name === "compare") kids = await compareView(app.view.ids);
@@ -904,13 +926,10 @@ window.addEventListener("hashchange", () => {
   });
 });
 /* Ask for the token before the first API call when the server needs one
- * (/healthz says so and needs none itself). */
-async function start() {
+ * (the server marks the page: <body data-auth="1">; /healthz says so too). */
+function start() {
   setupToken();
-  try {
-    const hz = await (await fetch("/healthz")).json();
-    if (hz.auth && !app.token) askToken();
-  } catch (e) { /* the first API call says what is wrong */ }
+  if (document.body.dataset.auth === "1" && !app.token) askToken();
   if (!app.needToken) render();
   else document.getElementById("main").replaceChildren(h("p", {}, "This server needs a token: ",
     h("button", { type: "button", onclick: askToken }, "enter it")));

@@ -114,6 +114,7 @@ def api_without_token_is_401(s):
             st, hd, body = s.req("GET", path)
             assert st == 200, (path, st)
         assert s.json("GET", "/healthz")["auth"] is True
+        assert b'<body data-auth="1">' in s.req("GET", "/")[2]
         st, _, _ = s.req("GET", "/ui/nope.js")
         assert st == 404
     finally:
@@ -200,7 +201,7 @@ def run_scenario(p, s, d, slow):
         assert t.endswith(" s"), t
         # unsorted: bars in part order, same busiest machine
         d.one("#sorted").click()
-        d.wait_js("!document.getElementById('sorted').checked")
+        d.wait_js("document.querySelector('figure[data-chart=T]').dataset.sorted === 'false'")
         assert d.js("return Number(document.querySelector('figure[data-chart=T]').dataset.busiest)") == argmax(pp["T"])
         # look up example 5 and feature 3; assign two new examples
         part = s.json("GET", "/v1/jobs/j1/examples/5")["part"]
@@ -285,6 +286,22 @@ def run_scenario(p, s, d, slow):
         ra, rb = (s.json("GET", "/v1/jobs/%s/report" % j) for j in (a, b))
         assert tops[2] == fmt_int(max(ra["parts"]["T"] + rb["parts"]["T"])), tops
     check("ui_compares_two_jobs", compare)
+
+    def many_machines():
+        # k = 1000: at most 256 bars a chart (groups of neighbours), the
+        # busiest machine still the one marked; the table lists all
+        j = s.json("POST", "/v1/jobs", {"dataset": "d1", "k": 1000, "quality": "fast"}, status=202)
+        s.wait_job(j["id"])
+        rep = s.json("GET", "/v1/jobs/%s/report" % j["id"])
+        p.go("#/jobs/" + j["id"])
+        d.one("#metrics")
+        n = d.js("return document.querySelector('.charts figure[data-chart=U]')"
+                 ".querySelectorAll('rect[data-part]').length")
+        assert n == 250, n
+        busy = d.js("return Number(document.querySelector('figure[data-chart=T]').dataset.busiest)")
+        assert busy == argmax(rep["parts"]["T"]), busy
+        assert d.js("return document.querySelectorAll('#parts tbody tr').length") == 1000
+    check("ui_job_page_with_1000_machines", many_machines)
 
     def narrow():
         d.size(420, 800)

@@ -606,6 +606,37 @@ def test_openapi_is_valid_and_lists_the_job_params():
     assert props == listed, (sorted(props ^ listed), j["detail"])
 
 
+@serving
+def test_web_page_files():
+    # the page and its files, built into the binary: types, ETag and 304,
+    # the CSP, HEAD, 404 for other names; no token needed, and the page
+    # says whether the API needs one
+    s = Server(tmp("st-ui-files"))
+    st, hd, body = s.req("GET", "/")
+    assert st == 200 and hd["content-type"].startswith("text/html"), (st, hd)
+    assert b'<body data-auth="0">' in body and b"/ui/app.js" in body
+    assert "default-src 'self'" in hd["content-security-policy"], hd
+    st2, _, body2 = s.req("GET", "/ui/")
+    assert st2 == 200 and body2 == body
+    st, hd2, _ = s.req("GET", "/", headers={"If-None-Match": hd["etag"]})
+    assert st == 304, st
+    for name, ctype in (("app.js", "text/javascript"), ("app.css", "text/css")):
+        st, h3, b3 = s.req("GET", "/ui/" + name)
+        assert st == 200 and h3["content-type"].startswith(ctype) and len(b3) > 1000, (name, st, h3)
+        st, h4, b4 = s.req("HEAD", "/ui/" + name)
+        assert st == 200 and b4 == b"" and int(h4["content-length"]) == len(b3), (st, h4)
+    s.problem("GET", "/ui/nope.js", status=404)
+    s.problem("GET", "/ui/../etc", status=404)
+    _, hd5 = s.problem("POST", "/", {}, status=405)
+    assert hd5["allow"] == "GET, HEAD", hd5
+    t = Server(tmp("st-ui-files-tok"), "--token-file", write_token("ui-tok", "tk"))
+    st, hd6, body6 = t.req("GET", "/")
+    assert st == 200 and b'<body data-auth="1">' in body6 and len(body6) == len(body)
+    assert hd6["etag"] != hd["etag"], (hd6, hd)
+    assert t.req("GET", "/", headers={"If-None-Match": hd6["etag"]})[0] == 304
+    assert t.req("GET", "/v1/jobs")[0] == 401
+
+
 @test
 def test_cli_usage():
     p = run("serve", "--help")
