@@ -116,8 +116,9 @@ def check_order(events, last_state):
 
 @serving
 def test_events_in_order_until_done():
-    s, ds = server_with("ev-mid.svm", 60000)
-    j = submit(s, {"dataset": ds, "k": 64, "blocks": 200})
+    # a job of seconds: Algorithm 13 alone spans many 0.2 s checks
+    s, ds = server_with("ev-big.svm", 150000)
+    j = submit(s, {"dataset": ds, "k": 128, "blocks": 400})
     ev = Events(s, j["id"])
     assert ev.headers["content-type"].startswith("text/event-stream"), ev.headers
     assert ev.headers.get("cache-control") == "no-store", ev.headers
