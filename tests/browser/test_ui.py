@@ -230,8 +230,14 @@ def run_scenario(p, s, d, slow):
 
     def cancel_second():
         p.go()
-        j = s.json("POST", "/v1/jobs", {"dataset": "d2", "k": 128, "blocks": 400}, status=202)
-        jid = j["id"]
+        # a job of seconds, started from the form (blocks under "More options")
+        d.one("#start-form summary").click()
+        d.js("var f = document.getElementById('start-form'); f.elements.dataset.value = 'd2';"
+             "f.elements.k.value = '128'; f.elements.blocks.value = '400';")
+        d.one("#start-form button[type=submit]").click()
+        jid = d.wait(lambda: [j["id"] for j in s.json("GET", "/v1/jobs")["jobs"]
+                              if j["dataset"] == "d2"], 30, "the job")[0]
+        assert s.json("GET", "/v1/jobs/" + jid)["params"]["blocks"] == 400
         d.wait_js("document.getElementById('job-%s') !== null" % jid, what="job row")
         d.wait(lambda: p.row_state(jid) == "running" and d.js(
             "var b = document.querySelector('#job-%s [role=progressbar]');"
