@@ -58,11 +58,11 @@ LIB_server       = $(BUILD)/libpsserver.a
 LIB_partitioner  = $(BUILD)/libpart.a
 LIB_http         = $(BUILD)/libhttp.a
 LIB_trainer      = $(BUILD)/libtrainer.a
-LIB_LAYERS = base parsa server partitioner http trainer
 layer_inc = $(foreach l,$(1) $(USES_$(1)),-I$(l))
-# Every library, top down (the link order).
-ALL_LIBS = $(LIB_http) $(LIB_trainer) $(LIB_partitioner) $(LIB_server) \
-	$(LIB_parsa) $(LIB_base)
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+# The layers that are libraries, and every library top down (link order).
+LIB_LAYERS = $(foreach l,$(LAYERS),$(if $(LIB_$(l)),$(l)))
+ALL_LIBS = $(foreach l,$(call reverse,$(LIB_LAYERS)),$(LIB_$(l)))
 ALL_INC  = $(foreach l,$(LAYERS),-I$(l))
 
 $(foreach l,$(LAYERS),$(eval $(l)_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(l)/*.c))))

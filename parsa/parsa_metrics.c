@@ -1,6 +1,7 @@
 /*
- * parsa_metrics: the quality metrics of design §1 from a placement itself,
- * and their mean over random placements (see parsa_metrics.h).
+ * parsa_metrics: the quality metrics of README "What the numbers mean"
+ * from a placement itself, and their mean over random placements (see
+ * parsa_metrics.h).
  *
  * Everything comes from one neighbor-set table used = N(U_1..U_k)
  * (|V| x k bits).  With c_v the number of parts using v and o = owner[v]:

@@ -1,6 +1,7 @@
 /*
- * parsa_metrics: the quality metrics of design §1, computed from a placement
- * itself (never from counters), and the random baseline.
+ * parsa_metrics: the quality metrics of README "What the numbers mean",
+ * computed from a placement itself (never from counters), and the random
+ * baseline.
  *
  * With N(U_i) the features used by part i and V_i those owned by server i:
  *   M_i = |N(U_i)|,  T_i = |N(U_i) \ V_i| + Σ_{j≠i} |V_i ∩ N(U_j)|,

@@ -11,8 +11,8 @@
  * the feature (T_sum is then unchanged when the old owner uses it too),
  * then the smallest traffic after the move.  Every feature is counted,
  * used or not, so the cap (>= ceil(|V| / k)) is always reachable.  Moves change T_o and T_ξ by the exact amounts of
- * design §1; T_max may rise (the price of the cap), T_sum rises only by
- * moves to non-users.
+ * README "What the numbers mean"; T_max may rise (the price of the cap),
+ * T_sum rises only by moves to non-users.
  *
  * O(|V| (words + k)) per over-full server in the worst case; no globals.
  */

@@ -25,8 +25,8 @@
  * Limits: METIS is built with 32-bit idx_t on Debian, so |U| + |V| and
  * 2 * nnz must fit in int32 (PARSA_ERANGE otherwise).  Note that METIS may
  * print to stdout on internal errors and installs signal handlers while it
- * runs (see docs/style.md); not for concurrent use from several threads of a
- * process that relies on SIGTERM.
+ * runs (GKlib's gk_sigtrap/gk_errexit, which raise and longjmp); not for
+ * concurrent use from several threads of a process that relies on SIGTERM.
  */
 #ifndef PART_METIS_H
 #define PART_METIS_H

@@ -1,5 +1,5 @@
 /*
- * part_placement: the placement files of a partition run (design §4).
+ * part_placement: the placement files of a partition run (README "Outputs").
  *
  *   PREFIX.examples   one part id per line; line i (1-based) is example i-1
  *                     in the dataset's example order.

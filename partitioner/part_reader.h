@@ -1,6 +1,6 @@
 /*
  * part_reader: read a dataset (LIBSVM, SNAP edge list, user-item pairs;
- * plain or gzip) into the bipartite CSR of parsa (design §4 Inputs).
+ * plain or gzip) into the bipartite CSR of parsa (README "Input formats").
  *
  * The result is a struct part_dataset: g has one row per example, in the
  * order below, and one column per distinct feature (compact ids); feat_id
@@ -105,8 +105,9 @@ struct part_read_opts {
 };
 
 struct part_dataset {
-	struct parsa_graph g;     /* rows = examples in the design §4 order;
-				     cols = compact feature ids */
+	struct parsa_graph g;     /* rows = examples in the order of README
+				     "Input formats"; cols = compact
+				     feature ids */
 	uint64_t *feat_id;        /* g.n_cols entries: the input's own 64-bit
 				     feature id of each compact id */
 	enum part_format format;  /* the format actually read (AUTO resolved) */

@@ -1,6 +1,6 @@
 /*
- * part_report: the JSON report of a partition run (design §4, stable keys)
- * and the short human summary printed by the CLI.
+ * part_report: the JSON report of a partition run (README "Outputs":
+ * stable keys) and the short human summary printed by the CLI.
  */
 #ifndef PART_REPORT_H
 #define PART_REPORT_H

@@ -23,7 +23,8 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* T_sum of Algorithm 11's placement = 2 * connectivity (design §1). */
+/* T_sum of Algorithm 11's placement = 2 * connectivity (README, "What the
+ * numbers mean"). */
 static void check_tsum(const struct parsa_graph *g, const uint32_t *part,
 		       const struct parsa_nbrset *used, uint64_t conn)
 {

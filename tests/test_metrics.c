@@ -1,7 +1,8 @@
 /*
- * test_metrics: the metrics of design §1 (parsa_metrics.c) against hand
- * computed values and against a brute-force oracle that applies the
- * definitions directly with explicit sets; the random baseline's mean.
+ * test_metrics: the metrics of README "What the numbers mean"
+ * (parsa_metrics.c) against hand computed values and against a
+ * brute-force oracle that applies the definitions directly with explicit
+ * sets; the random baseline's mean.
  */
 #include <math.h>
 

@@ -1,8 +1,8 @@
 /*
  * train_data: the trainer's dataset: LIBSVM rows with labels and values.
  *
- * Same example and feature rules as the partitioner's reader (design §4,
- * part_reader.h), so a placement written by `parsa partition` matches:
+ * Same example and feature rules as the partitioner's reader (README
+ * "Input formats", part_reader.h), so a placement written by `parsa partition` matches:
  * every data line is one example in file order (blank and '#' lines
  * skipped), `label [qid:N] idx:val ...`, a '#' token ends the line, compact
  * feature ids in order of first appearance, a repeated index in one line
