@@ -24,80 +24,29 @@
 
 /* ---- enum codecs ---- */
 
-static int method_in(const char *s, int *v)
-{
-	enum part_method m;
+/* NAME_in / NAME_out: an enum's parse and name functions over int (how
+ * the table stores enums). */
+#define ENUM_CODEC(NAME, TYPE, PARSE, TONAME)                               \
+	static int NAME##_in(const char *s, int *v)                         \
+	{                                                                   \
+		TYPE x;                                                     \
+									    \
+		if (PARSE(s, &x))                                           \
+			return -1;                                          \
+		*v = (int)x;                                                \
+		return 0;                                                   \
+	}                                                                   \
+	static const char *NAME##_out(int v)                                \
+	{                                                                   \
+		return TONAME((TYPE)v);                                     \
+	}
 
-	if (part_method_parse(s, &m))
-		return -1;
-	*v = (int)m;
-	return 0;
-}
-
-static const char *method_out(int v)
-{
-	return part_method_name((enum part_method)v);
-}
-
-static int rule_in(const char *s, int *v)
-{
-	enum parsa_rule r;
-
-	if (part_rule_parse(s, &r))
-		return -1;
-	*v = (int)r;
-	return 0;
-}
-
-static const char *rule_out(int v)
-{
-	return part_rule_name((enum parsa_rule)v);
-}
-
-static int quality_in(const char *s, int *v)
-{
-	enum part_quality q;
-
-	if (part_quality_parse(s, &q))
-		return -1;
-	*v = (int)q;
-	return 0;
-}
-
-static const char *quality_out(int v)
-{
-	return part_quality_name((enum part_quality)v);
-}
-
-static int format_in(const char *s, int *v)
-{
-	enum part_format f;
-
-	if (part_format_parse(s, &f))
-		return -1;
-	*v = (int)f;
-	return 0;
-}
-
-static const char *format_out(int v)
-{
-	return part_format_name((enum part_format)v);
-}
-
-static int graph_in(const char *s, int *v)
-{
-	enum part_graph_mode m;
-
-	if (part_graph_mode_parse(s, &m))
-		return -1;
-	*v = (int)m;
-	return 0;
-}
-
-static const char *graph_out(int v)
-{
-	return part_graph_mode_name((enum part_graph_mode)v);
-}
+ENUM_CODEC(method, enum part_method, part_method_parse, part_method_name)
+ENUM_CODEC(rule, enum parsa_rule, part_rule_parse, part_rule_name)
+ENUM_CODEC(quality, enum part_quality, part_quality_parse, part_quality_name)
+ENUM_CODEC(format, enum part_format, part_format_parse, part_format_name)
+ENUM_CODEC(graph, enum part_graph_mode, part_graph_mode_parse,
+	   part_graph_mode_name)
 
 /* --quality: the preset's values, before the options given explicitly. */
 static int quality_set(struct part_opts *o, const char *s)
