@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_greedy.h"
 #include "parsa_partu.h"
 
 _Static_assert(sizeof(idx_t) == 4, "parsa expects METIS built with 32-bit idx_t");
@@ -187,27 +188,23 @@ static int cand_cmp(const void *a, const void *b)
 	return (x->u < y->u) - (x->u > y->u); /* higher id first */
 }
 
-/* The part under the cap for example u (rule in part_metis.h). */
+/* The part under the cap for example u (rule in part_metis.h): the
+ * greedy rule (base_greedy.h) with cost[q] = the features of u that METIS
+ * did not place in q; u's own part is over the cap, so never chosen.
+ * cost[] (k) is zero on entry and on return. */
 static uint32_t repair_target(const struct parsa_graph *g, const idx_t *fpart,
-			      uint32_t u, uint32_t from, uint32_t k,
-			      const uint64_t *count, uint64_t cap,
-			      uint32_t *hits)
+			      uint32_t u, uint32_t k, const uint64_t *count,
+			      uint64_t cap, uint64_t *cost)
 {
-	uint32_t best = UINT32_MAX, bh = 0;
+	uint64_t deg = g->row_ptr[u + 1] - g->row_ptr[u];
+	uint32_t best;
 
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-		hits[fpart[g->col[e]]]++;
-	for (uint32_t q = 0; q < k; q++) {
-		if (q == from || count[q] >= cap)
-			continue;
-		if (best == UINT32_MAX || hits[q] > bh ||
-		    (hits[q] == bh && count[q] < count[best])) {
-			best = q;
-			bh = hits[q];
-		}
-	}
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-		hits[fpart[g->col[e]]] = 0;
+		cost[fpart[g->col[e]]]++;
+	for (uint32_t q = 0; q < k; q++)
+		cost[q] = deg - cost[q];
+	best = base_greedy_pick(k, cost, count, cap);
+	memset(cost, 0, k * sizeof(*cost));
 	return best;
 }
 
@@ -235,12 +232,12 @@ static int repair_balance(const struct parsa_graph *g, const idx_t *fpart,
 			  struct parsa_err *err)
 {
 	uint64_t *count = calloc(k, sizeof(*count));
-	uint32_t *hits = calloc(k, sizeof(*hits));
+	uint64_t *cost = calloc(k, sizeof(*cost));
 	struct cand *c = NULL;
 	size_t nc = 0, i = 0;
 	int over = 0;
 
-	if (!count || !hits)
+	if (!count || !cost)
 		goto oom;
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		count[part[u]]++;
@@ -258,7 +255,7 @@ static int repair_balance(const struct parsa_graph *g, const idx_t *fpart,
 
 		if (count[p] <= cap)
 			continue;
-		q = repair_target(g, fpart, u, p, k, count, cap, hits);
+		q = repair_target(g, fpart, u, k, count, cap, cost);
 		/* q exists: sum(count) = n <= k * cap, and p is over cap */
 		part[u] = q;
 		count[p]--;
@@ -266,12 +263,12 @@ static int repair_balance(const struct parsa_graph *g, const idx_t *fpart,
 	}
 done:
 	free(count);
-	free(hits);
+	free(cost);
 	free(c);
 	return 0;
 oom:
 	free(count);
-	free(hits);
+	free(cost);
 	return parsa_fail(err, PARSA_ENOMEM, "metis: out of memory (repair)");
 }
 
