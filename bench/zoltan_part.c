@@ -22,6 +22,7 @@
 #include <time.h>
 #include <zoltan.h>
 
+#include "base_time.h"
 #include "parsa_metrics.h"
 #include "parsa_nbrset.h"
 #include "parsa_partv.h"
@@ -29,14 +30,6 @@
 #include "part_reader.h"
 
 #define ZP_SWEEPS 4 /* = PART_DEFAULT_SWEEPS of part_run.c */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int num_obj(void *data, int *ierr)
 {
@@ -146,10 +139,10 @@ static int run(const char *data, int k, const char *prefix,
 		owner = calloc((size_t)ds.g.n_cols + 1, sizeof(uint32_t));
 		rc = part && owner ? 0 : parsa_fail(&err, PARSA_ENOMEM, "out of memory");
 	}
-	t0 = now();
+	t0 = base_now();
 	if (rc == 0 && zoltan_u(&ds.g, k, seed, part))
 		rc = parsa_fail(&err, PARSA_EINVAL, "Zoltan_LB_Partition failed");
-	t1 = now();
+	t1 = base_now();
 	if (rc == 0)
 		rc = parsa_nbrset_init(&used, ds.g.n_cols, (uint32_t)k, &err);
 	if (rc == 0) {
@@ -158,7 +151,7 @@ static int run(const char *data, int k, const char *prefix,
 			rc = parsa_partition_v(&used, ZP_SWEEPS, owner, NULL, &err);
 		parsa_nbrset_release(&used);
 	}
-	t2 = now();
+	t2 = base_now();
 	if (rc == 0)
 		rc = part_placement_write(prefix, part, ds.g.n_rows, owner,
 					  ds.feat_id, ds.g.n_cols, &err);

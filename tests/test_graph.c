@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
 #include "harness.h"
 
 #include "parsa_err.h"
@@ -38,13 +39,6 @@ static void test_add_row_sorts_and_dedupes(void)
 	parsa_graph_release(NULL);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Rows of 0..200 ids (short rows by insertion, long ones by shell sort),
  * sorted, partly sorted or random, against qsort + unique. */
 static void test_add_row_random_oracle(void)
@@ -64,9 +58,9 @@ static void test_add_row_random_oracle(void)
 			buf[i] = (uint32_t)parsa_rng_below(&rng, range);
 		if (shape > 0) /* sorted, or sorted then a random tail */
 			qsort(buf, shape == 1 ? n : n / 2, sizeof(uint32_t),
-			      cmp_u32);
+			      base_cmp_u32);
 		memcpy(want, buf, n * sizeof(uint32_t));
-		qsort(want, n, sizeof(uint32_t), cmp_u32);
+		qsort(want, n, sizeof(uint32_t), base_cmp_u32);
 		for (size_t i = 0; i < n; i++)
 			if (m == 0 || want[i] != want[m - 1])
 				want[m++] = want[i];
