@@ -80,6 +80,9 @@ UI_GEN    = $(BUILD)/gen/http_ui_assets.c
 UI_OBJ    = $(BUILD)/obj/gen/http_ui_assets.o
 PARSA_BIN = $(BUILD)/parsa
 
+# plain `make` builds everything (the per-layer library rules come first)
+.DEFAULT_GOAL := all
+
 .PHONY: all libs test check tsan demo bench screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
 libs: $(ALL_LIBS)
