@@ -83,7 +83,7 @@ PARSA_BIN = $(BUILD)/parsa
 # plain `make` builds everything (the per-layer library rules come first)
 .DEFAULT_GOAL := all
 
-.PHONY: all libs test check tsan demo bench screenshots fuzz deps clean lint headers-check layers-check
+.PHONY: all libs test check tsan demo bench bench-hosts screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
 libs: $(ALL_LIBS)
 
@@ -156,6 +156,12 @@ demo: deps
 bench: deps
 	$(MAKE) $(PARSA_BIN)
 	@bash scripts/bench.sh $(BUILD)
+
+# Training across emulated hosts (network namespaces, root; long): set
+# BENCH_QUIET to a lock prefix for the timed groups (scripts/bench-hosts.sh)
+bench-hosts: deps
+	$(MAKE) $(PARSA_BIN)
+	@bash scripts/bench-hosts.sh $(BUILD)
 
 fuzz: deps
 	@bash scripts/fuzz.sh

@@ -278,6 +278,12 @@ const struct part_opt part_opts_table[] = {
 		 "pull the next block while it partitions one\n"
 		 "(default {}; with one worker every T equals the\n"
 		 "sequential run exactly)"},
+	{.name = "consistency", .where = P, .flags = PART_OPT_PAR,
+	 .type = PART_OPT_STR, AT(par.consistency), .arg = "M",
+	 .help = "consistency model of the parameter server: tau:T\n"
+		 "(= --tau T), bsp or ssp:S (each worker's blocks are\n"
+		 "clocks: a block's pulls hold every worker's pushes\n"
+		 "of blocks before its own - S; S = 0 is bsp)"},
 	{.name = "init-sample", .where = P, .flags = PART_OPT_PAR,
 	 .type = PART_OPT_NUM, AT(par.init_sample), .dlo = 0.0, .dhi = 1.0,
 	 .what = "must be a fraction in [0,1]", .arg = "F",

@@ -47,6 +47,8 @@ struct job {
 	const struct part_run_opts *o;
 	const struct part_par_opts *po;
 	struct ps_transport *tp;
+	int clocked;              /* ssp/bsp: blocks are clocks */
+	int staleness;            /* S */
 	uint32_t k, width, b, a;  /* mask bytes, blocks, warm-up blocks */
 	uint32_t W;               /* workers */
 	uint32_t syncs;           /* mid-block syncs per block */
@@ -219,6 +221,21 @@ static int check_opts(const struct part_dataset *ds,
 				  "imbalance must be a finite number >= 1");
 	if (po->tau < PART_PAR_TAU_INF)
 		return parsa_fail(err, PARSA_EINVAL, "bad tau %d", po->tau);
+	if (po->consistency) {
+		struct ps_consistency c;
+		int rc = ps_consistency_parse(po->consistency, &c, err);
+
+		if (rc)
+			return rc;
+		if (c.model == PS_CONS_ESSP)
+			return parsa_fail(err, PARSA_EINVAL, "consistency %s: "
+					  "the partitioner takes tau:T, bsp or "
+					  "ssp:S (a worker reads each feature's "
+					  "mask about once per block it appears "
+					  "in, so eager pushes would resend the "
+					  "table; essp is for parsa train)",
+					  po->consistency);
+	}
 	if (po->init_sample > 1.0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "init sample must be in [0, 1] (got %g)",
@@ -434,7 +451,7 @@ static int ws_init(struct wstate *ws, struct job *jb, uint32_t index,
 	memset(ws, 0, sizeof(*ws));
 	ws->jb = jb;
 	ws->index = index;
-	ws->prefetch = jb->po->tau != 0;
+	ws->prefetch = jb->clocked ? jb->staleness >= 1 : jb->po->tau != 0;
 	parsa_block_init(&ws->slot[0].blk);
 	parsa_block_init(&ws->slot[1].blk);
 	ws->map = malloc((nc ? nc : 1) * sizeof(uint32_t));
@@ -479,9 +496,10 @@ static int ws_extract(struct wstate *ws, struct wslot *sl, uint32_t j,
 	return rc;
 }
 
-/* Send the pulls of the block's masks and of the |S_i| counters. */
+/* Send the pulls of the block's masks and of the |S_i| counters, for the
+ * block run at clock `use` (ssp; the current clock or the next one). */
 static int ws_pull_send(struct ps_node *w, struct wstate *ws,
-			struct wslot *sl, struct parsa_err *err)
+			struct wslot *sl, int64_t use, struct parsa_err *err)
 {
 	const struct job *jb = ws->jb;
 	uint32_t nf = sl->blk.g.n_cols;
@@ -489,11 +507,11 @@ static int ws_pull_send(struct ps_node *w, struct wstate *ws,
 			   (size_t)nf * jb->width, 1, err);
 
 	if (!rc && nf)
-		rc = ps_pull(w, TBL_MASK, sl->keys, nf, sl->vals, &sl->ts_mask,
-			     err);
+		rc = ps_pull_for(w, TBL_MASK, sl->keys, nf, sl->vals, use,
+				 &sl->ts_mask, err);
 	if (!rc)
-		rc = ps_pull(w, TBL_SSIZE, ws->ckeys, jb->k, sl->cnt,
-			     &sl->ts_size, err);
+		rc = ps_pull_for(w, TBL_SSIZE, ws->ckeys, jb->k, sl->cnt, use,
+				 &sl->ts_size, err);
 	return rc;
 }
 
@@ -812,13 +830,14 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 	struct wslot *sl = &ws->slot[ws->cur], *nx = &ws->slot[!ws->cur];
 	const struct wslot *own = NULL;
 	uint32_t next = j + jb->W;
-	int rc = ps_iter_begin(w, NULL, err);
+	int64_t clock = ps_node_clock(w);
+	int rc = jb->clocked ? 0 : ps_iter_begin(w, NULL, err);
 
 	if (!ws->prefetch || ws->done == 0) { /* nothing sent yet for j */
 		if (!rc)
 			rc = ws_extract(ws, sl, j, err);
 		if (!rc)
-			rc = ws_pull_send(w, ws, sl, err);
+			rc = ws_pull_send(w, ws, sl, clock, err);
 	} else if (nx->block + jb->W == j) {
 		own = nx; /* the previous block, pushed after sl's pull */
 	}
@@ -827,7 +846,7 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 	if (!rc && ws->prefetch && next < jb->b) {
 		rc = ws_extract(ws, nx, next, err);
 		if (!rc)
-			rc = ws_pull_send(w, ws, nx, err);
+			rc = ws_pull_send(w, ws, nx, clock + 1, err);
 	}
 	if (!rc)
 		rc = ws_snapshot(ws, err);
@@ -844,6 +863,8 @@ static int ws_block(struct ps_node *w, struct wstate *ws, uint32_t j,
 			       : ws_push(w, ws, sl, err);
 	if (!rc)
 		rc = ws_send_parts(w, ws, j, sl->blk.g.n_rows, &st, err);
+	if (!rc && jb->clocked) /* the block's pushes are this clock's */
+		rc = ps_clock(w, err);
 	if (ws->prefetch)
 		ws->cur = !ws->cur;
 	return rc;
@@ -1261,6 +1282,12 @@ void part_par_info_fill(const struct ps_transport *tp,
 	in->servers = tp->layout.num_servers;
 	in->ranks = tp->nranks;
 	in->tau = tau;
+	{
+		struct ps_consistency c = {PS_CONS_TAU, tau};
+
+		ps_consistency_format(&c, in->consistency,
+				      sizeof(in->consistency));
+	}
 	in->init = "none";
 	ps_result_total(res, &in->traffic);
 	for (uint32_t i = 0; i < res->num_nodes; i++) {
@@ -1268,8 +1295,10 @@ void part_par_info_fill(const struct ps_transport *tp,
 
 		if (!st->valid || st->role != PS_ROLE_WORKER)
 			continue;
-		for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		for (int b = 0; b < PS_STALE_BUCKETS; b++) {
 			in->stale_hist[b] += st->stale_hist[b];
+			in->read_hist[b] += st->read_hist[b];
+		}
 		in->stale_max = st->stale_max > in->stale_max ? st->stale_max
 							      : in->stale_max;
 		in->iters += st->iters;
@@ -1282,6 +1311,12 @@ static void fill_info(const struct job *jb, const struct ps_transport *tp,
 		      const struct ps_result *res, struct part_par_info *in)
 {
 	part_par_info_fill(tp, res, jb->po->tau, in);
+	if (jb->clocked) {
+		struct ps_consistency c = {PS_CONS_SSP, jb->staleness};
+
+		ps_consistency_format(&c, in->consistency,
+				      sizeof(in->consistency));
+	}
 	in->init = jb->a > 0 ? "warm-up" : jb->m_sample > 0 ? "sample"
 							    : "none";
 	in->init_blocks = jb->a;
@@ -1423,11 +1458,15 @@ static int run_on(void *arg, struct ps_transport *tp, struct parsa_err *err)
 	 * threads may poll lazily while the workers compute (20M nonzeros:
 	 * partition U 6% faster; BENCHMARKS.md).  Streaming waits for each
 	 * block's pull and keeps the brisk default. */
-	if (jb->po->tau != 0)
+	if (jb->clocked ? jb->staleness >= 1 : jb->po->tau != 0)
 		ps_transport_mpi_relax(tp, PART_PAR_RELAX_S);
 	if (tp->rank == 0)
 		rc = part_result_alloc(r, jb->ds, jb->k, err);
 	part_par_config(&cfg, l, jb->po);
+	if (jb->clocked) {
+		cfg.consistency = PS_CONS_SSP;
+		cfg.staleness = jb->staleness;
+	}
 	cfg.num_tables = NUM_TABLES;
 	cfg.tables[TBL_MASK] = (struct ps_table_spec){jb->width, PS_OP_OR};
 	cfg.tables[TBL_SSIZE] = (struct ps_table_spec){8, PS_OP_ADD_F64};
@@ -1457,14 +1496,23 @@ int part_par_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	struct run_args a = {&jb, r, info};
 	int rc;
 
+	struct part_par_opts pc = *po;
+	struct ps_consistency c = {PS_CONS_TAU, po->tau};
+
 	err = err ? err : &local;
 	memset(&jb, 0, sizeof(jb));
 	*is_root = 0;
 	if (rank)
 		*rank = 0;
 	rc = check_opts(ds, o, po, err);
+	if (!rc && po->consistency)
+		rc = ps_consistency_parse(po->consistency, &c, err);
+	if (!rc && c.model == PS_CONS_TAU)
+		pc.tau = c.bound < 0 ? PART_PAR_TAU_INF : c.bound;
 	if (!rc)
-		rc = job_init(&jb, ds, o, po, err);
+		rc = job_init(&jb, ds, o, &pc, err);
+	jb.clocked = c.model == PS_CONS_SSP;
+	jb.staleness = jb.clocked ? c.bound : 0;
 	if (!rc)
 		rc = part_par_launch(po, run_on, &a, is_root, rank, err);
 	if (rc)

@@ -115,6 +115,10 @@ struct part_par_opts {
 	uint32_t workers;   /* W; 0 = one per rank (MPI) or 1 (threads) */
 	uint32_t servers;   /* S; 0 = one per rank (MPI) or W (threads) */
 	int tau;            /* >= 0, or PART_PAR_TAU_INF */
+	/* consistency model (ps.h): NULL or "tau:T" (T replaces tau), "bsp",
+	   "ssp:S": each worker's block is a clock, and its pulls hold every
+	   worker's pushes of blocks < its own - S (essp is refused) */
+	const char *consistency;
 	int mpi;            /* 1: OpenMPI transport; every rank calls */
 	double init_sample; /* global-init sample fraction in [0, 1];
 			       < 0 = auto (part_par_auto_sample) */
@@ -171,6 +175,9 @@ struct part_par_info {
 	const char *transport;   /* "threads" or "mpi" (static) */
 	uint32_t workers, servers, ranks;
 	int tau;                 /* PART_PAR_TAU_INF = infinite */
+	char consistency[24];    /* "tau:1", "bsp", "ssp:3" */
+	uint64_t read_hist[PS_STALE_BUCKETS]; /* ssp: keys read with
+						 staleness s, all workers */
 	const char *init;        /* "none", "warm-up" or "sample" (static) */
 	uint32_t init_blocks;    /* warm-up blocks used */
 	double init_sample;      /* sample fraction used */

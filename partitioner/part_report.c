@@ -172,6 +172,20 @@ static json_t *stale_json(const struct part_par_info *p)
 	return a;
 }
 
+/* ssp/bsp: keys read with staleness s (clocks missing), all workers */
+static json_t *read_stale_json(const struct part_par_info *p)
+{
+	json_t *a = json_array();
+	int last = -1;
+
+	for (int b = 0; b < PS_STALE_BUCKETS; b++)
+		if (p->read_hist[b])
+			last = b;
+	for (int b = 0; a && b <= last; b++)
+		json_array_append_new(a, json_integer((json_int_t)p->read_hist[b]));
+	return a;
+}
+
 static json_t *parallel_json(const struct part_par_info *p)
 {
 	json_t *j = json_pack("{s:s, s:i, s:i, s:i, s:s, s:I, s:f, s:I, "
@@ -192,6 +206,8 @@ static json_t *parallel_json(const struct part_par_info *p)
 		return NULL;
 	json_object_set_new(j, "tau", p->tau < 0 ? json_string("inf")
 						 : json_integer(p->tau));
+	json_object_set_new(j, "consistency", json_string(p->consistency));
+	json_object_set_new(j, "read_staleness", read_stale_json(p));
 	json_object_set_new(j, "syncs", json_integer((json_int_t)p->syncs));
 	json_object_set_new(j, "traffic", traffic_json(&p->traffic));
 	json_object_set_new(j, "staleness", stale_json(p));

@@ -1417,6 +1417,10 @@ int part_stream_run(const char *path, const struct part_stream_opts *o,
 	if (rank)
 		*rank = 0;
 	rc = check_opts(o, err);
+	if (!rc && po->consistency && strncmp(po->consistency, "tau:", 4))
+		rc = parsa_fail(err, PARSA_EINVAL, "--stream: consistency %s: "
+				"the streaming mode runs the tau window only "
+				"(--tau T)", po->consistency);
 	if (!rc) {
 		jb.path = path;
 		jb.o = o;

@@ -14,6 +14,7 @@
 #   netns-cluster.sh run [--hosts N [--link SPEC]] [--timeout S] -- MPIRUN-ARGS
 #   netns-cluster.sh exec I [--timeout S] -- CMD...   run CMD on host I
 #   netns-cluster.sh status                     hosts, links, bytes per host
+#   netns-cluster.sh info                       the cluster as key=value lines
 #   netns-cluster.sh down                       remove everything of the cluster
 #
 # Common options (before or after the subcommand): --name NAME (default
@@ -515,7 +516,10 @@ exec)
 	[ ${#pos[@]} -eq 1 ] || die "usage: exec I -- CMD..."
 	do_exec "${pos[0]}" ${args[@]+"${args[@]}"} ;;
 status) do_status ;;
+info)
+	load_info
+	cat "$(state_dir)/info" ;;
 down) do_down ;;
 "") usage 2 ;;
-*) die "unknown command '$cmdname' (check, up, run, exec, status, down)" ;;
+*) die "unknown command '$cmdname' (check, up, run, exec, status, info, down)" ;;
 esac

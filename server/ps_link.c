@@ -90,8 +90,10 @@ int ps_link_parse(const char *s, struct ps_link_spec *spec,
 		return parsa_fail(err, PARSA_EINVAL, "link '%s': expected "
 				  "BANDWIDTH,LATENCY (e.g. 1gbit,0.1ms)",
 				  s ? s : "");
-	if (parse_unit(s, (size_t)(comma - s), bw_u, bw_s, &spec->bits_per_s)
-	    || !(spec->bits_per_s > 0))
+	if ((size_t)(comma - s) == 3 && strncmp(s, "inf", 3) == 0)
+		spec->bits_per_s = INFINITY; /* latency only */
+	else if (parse_unit(s, (size_t)(comma - s), bw_u, bw_s,
+			    &spec->bits_per_s) || !(spec->bits_per_s > 0))
 		return parsa_fail(err, PARSA_EINVAL, "link '%s': bad bandwidth "
 				  "(a positive number with k, m, g or gbit...)",
 				  s);

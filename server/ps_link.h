@@ -42,7 +42,7 @@ struct ps_link_spec {
 
 /*
  * Parse "BW,LAT": BW a number with an optional unit (bit/s: k, m, g with
- * optional "bit", e.g. "1gbit", "100mbit", "1e9"), LAT a number with an
+ * optional "bit", e.g. "1gbit", "100mbit", "1e9"; "inf": latency only), LAT a number with an
  * optional unit (s, ms, us; default s), e.g. "1gbit,0.1ms", optionally
  * ",pair" (the default: a bucket per machine pair) or ",nic" (one per
  * sending machine).  0 or PARSA_EINVAL with a message naming the bad part.

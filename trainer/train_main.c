@@ -71,7 +71,8 @@ static const char usage[] =
 	"                    and parses only those workers' examples; with\n"
 	"                    --placement random every rank reads all of DATA)\n"
 	"  --test FILE       LIBSVM test set: AUC per pass\n"
-	"  --link BW,LAT[,nic]  emulated link between machines, e.g. 1gbit,0.1ms:\n"
+	"  --link BW,LAT[,nic]  emulated link between machines, e.g. 1gbit,0.1ms\n"
+	"                    (BW inf: latency only):\n"
 	"                    remote messages are delayed (timings emulated);\n"
 	"                    a token bucket per machine pair, or with ,nic one\n"
 	"                    per sending machine (a shared NIC)\n"
@@ -482,17 +483,17 @@ static json_t *link_json(const struct cli *c)
 	json_object_set_new(l, "emulated", json_true());
 	if (on_hosts()) {
 		const char *delay = env_or("PARSA_NETNS_DELAY", "0us");
-		int netem = atoi(env_or("PARSA_NETNS_NETEM", "0"));
+		int netem = strcmp(env_or("PARSA_NETNS_NETEM", "0"), "1") == 0;
 
 		json_object_set_new(l, "via", json_string("netns"));
-		json_object_set_new(l, "hosts", json_integer(
-			atoi(env_or("PARSA_NETNS_HOSTS", "0"))));
+		json_object_set_new(l, "hosts", json_integer(strtol(
+			env_or("PARSA_NETNS_HOSTS", "0"), NULL, 10)));
 		json_object_set_new(l, "nominal", json_string(
 			env_or("PARSA_HOSTS_LINK", "")));
-		json_object_set_new(l, "scale", json_real(
-			atof(env_or("PARSA_HOSTS_SCALE", "1"))));
-		json_object_set_new(l, "rate_bits_per_s", json_real(
-			atof(env_or("PARSA_NETNS_RATE", "0"))));
+		json_object_set_new(l, "scale", json_real(strtod(
+			env_or("PARSA_HOSTS_SCALE", "1"), NULL)));
+		json_object_set_new(l, "rate_bits_per_s", json_real(strtod(
+			env_or("PARSA_NETNS_RATE", "0"), NULL)));
 		json_object_set_new(l, "delay", json_string(delay));
 		json_object_set_new(l, "delay_via", json_string(
 			strcmp(delay, "0us") == 0 ? "none"
@@ -503,7 +504,9 @@ static json_t *link_json(const struct cli *c)
 	}
 	if (c->o.have_link) {
 		json_object_set_new(l, "transport_bits_per_s",
-				    json_real(c->o.link.bits_per_s));
+				    isinf(c->o.link.bits_per_s)
+					    ? json_null()
+					    : json_real(c->o.link.bits_per_s));
 		json_object_set_new(l, "transport_latency_s",
 				    json_real(c->o.link.latency_s));
 		json_object_set_new(l, "transport_model", json_string(
@@ -637,7 +640,9 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 	json_object_set_new(j, "kkt", json_boolean(c->o.kkt));
 	if (c->o.have_link) {
 		json_object_set_new(j, "link_bits_per_s",
-				    json_real(c->o.link.bits_per_s));
+				    isinf(c->o.link.bits_per_s)
+					    ? json_null()
+					    : json_real(c->o.link.bits_per_s));
 		json_object_set_new(j, "link_latency_s",
 				    json_real(c->o.link.latency_s));
 		json_object_set_new(j, "link_model", json_string(

@@ -401,4 +401,69 @@ def test_mpi_malformed_message():
     assert not os.path.exists(prefix + ".examples")
 
 
+# ------------------------------------------- consistency models (ssp, bsp)
+
+@test
+def test_consistency_one_worker_equals_sequential():
+    """With one worker bsp and ssp:S read exactly the server's state after
+    every earlier push, as the sequential run does: same files."""
+    for f, extra in SAMPLES[:3]:
+        data = "data/" + f
+        seq = tmp("cs-seq")
+        run("partition", data, "-k", 16, *extra, "--out", seq, "-q")
+        for cons in ("bsp", "ssp:1", "ssp:4", "tau:0"):
+            par = tmp("cs-par")
+            run("partition", data, "-k", 16, *extra, "--workers", 1,
+                "--consistency", cons, "--out", par, "-q")
+            assert same_files(seq, par), "%s %s" % (f, cons)
+            rep = json.load(open(par + ".json"))
+            assert rep["parallel"]["consistency"] == cons, rep["parallel"]
+
+
+@test
+def test_consistency_ssp_two_workers_and_errors():
+    data = "data/reuters-sample.svm.gz"
+    for cons, bound in (("bsp", 0), ("ssp:2", 2)):
+        prefix = tmp("cs2")
+        run("partition", data, "-k", 8, "--workers", 2, "--consistency",
+            cons, "--out", prefix, "-q")
+        rep = check_placement(prefix, 8)
+        par = rep["parallel"]
+        assert par["consistency"] == cons, par
+        hist = par["read_staleness"]
+        assert hist and len(hist) <= bound + 1, hist
+        eval_agrees(data, prefix, rep)
+    p = run("partition", data, "-k", 8, "--workers", 2, "--consistency",
+            "essp:1", "--out", tmp("cs3"), ok=False)
+    assert p.returncode != 0 and "essp" in p.stderr, p.stderr
+    p = run("partition", data, "-k", 8, "--workers", 2, "--consistency",
+            "ssp:1", "--stream", "--out", tmp("cs3"), ok=False)
+    assert p.returncode != 0 and "stream" in p.stderr, p.stderr
+    p = run("partition", data, "-k", 8, "--workers", 2, "--consistency",
+            "fast", "--out", tmp("cs3"), ok=False)
+    assert p.returncode != 0 and "consistency" in p.stderr, p.stderr
+    # tau:T is --tau T
+    run("partition", data, "-k", 8, "--workers", 2, "--consistency", "tau:0",
+        "--out", tmp("cs4"), "-q")
+    rep = json.load(open(tmp("cs4") + ".json"))
+    assert rep["parallel"]["tau"] == 0 and rep["parallel"]["consistency"] == "tau:0"
+
+
+@test
+def test_mpi_consistency_ssp():
+    data = "data/a9a-sample.svm.gz"
+    prefix = tmp("mpi-ssp")
+    p = mpirun(2, "partition", data, "-k", 8, "--mpi", "--consistency",
+               "ssp:1", "--out", prefix, "-q")
+    assert p.returncode == 0, "exit %d: %s" % (p.returncode, p.stderr)
+    rep = check_placement(prefix, 8)
+    assert rep["parallel"]["consistency"] == "ssp:1"
+    assert len(rep["parallel"]["read_staleness"]) <= 2
+    run("partition", data, "-k", 8, "--out", tmp("mpi-ssp-seq"), "-q")
+    p = mpirun(2, "partition", data, "-k", 8, "--mpi", "--workers", 1,
+               "--consistency", "bsp", "--out", tmp("mpi-bsp1"), "-q")
+    assert p.returncode == 0, p.stderr
+    assert same_files(tmp("mpi-ssp-seq"), tmp("mpi-bsp1"))
+
+
 finish()

@@ -1,4 +1,4 @@
-"""Tests of scripts/netns-cluster.sh (emulated hosts: network namespaces,
+"""Tests of scripts/netns-cluster.sh and scripts/train-hosts.sh (emulated hosts: network namespaces,
 veth pairs to a bridge in a switch namespace, tc shaping, mpirun over TCP
 through an `ip netns exec` rsh agent).
 
@@ -9,6 +9,11 @@ failed run, a timeout and a SIGTERM.  A real 2-rank MPI job (parsa partition
 --mpi, one worker and two servers, so the result is deterministic) runs
 across two hosts and must give the thread transport's placement byte for
 byte, with its remote traffic seen on the hosts' veths.
+
+scripts/train-hosts.sh trains across 2 hosts (one rank per host, over
+TCP) and must give the thread run's model to the bit (bsp and tau:0 with
+two workers), describe its link in the JSON and leave nothing behind, also
+when the training fails.
 
 Skips (with the reason) where namespaces cannot be made: not root, no
 iproute2, or a kernel without veth/bridge/tbf.
@@ -315,6 +320,57 @@ def rate_and_loss_are_applied():
     finally:
         cluster("down", name=name)
     nothing_left(name, before)
+
+
+TRAIN_HOSTS = os.path.join(os.path.dirname(SCRIPT), "train-hosts.sh")
+
+
+def train_hosts(*args, name, timeout=300):
+    e = mpi_env({"PARSA_NETNS_STATE": STATE, "PARSA_BIN": BIN})
+    return subprocess.run(["bash", TRAIN_HOSTS, "--name", name,
+                           *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=e)
+
+
+@test
+def train_hosts_same_model_as_threads():
+    need()
+    name, before = TAG + "i", root_state()
+    prefix = tmp("th2")
+    run("partition", SAMPLE, "-k", 2, "--out", prefix, "-q")
+    m_thr, m_hosts = tmp("th2-thr.model"), tmp("th2-hosts.model")
+    common = (SAMPLE, "--placement", prefix, "--passes", 3)
+    run("train", *common, "--consistency", "tau:0", "--model", m_thr, "-q")
+    p = train_hosts("--hosts", 2, "--link", "1gbit,0.1ms", "--timeout", 200,
+                    "--", *common, "--consistency", "bsp", "--model",
+                    m_hosts, "-q", name=name)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "timings emulated" in p.stderr, p.stderr
+    fin = json.loads(p.stdout.strip().splitlines()[-1])
+    assert fin["transport"] == "mpi" and fin["ranks"] == 2, fin
+    assert fin["emulated"] is True and fin["consistency"] == "bsp"
+    link = fin["link"]
+    scale = max(1.0, 2.0 / os.cpu_count())
+    assert link["via"] == "netns" and link["hosts"] == 2, link
+    assert link["nominal"] == "1gbit,0.1ms", link
+    assert abs(link["scale"] - scale) < 1e-9, (link, scale)
+    assert abs(link["rate_bits_per_s"] - 1e9 / scale) < 1, link
+    assert link["delay_via"] in ("netem", "transport"), link
+    assert open(m_thr).read() == open(m_hosts).read(), "models differ"
+    nothing_left(name, before)
+
+
+@test
+def train_hosts_failure_leaves_nothing():
+    need()
+    name, before = TAG + "j", root_state()
+    p = train_hosts("--hosts", 2, "--timeout", 120, "--", SAMPLE,
+                    "--placement", tmp("no-such-placement"), name=name)
+    assert p.returncode not in (0, 124), p.returncode
+    assert "no-such-placement" in p.stdout + p.stderr
+    nothing_left(name, before)
+    p = train_hosts("--hosts", 0, "--", SAMPLE, name=name)
+    assert p.returncode == 2 and "--hosts" in p.stderr, p.stderr
 
 
 finish()
