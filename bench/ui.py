@@ -179,6 +179,7 @@ def main():
     binary = os.path.join(ROOT, build, "parsa")
     tmp = tempfile.mkdtemp(prefix="parsa-uibench-")
     try:
+        load0 = os.getloadavg()[0]
         cold, empty, warm, split, sizes = first_load(binary, tmp, 5)
         print("### Web page: first load with 100 finished jobs (%s)\n" % time.strftime("%Y-%m-%d %H:%M"))
         print("| from navigation start to the job list on screen (ms) | median | min | max | runs |")
@@ -191,7 +192,9 @@ def main():
         med = [statistics.median(x[i] for x in split) for i in range(4)]
         print("\nempty cache, medians (ms): page received %.0f, app.js received %.0f, "
               "/v1/jobs received %.0f, list on screen %.0f" % tuple(med))
-        print("\nbytes: " + ", ".join("%s %d" % kv for kv in sizes.items()) + "\n")
+        print("\nbytes: " + ", ".join("%s %d" % kv for kv in sizes.items()) +
+              "; load average before / after: %.2f / %.2f\n" % (load0, os.getloadavg()[0]))
+        load0 = os.getloadavg()[0]
         res, wall, events = events_cost(binary, tmp, rounds)
         print("### Events stream: the same job with 0 and 10 listeners\n")
         print("| listeners | partition s (median) | min | max | wall s (median) | runs |")
@@ -201,8 +204,8 @@ def main():
                 n, statistics.median(res[n]), min(res[n]), max(res[n]),
                 statistics.median(wall[n]), len(res[n])))
         ratio = statistics.median(res[10]) / statistics.median(res[0])
-        print("\nratio of medians (10 listeners / none): %.3f; events per listener per run: %s" %
-              (ratio, events))
+        print("\nratio of medians (10 listeners / none): %.3f; events per listener per run: %s;"
+              " load average before / after: %.2f / %.2f" % (ratio, events, load0, os.getloadavg()[0]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1095,14 +1095,14 @@ static void h_assign(struct rctx *c)
 
 /* ---- the web page (http_ui.h) ---- */
 
-/* index.html's <body data-auth="0">: "1" when the server has a token */
-#define AUTH_MARK "data-auth=\"0\""
-
 static void h_ui(struct rctx *c)
 {
 	const struct http_ui_asset *a = http_ui_find(c->r.asset);
 	struct evkeyvalq *h = evhttp_request_get_output_headers(c->req);
-	const char *inm, *flag = NULL;
+	const unsigned char *seg[4];
+	size_t len[4];
+	unsigned nseg = 0;
+	const char *inm;
 	char etag[80];
 	struct evbuffer *b;
 
@@ -1110,10 +1110,11 @@ static void h_ui(struct rctx *c)
 		problem(c, 404, NULL, "no such file of the web page: %s", c->r.asset);
 		return;
 	}
-	if (c->s->o.token && strcmp(a->name, "index.html") == 0)
-		flag = memmem(a->data, a->len, AUTH_MARK, strlen(AUTH_MARK));
+	/* with a token the page asks for it at once, and fetches nothing early */
+	if (c->s->o.token)
+		nseg = http_ui_auth_page(a, seg, len);
 	snprintf(etag, sizeof(etag), "%.*s%s\"", (int)strlen(a->etag) - 1,
-		 a->etag, flag ? "-a" : "");
+		 a->etag, nseg ? "-a" : "");
 	evhttp_add_header(h, "ETag", etag);
 	/* revalidated on every load (a new binary may bring new files) */
 	evhttp_add_header(h, "Cache-Control", "no-cache");
@@ -1128,15 +1129,10 @@ static void h_ui(struct rctx *c)
 		return;
 	}
 	b = evhttp_request_get_output_buffer(c->req);
-	if (flag) { /* the page learns at once that the API needs the token */
-		size_t at = (size_t)(flag - (const char *)a->data) + strlen(AUTH_MARK) - 2;
-
-		evbuffer_add_reference(b, a->data, at, NULL, NULL);
-		evbuffer_add(b, "1", 1);
-		evbuffer_add_reference(b, a->data + at + 1, a->len - at - 1, NULL, NULL);
-	} else {
+	if (!nseg)
 		evbuffer_add_reference(b, a->data, a->len, NULL, NULL);
-	}
+	for (unsigned i = 0; i < nseg; i++)
+		evbuffer_add_reference(b, seg[i], len[i], NULL, NULL);
 	reply_buf(c, 200, a->type, b);
 }
 

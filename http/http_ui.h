@@ -24,4 +24,14 @@ extern const unsigned http_ui_nassets;
 /* The asset called name ("" = index.html), or NULL. */
 const struct http_ui_asset *http_ui_find(const char *name);
 
+/*
+ * index.html as served when the API needs a token: without the region
+ * between "<!--preload-->" and "<!--/preload-->" (the API fetches a page
+ * without the token may start early) and with <body data-auth="1">.  Fills
+ * up to 4 segments (seg[i], len[i]) whose concatenation is that page;
+ * returns how many, or 0 when a is not such a page (serve it as is).
+ */
+unsigned http_ui_auth_page(const struct http_ui_asset *a,
+			   const unsigned char *seg[4], size_t len[4]);
+
 #endif /* HTTP_UI_H */

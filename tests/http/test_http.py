@@ -631,7 +631,11 @@ def test_web_page_files():
     assert hd5["allow"] == "GET, HEAD", hd5
     t = Server(tmp("st-ui-files-tok"), "--token-file", write_token("ui-tok", "tk"))
     st, hd6, body6 = t.req("GET", "/")
-    assert st == 200 and b'<body data-auth="1">' in body6 and len(body6) == len(body)
+    # with a token: the page asks for it and fetches nothing before it
+    assert st == 200 and b'<body data-auth="1">' in body6, body6
+    assert b'rel="preload"' in body and b'rel="preload"' not in body6
+    assert body6.replace(b'data-auth="1"', b'data-auth="0"') in body.replace(
+        body[body.index(b"<!--preload-->"):body.index(b"<!--/preload-->") + 15], b"")
     assert hd6["etag"] != hd["etag"], (hd6, hd)
     assert t.req("GET", "/", headers={"If-None-Match": hd6["etag"]})[0] == 304
     assert t.req("GET", "/v1/jobs")[0] == 401
