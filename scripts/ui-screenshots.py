@@ -44,15 +44,21 @@ class Api:
         return out
 
 
+def viewport(d, width, height):
+    """The page's viewport exactly width x height (CSS pixels)."""
+    d.cmd("POST", "/goog/cdp/execute", {"cmd": "Emulation.setDeviceMetricsOverride", "params": {
+        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}})
+
+
 def shoot(d, path, url, full=False):
-    d.size(1280, 800)
+    viewport(d, 1280, 800)
     d.get(url)
     d.wait_js("document.querySelector('main[data-view]') !== null && "
               "document.querySelector('main').children.length > 0", 60)
     time.sleep(0.5)
     if full:
         h = d.js("return document.documentElement.scrollHeight")
-        d.size(1280, min(max(h, 800), 2600))
+        viewport(d, 1280, min(max(h, 800), 2600))
         time.sleep(0.3)
     d.screenshot(path)
     print("wrote", path)
@@ -89,6 +95,7 @@ def main():
         base = "http://127.0.0.1:%d/" % port
         running = api("POST", "/v1/jobs", {"dataset": s, "k": 128, "quality": "default"})["id"]
         queued = api("POST", "/v1/jobs", {"dataset": s, "k": 64, "quality": "fast"})["id"]
+        viewport(d, 1280, 800)
         d.get(base)
         d.wait(lambda: d.js("var b = document.querySelector('#job-%s [role=progressbar]');"
                             "return b ? Number(b.getAttribute('aria-valuenow')) : 0" % running) > 35,

@@ -330,7 +330,8 @@ function jobRow(j) {
     h("td", {}, h("span", { class: "badge " + j.state }, j.state)),
     h("td", { "data-col": "progress" }, ACTIVE.has(j.state) ? progressCell(j)
       : (j.error ? h("span", { class: "small error-text" }, j.error) : "")),
-    h("td", { class: "num", "data-col": "elapsed" }, j.elapsed !== undefined ? fmtSecs(j.elapsed) : "–"),
+    h("td", { class: "num", "data-col": "elapsed" }, j.state !== "queued" && j.elapsed !== undefined
+      ? fmtSecs(j.elapsed) : "–"),
     h("td", {}, cancel));
 }
 
@@ -341,7 +342,7 @@ function updateJob(id) {
   const j = app.jobs.get(id);
   if (row && j && row.getAttribute("data-state") === j.state && ACTIVE.has(j.state)) {
     row.querySelector("[data-col=progress]").replaceChildren(progressCell(j));
-    row.querySelector("[data-col=elapsed]").textContent = fmtSecs(j.elapsed);
+    row.querySelector("[data-col=elapsed]").textContent = j.state === "queued" ? "–" : fmtSecs(j.elapsed);
     row.setAttribute("data-via", j.via || "list");
   } else if (row && j) {
     row.replaceWith(jobRow(j));
