@@ -115,6 +115,13 @@ def raw(port, path):
     return b
 
 
+def loop_cpu(pid):
+    """CPU seconds of the server's event-loop thread (the main thread)."""
+    with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def listener(port, jid, stop, counts, i):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     c.request("GET", "/v1/jobs/%s/events" % jid)
@@ -138,6 +145,7 @@ def events_cost(binary, tmp, rounds):
     ds = s("POST", "/v1/datasets", {"path": "synth.svm"})["id"]
     res = {0: [], 10: []}
     wall = {0: [], 10: []}
+    cpu = {0: [], 10: []}
     events = []
     try:
         # one warm-up run (dataset cached in memory afterwards)
@@ -147,7 +155,7 @@ def events_cost(binary, tmp, rounds):
             for n in ((0, 10) if r % 2 == 0 else (10, 0)):
                 # queued behind nothing; listeners attach while it is queued
                 # would race the worker, so they attach right after submit
-                t0 = time.time()
+                t0, c0 = time.time(), loop_cpu(s.p.pid)
                 j = s("POST", "/v1/jobs", {"dataset": ds, "k": 64})["id"]
                 stop, counts, th = threading.Event(), [0] * n, []
                 for i in range(n):
@@ -158,6 +166,7 @@ def events_cost(binary, tmp, rounds):
                 wall[n].append(time.time() - t0)
                 for t in th:
                     t.join(60)
+                cpu[n].append(loop_cpu(s.p.pid) - c0)
                 if n:
                     events.append(min(counts))
                 rep = s("GET", "/v1/jobs/%s/report" % j)
@@ -165,7 +174,7 @@ def events_cost(binary, tmp, rounds):
                 res[n].append(rep["seconds"]["partition"])
     finally:
         s.stop()
-    return res, wall, events
+    return res, wall, cpu, events
 
 
 def main():
@@ -195,14 +204,15 @@ def main():
         print("\nbytes: " + ", ".join("%s %d" % kv for kv in sizes.items()) +
               "; load average before / after: %.2f / %.2f\n" % (load0, os.getloadavg()[0]))
         load0 = os.getloadavg()[0]
-        res, wall, events = events_cost(binary, tmp, rounds)
+        res, wall, cpu, events = events_cost(binary, tmp, rounds)
         print("### Events stream: the same job with 0 and 10 listeners\n")
-        print("| listeners | partition s (median) | min | max | wall s (median) | runs |")
-        print("|---|---|---|---|---|---|")
+        print("| listeners | partition s (median) | min | max | wall s (median) | "
+              "event-loop thread CPU s per run (median) | runs |")
+        print("|---|---|---|---|---|---|---|")
         for n in (0, 10):
-            print("| %d | %.3f | %.3f | %.3f | %.3f | %d |" % (
+            print("| %d | %.3f | %.3f | %.3f | %.3f | %.3f | %d |" % (
                 n, statistics.median(res[n]), min(res[n]), max(res[n]),
-                statistics.median(wall[n]), len(res[n])))
+                statistics.median(wall[n]), statistics.median(cpu[n]), len(res[n])))
         ratio = statistics.median(res[10]) / statistics.median(res[0])
         print("\nratio of medians (10 listeners / none): %.3f; events per listener per run: %s;"
               " load average before / after: %.2f / %.2f" % (ratio, events, load0, os.getloadavg()[0]))
