@@ -7,7 +7,7 @@ import json
 import math
 import os
 
-from clitest import (Skip, check_placement, eval_agrees, finish, read_lines,  # noqa: F401
+from clitest import (SLOWDOWN, Skip, check_placement, eval_agrees, finish, read_lines,  # noqa: F401
                      run, test, tmp)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
@@ -200,12 +200,15 @@ def test_time_limit_bounds_best_on_shared_data():
     data = os.path.join(SHARED, "bipartite/gowalla_lightgcn.tsv.gz")
     if not os.path.exists(data):
         raise Skip("shared data not found")
+    # the limit scales with the build's slowdown: under a sanitizer on a
+    # slow machine 0.5 s may not even finish default's sweeps
+    limit = 0.5 * min(SLOWDOWN, 4)
     d = part(data, 16, tmp("tl-gd"), "--random-trials", 1)
-    rep = part(data, 16, tmp("tl-gb"), "--quality", "best", "--time-limit", 0.5,
+    rep = part(data, 16, tmp("tl-gb"), "--quality", "best", "--time-limit", limit,
                "--random-trials", 1)
     assert rep["refine"]["time_limited"] is True, rep["refine"]
     s = rep["seconds"]
-    assert s["partition"] < 0.5 + 0.25 + 2 * s["partition_u"], s
+    assert s["partition"] < limit + 0.25 * SLOWDOWN + 2 * s["partition_u"], s
     assert rep["metrics"]["T_sum"] < d["metrics"]["T_sum"], (rep["metrics"], d["metrics"])
 
 

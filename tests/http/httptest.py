@@ -14,12 +14,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from clitest import BIN, libsvm_rows, read_lines, run, test, tmp  # noqa: E402,F401
+from clitest import BIN, SLOWDOWN, libsvm_rows, read_lines, run, test, tmp  # noqa: E402,F401
 
 DATA = os.path.abspath("data")
 A9A = "a9a-sample.svm.gz"
 ML = os.path.join(DATA, "movielens-sample.csv.gz")
-SLOW = 120  # seconds: generous for the ASan build
+SLOW = 120 * max(1, SLOWDOWN // 2)  # seconds: generous for the sanitizer builds
 servers = []
 
 
