@@ -552,6 +552,9 @@ async function startJob(e) {
   try {
     const j = await api("POST", "/v1/jobs", body);
     app.jobs.set(j.id, j);
+    /* follow it from now on: a short job may end before the lists are
+     * loaded again, and its end should still come from its stream */
+    follow(j.id, (name, d) => onJobEvent(j.id, name, d));
     say("started " + j.id);
     render();
   } catch (err) {
