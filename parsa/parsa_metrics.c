@@ -274,41 +274,68 @@ void parsa_metrics_div(struct parsa_metrics *acc, uint32_t n)
 	acc->U_max = (acc->U_max + n / 2) / n;
 }
 
+int parsa_metrics_random_one(const struct parsa_graph *g, uint32_t k,
+			     uint64_t seed, struct parsa_partfig *pf,
+			     struct parsa_metrics *m, struct parsa_err *err)
+{
+	uint32_t *part, *owner;
+	int rc;
+
+	if (!g || !m || k == 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "random metrics: need a graph and k >= 1");
+	part = malloc(((size_t)g->n_rows + 1) * sizeof(*part));
+	owner = malloc(((size_t)g->n_cols + 1) * sizeof(*owner));
+	if (!part || !owner)
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"random metrics: out of memory");
+	else
+		rc = parsa_random_placement(g->n_rows, g->n_cols, k, seed,
+					    part, owner, err);
+	if (!rc)
+		rc = metrics_all(g, k, part, owner, NULL, NULL, NULL, pf, m,
+				 err);
+	free(part);
+	free(owner);
+	return rc;
+}
+
+void parsa_metrics_mean(const struct parsa_metrics *one, uint32_t n,
+			uint32_t k, struct parsa_metrics *mean)
+{
+	struct parsa_metrics acc = { 0 };
+
+	for (uint32_t t = 0; t < n; t++)
+		parsa_metrics_add(&acc, &one[t]);
+	parsa_metrics_div(&acc, n);
+	acc.k = k;
+	*mean = acc;
+}
+
 int parsa_metrics_random_figures(const struct parsa_graph *g, uint32_t k,
 				 uint64_t seed, uint32_t trials,
 				 struct parsa_metrics *mean,
 				 struct parsa_partfig *first,
 				 struct parsa_err *err)
 {
-	struct parsa_metrics acc = { 0 }, one;
-	uint32_t *part, *owner;
+	struct parsa_metrics *one;
 	int rc = 0;
 
 	if (!g || !mean || k == 0 || trials == 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "random metrics: need a graph, k >= 1 and "
 				  "trials >= 1 (k=%u, trials=%u)", k, trials);
-	part = malloc(((size_t)g->n_rows + 1) * sizeof(*part));
-	owner = malloc(((size_t)g->n_cols + 1) * sizeof(*owner));
-	if (!part || !owner)
-		rc = parsa_fail(err, PARSA_ENOMEM,
-				"random metrics: out of memory");
-	for (uint32_t t = 0; !rc && t < trials; t++) {
-		rc = parsa_random_placement(g->n_rows, g->n_cols, k, seed + t,
-					    part, owner, err);
-		if (!rc)
-			rc = metrics_all(g, k, part, owner, NULL, NULL, NULL,
-					 t == 0 ? first : NULL, &one, err);
-		if (!rc)
-			parsa_metrics_add(&acc, &one);
-	}
-	if (!rc) {
-		parsa_metrics_div(&acc, trials);
-		acc.k = k;
-		*mean = acc;
-	}
-	free(part);
-	free(owner);
+	one = calloc(trials, sizeof(*one));
+	if (!one)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "random metrics: out of memory");
+	for (uint32_t t = 0; !rc && t < trials; t++)
+		rc = parsa_metrics_random_one(g, k, seed + t,
+					      t == 0 ? first : NULL, &one[t],
+					      err);
+	if (!rc)
+		parsa_metrics_mean(one, trials, k, mean);
+	free(one);
 	return rc;
 }
 

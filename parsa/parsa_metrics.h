@@ -116,6 +116,24 @@ int parsa_metrics_random_figures(const struct parsa_graph *g, uint32_t k,
 				 struct parsa_err *err);
 
 /*
+ * One trial of the random baseline: the metrics of parsa_random_placement
+ * of seed (m), and its per-part figures into pf (initialised for k; may be
+ * NULL).  It allocates its own placement, so concurrent calls on the same
+ * graph are safe (the partitioner runs the trials on threads).
+ */
+int parsa_metrics_random_one(const struct parsa_graph *g, uint32_t k,
+			     uint64_t seed, struct parsa_partfig *pf,
+			     struct parsa_metrics *m, struct parsa_err *err);
+
+/*
+ * mean = the mean of one[0..n) (n >= 1) as parsa_metrics_random forms it:
+ * summed in index order, then divided (so the result does not depend on
+ * which thread computed which trial).
+ */
+void parsa_metrics_mean(const struct parsa_metrics *one, uint32_t n,
+			uint32_t k, struct parsa_metrics *mean);
+
+/*
  * Mean metrics of `trials` (>= 1) random placements: trial t draws
  * parsa_random_u then parsa_random_v from one rng seeded with seed + t.
  * The integer fields (V_used, U_max) are rounded means.

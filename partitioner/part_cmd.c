@@ -572,8 +572,8 @@ static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
 	if (rc)
 		return rc;
 	r->k = part_opts_given(&c->o, "k") ? c->o.run.pu.k : k_seen;
-	return part_run_metrics(ds, c->o.run.pu.seed, c->o.run.random_trials, r,
-				err);
+	return part_run_metrics(ds, c->o.run.pu.seed, c->o.run.random_trials,
+				c->o.run.threads, r, err);
 }
 
 int part_cmd_eval(int argc, char **argv)

@@ -206,12 +206,13 @@ const struct part_opt part_opts_table[] = {
 		 "(Algorithm 13 or recursive bisection on the\n"
 		 "coarsest graph) and keep it when it is better\n"
 		 "(default {})"},
-	{.name = "threads", .key = "threads", .where = P | H,
+	{.name = "threads", .key = "threads", .where = P | H | E,
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",
 	 .report_when = PART_REP_PARSA, .report = rep_threads,
-	 .help = "Parsa: threads for the independent chains of\n"
-		 "V-cycles (best); the result is the same for\n"
+	 .help = "threads for the independent chains of V-cycles\n"
+		 "(best) and for the metrics and the random\n"
+		 "baseline's trials; the result is the same for\n"
 		 "every N (default: the CPUs this process may use)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),

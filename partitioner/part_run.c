@@ -852,24 +852,56 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	return rc;
 }
 
+/* part_run_metrics' tasks: 0 is the placement's metrics and figures,
+ * 1 + t the random trial t (seed + t; trial 0 with its figures). */
+struct metrics_task {
+	const struct part_dataset *ds;
+	struct part_result *r;
+	uint64_t seed;
+	struct parsa_metrics *one; /* trials entries */
+};
+
+static int metrics_task(void *arg, uint32_t task, struct parsa_err *err)
+{
+	struct metrics_task *mt = arg;
+	const struct parsa_graph *g = &mt->ds->g;
+	struct part_result *r = mt->r;
+
+	if (task == 0)
+		return parsa_metrics_figures(g, r->k, r->part, r->owner,
+					     &r->parts, &r->m, err);
+	return parsa_metrics_random_one(g, r->k, mt->seed + task - 1,
+					task == 1 ? &r->rnd_parts : NULL,
+					&mt->one[task - 1], err);
+}
+
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
-		     uint32_t trials, struct part_result *r,
+		     uint32_t trials, uint32_t threads, struct part_result *r,
 		     struct parsa_err *err)
 {
 	double t0 = part_now();
+	struct metrics_task mt = { ds, r, seed, NULL };
 	int rc;
 
+	if (trials == 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "random metrics: trials must be >= 1");
 	parsa_partfig_release(&r->parts);
 	parsa_partfig_release(&r->rnd_parts);
 	rc = parsa_partfig_init(&r->parts, r->k, err);
 	if (rc == 0)
 		rc = parsa_partfig_init(&r->rnd_parts, r->k, err);
+	mt.one = rc ? NULL : calloc(trials, sizeof(*mt.one));
+	if (rc == 0 && !mt.one)
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"random metrics: out of memory");
 	if (rc == 0)
-		rc = parsa_metrics_figures(&ds->g, r->k, r->part, r->owner,
-					   &r->parts, &r->m, err);
+		rc = part_pool_run(1 + trials,
+				   threads ? threads : part_pool_cpus(),
+				   metrics_task, &mt, err);
 	if (rc == 0)
-		rc = parsa_metrics_random_figures(&ds->g, r->k, seed, trials,
-						  &r->rnd, &r->rnd_parts, err);
+		parsa_metrics_mean(mt.one, trials, r->k, &r->rnd);
+	free(mt.one);
 	r->t_metrics = part_now() - t0;
 	return rc;
 }
@@ -911,7 +943,8 @@ int part_run_finish(const struct part_dataset *ds,
 		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	if (rc == 0) {
 		run_phase(o, PART_PHASE_METRICS);
-		rc = part_run_metrics(ds, o->pu.seed, o->random_trials, r, err);
+		rc = part_run_metrics(ds, o->pu.seed, o->random_trials,
+				      o->threads, r, err);
 	}
 	return rc;
 }

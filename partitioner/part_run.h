@@ -196,9 +196,12 @@ int part_run_finish(const struct part_dataset *ds,
 		    struct parsa_err *err);
 
 /* Metrics of r->part/r->owner and the random baseline (part of part_run;
- * also used by `parsa eval`).  r->k, part, owner must be set. */
+ * also used by `parsa eval`).  r->k, part, owner must be set.  The
+ * placement's metrics and the `trials` random trials are independent
+ * tasks on up to `threads` threads (part_pool.h; 0 = the CPUs this process
+ * may use); the result does not depend on the number of threads. */
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
-		     uint32_t trials, struct part_result *r,
+		     uint32_t trials, uint32_t threads, struct part_result *r,
 		     struct parsa_err *err);
 
 int part_method_parse(const char *s, enum part_method *m);

@@ -435,6 +435,44 @@ static void test_random_first_figures(void)
 	parsa_graph_release(&g);
 }
 
+/* The trials one by one (in any order of computation) and their mean in
+ * index order equal parsa_metrics_random: what the partitioner's threads
+ * rely on; each trial is the oracle's metrics of its own seed. */
+static void test_random_trials_one_by_one(void)
+{
+	struct parsa_rng rng;
+	struct parsa_graph g;
+	struct parsa_metrics one[4], mean, ref, direct;
+	const uint32_t k = 4, trials = 4;
+	uint32_t part[150], owner[70];
+
+	parsa_rng_seed(&rng, 5);
+	tu_random_graph(&g, &rng, 150, 70, 0.1);
+	/* computed backwards: the mean must not care */
+	for (uint32_t t = trials; t-- > 0;)
+		CHECK_INT(parsa_metrics_random_one(&g, k, 40 + t, NULL, &one[t],
+						   NULL), ==, 0);
+	parsa_metrics_mean(one, trials, k, &mean);
+	CHECK_INT(parsa_metrics_random(&g, k, 40, trials, &ref, NULL), ==, 0);
+	CHECK(mean.k == ref.k && mean.M_max == ref.M_max &&
+	      mean.T_max == ref.T_max && mean.T_sum == ref.T_sum &&
+	      mean.M_sum == ref.M_sum && mean.RF == ref.RF &&
+	      mean.imbalance == ref.imbalance &&
+	      mean.local_fraction == ref.local_fraction &&
+	      mean.V_used == ref.V_used && mean.U_max == ref.U_max);
+	for (uint32_t t = 0; t < trials; t++) {
+		REQUIRE(parsa_random_placement(g.n_rows, g.n_cols, k, 40 + t,
+					       part, owner, NULL) == 0);
+		CHECK_INT(parsa_metrics_compute(&g, k, part, owner, &direct,
+						NULL), ==, 0);
+		CHECK(direct.T_sum == one[t].T_sum && direct.M_max == one[t].M_max &&
+		      direct.T_max == one[t].T_max);
+	}
+	CHECK_INT(parsa_metrics_random_one(&g, 0, 1, NULL, &direct, NULL), ==,
+		  PARSA_EINVAL);
+	parsa_graph_release(&g);
+}
+
 static void test_improvement(void)
 {
 	CHECK(NEAR(parsa_improvement(10, 5), 100.0));
@@ -454,6 +492,7 @@ int main(void)
 	RUN(test_bad_ids);
 	RUN(test_random_mean);
 	RUN(test_random_first_figures);
+	RUN(test_random_trials_one_by_one);
 	RUN(test_improvement);
 	return harness_done();
 }

@@ -119,6 +119,24 @@ def test_eval_reports_the_same_parts():
 
 
 @test
+def test_metrics_same_for_every_thread_count():
+    # the placement's metrics and the random trials run as tasks on
+    # --threads threads: the numbers must not depend on how many
+    prefix = tmp("pp-threads")
+    run("partition", "data/movielens-sample.csv.gz", "-k", 6, "--out", prefix, "-q")
+    seen = []
+    for t in (1, 2, 3, 7):
+        ev = json.loads(run("eval", "data/movielens-sample.csv.gz", "--placement", prefix,
+                            "--random-trials", 5, "--threads", t, "--json").stdout)
+        seen.append((ev["metrics"], ev["random"], ev["parts"], ev["random_parts"],
+                     ev["improvement"]))
+    assert all(x == seen[0] for x in seen), seen
+    p = run("eval", "data/movielens-sample.csv.gz", "--placement", prefix, "--threads", 0,
+            ok=False)
+    assert p.returncode == 2 and "threads" in p.stderr, p.stderr
+
+
+@test
 def test_eval_per_part_table():
     prefix = tmp("pp-table")
     run("partition", "data/reuters-sample.svm.gz", "-k", 5, "--out", prefix, "-q")
