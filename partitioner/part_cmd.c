@@ -193,8 +193,9 @@ static int check_stream_opts(struct cmd_opts *c)
 		return die_usage("%s", "--stream: --param-imbalance is not supported (Algorithm 11 runs per server)");
 	if (c->o.run.time_limit > 0)
 		return die_usage("%s", "--stream: --time-limit does not apply (the streaming pass has no refinement phases)");
-	if (c->o.run.guard_slack > 1.0)
-		return die_usage("%s", "--stream: --guard-slack does not apply (the streaming pass has no refinement phases)");
+	if (c->o.run.guard_slack > 1.0 || c->o.run.objective != PART_OBJ_DEFAULT ||
+	    c->o.run.max_memory.v != 0 || c->o.run.max_traffic.v != 0)
+		return die_usage("%s", "--stream: --guard-slack, --objective, --max-memory and --max-traffic do not apply (the streaming pass has no refinement phases)");
 	return -1;
 }
 

@@ -44,6 +44,8 @@
 ENUM_CODEC(method, enum part_method, part_method_parse, part_method_name)
 ENUM_CODEC(rule, enum parsa_rule, part_rule_parse, part_rule_name)
 ENUM_CODEC(quality, enum part_quality, part_quality_parse, part_quality_name)
+ENUM_CODEC(objective, enum part_objective, part_objective_parse,
+	   part_objective_name)
 ENUM_CODEC(format, enum part_format, part_format_parse, part_format_name)
 ENUM_CODEC(graph, enum part_graph_mode, part_graph_mode_parse,
 	   part_graph_mode_name)
@@ -232,6 +234,29 @@ const struct part_opt part_opts_table[] = {
 		 "M_max refinement): memory and peak traffic traded\n"
 		 "for total traffic (T_sum); inf = no bound but\n"
 		 "the balance cap (default {}: never worse)"},
+	{.name = "objective", .key = "objective", .where = P | H,
+	 .type = PART_OPT_ENUM, AT(run.objective), .choices = "default, tsum",
+	 .enum_parse = objective_in, .enum_name = objective_out,
+	 .arg = "O", .report_when = PART_REP_PARSA,
+	 .help = "Parsa: what the refinement phases minimize:\n"
+		 "default (T_sum, never raising M_max and T_max\n"
+		 "above Algorithm 13's, times --guard-slack) | tsum\n"
+		 "(T_sum first; M_max and T_max bounded only by\n"
+		 "--max-memory / --max-traffic) (default {})"},
+	{.name = "max-memory", .key = "max_memory", .where = P | H,
+	 .type = PART_OPT_CAP, AT(run.max_memory), .arg = "N|Fx|inf",
+	 .what = "must be a number >= 1, a factor such as 1.2x, or inf",
+	 .report_when = PART_REP_PARSA,
+	 .help = "Parsa: cap of the refinement phases on M_max: N\n"
+		 "features, or F times Algorithm 13's M_max (e.g.\n"
+		 "1.1x); inf = none; a cap below Algorithm 13's is\n"
+		 "held at that (default: the objective's)"},
+	{.name = "max-traffic", .key = "max_traffic", .where = P | H,
+	 .type = PART_OPT_CAP, AT(run.max_traffic), .arg = "N|Fx|inf",
+	 .what = "must be a number >= 1, a factor such as 1.2x, or inf",
+	 .report_when = PART_REP_PARSA,
+	 .help = "Parsa: the same cap on T_max (default: the\n"
+		 "objective's)"},
 	{.name = "param-imbalance", .key = "param_imbalance", .where = P,
 	 .flags = PART_OPT_ZERO, .type = PART_OPT_NUM,
 	 AT(run.param_imbalance), .dlo = 1.0, .dhi = 1e6, .arg = "X",
@@ -559,6 +584,14 @@ static int set_text(struct part_opts *o, const struct part_opt *e,
 			return -1;
 		memcpy(field(o, e), &u, sizeof(u));
 		return 0;
+	case PART_OPT_CAP: {
+		struct part_cap c;
+
+		if (part_cap_parse(s, &c))
+			return -1;
+		memcpy(field(o, e), &c, sizeof(c));
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -821,6 +854,15 @@ static void show_default(const struct part_opts *d, const struct part_opt *e,
 		memcpy(&v, cfield(d, e), sizeof(v));
 		snprintf(buf, len, "%s", v ? "on" : "off");
 		return;
+	case PART_OPT_CAP: {
+		struct part_cap c;
+
+		memcpy(&c, cfield(d, e), sizeof(c));
+		part_cap_text(&c, buf, len);
+		if (!buf[0])
+			snprintf(buf, len, "none");
+		return;
+	}
 	default:
 		snprintf(buf, len, "none");
 	}
@@ -907,7 +949,7 @@ static const char *json_text(const struct part_opt *e, json_t *v,
 		const char *s = json_string_value(v);
 
 		if (e->type == PART_OPT_ENUM || e->type == PART_OPT_STR ||
-		    e->type == PART_OPT_SIZE)
+		    e->type == PART_OPT_SIZE || e->type == PART_OPT_CAP)
 			return s;
 		return e->words && is_word(e, s, 1) ? s : NULL;
 	}
@@ -916,14 +958,16 @@ static const char *json_text(const struct part_opt *e, json_t *v,
 		return json_is_true(v) ? "on" : "off";
 	if (json_is_integer(v) && (e->type == PART_OPT_UINT ||
 				   e->type == PART_OPT_NUM ||
-				   e->type == PART_OPT_SIZE)) {
+				   e->type == PART_OPT_SIZE ||
+				   e->type == PART_OPT_CAP)) {
 		if (json_integer_value(v) < 0)
 			return NULL;
 		snprintf(buf, len, "%" JSON_INTEGER_FORMAT,
 			 json_integer_value(v));
 		return buf;
 	}
-	if (json_is_real(v) && e->type == PART_OPT_NUM &&
+	if (json_is_real(v) && (e->type == PART_OPT_NUM ||
+				e->type == PART_OPT_CAP) &&
 	    isfinite(json_real_value(v))) {
 		snprintf(buf, len, "%.17g", json_real_value(v));
 		return buf;
@@ -1025,6 +1069,18 @@ static json_t *value_json(const void *base, const struct part_opt *e)
 	}
 	case PART_OPT_SIZE:
 		return json_integer((json_int_t)get_u64(base, e));
+	case PART_OPT_CAP: {
+		struct part_cap c;
+
+		memcpy(&c, cfield(base, e), sizeof(c));
+		if (c.v == 0)
+			return json_null();
+		if (!c.factor && isfinite(c.v) && c.v == floor(c.v) &&
+		    c.v < 9e15)
+			return json_integer((json_int_t)c.v);
+		part_cap_text(&c, w, sizeof(w));
+		return json_string(w);
+	}
 	}
 	return json_null();
 }
@@ -1104,6 +1160,11 @@ static json_t *schema_of(const struct part_opt *e)
 		s = json_pack("{s:s, s:o}", "type", "string", "enum", en);
 		break;
 	}
+	case PART_OPT_CAP:
+		s = json_pack("{s:[{s:s, s:f}, {s:s, s:s}]}", "oneOf", "type",
+			      "number", "minimum", 1.0, "type", "string",
+			      "pattern", "^(inf|[0-9.eE+]+x?)$");
+		break;
 	default:
 		s = json_pack("{s:s}", "type", "boolean");
 	}

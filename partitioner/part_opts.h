@@ -71,6 +71,8 @@ enum part_opt_type {
 	PART_OPT_FLAG,  /* no value: int set to 1 */
 	PART_OPT_STR,   /* a string (borrowed from argv) */
 	PART_OPT_SIZE,  /* a byte size, "64M" (uint64_t) >= lo */
+	PART_OPT_CAP,   /* a cap (struct part_cap): "N", "Fx" or "inf";
+			 * JSON: a number (absolute) or such a string */
 };
 
 /* Flags (struct part_opt.flags). */

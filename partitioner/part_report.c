@@ -105,11 +105,20 @@ static json_t *params_json(const struct part_report_info *in)
 	return p;
 }
 
-/* What Parsa's refinement phases did (part_run.h). */
+/* A bound of the refinement as JSON: null for none. */
+static json_t *bound_json(uint64_t b)
+{
+	return b == UINT64_MAX ? json_null() : json_integer((json_int_t)b);
+}
+
+/* What Parsa's refinement phases did (part_run.h); bound_M_max/T_max:
+ * what the last round kept them under (null: no bound), caps_met: false
+ * when a --max-memory/--max-traffic below the step-1 result was held at
+ * it. */
 static json_t *refine_json(const struct part_result *r)
 {
 	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b, s:I, "
-			 "s:I}",
+			 "s:I, s:o, s:o, s:b}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
 			 "tsum_passes", (int)r->fm_stats.passes,
@@ -120,7 +129,10 @@ static json_t *refine_json(const struct part_result *r)
 			 "multilevel_kept", r->scratch_kept,
 			 "time_limited", r->time_limited,
 			 "step1_T_max", (json_int_t)r->step1_tmax,
-			 "step1_M_max", (json_int_t)r->step1_mmax);
+			 "step1_M_max", (json_int_t)r->step1_mmax,
+			 "bound_T_max", bound_json(r->bound_tmax),
+			 "bound_M_max", bound_json(r->bound_mmax),
+			 "caps_met", r->step1_tmax ? r->caps_met : 1);
 }
 
 /* Algorithm 13's work: examples placed, bits added to S, cost-list

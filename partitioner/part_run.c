@@ -3,8 +3,10 @@
  */
 #include "part_run.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -690,6 +692,34 @@ static uint64_t guard_bound(uint64_t v, double slack)
 }
 
 /*
+ * The bound phases 2-3 keep a figure under, from its cap c and its step-1
+ * value v (part_cap).  No cap given: guard_slack > 1 is the cap "Fx" for
+ * both figures (--guard-slack is a spelling of the two caps), else the
+ * objective's own bound (default: v; tsum: none).  Never below v (the
+ * phases start there); *met = 0 when c asked for less than v.
+ */
+static uint64_t cap_bound(const struct part_run_opts *o,
+			  const struct part_cap *c, uint64_t v, int *met)
+{
+	uint64_t b;
+
+	if (c->v == 0 && o->guard_slack > 1.0)
+		return guard_bound(v, o->guard_slack);
+	if (c->v == 0)
+		return o->objective == PART_OBJ_TSUM ? UINT64_MAX : v;
+	if (isinf(c->v))
+		return UINT64_MAX;
+	if (c->factor)
+		return guard_bound(v, c->v);
+	b = c->v >= 1.8e19 ? UINT64_MAX : (uint64_t)floor(c->v);
+	if (b < v) {
+		*met = 0;
+		return v;
+	}
+	return b;
+}
+
+/*
  * Phases 2-3 of part_run.h and the guard, on r->part/used (the step-1
  * result, whose Algorithm 11 placement is already in r->owner).  t0 and
  * m0 are the guard's bounds: the step-1 T_max and M_max, loosened by
@@ -795,7 +825,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 {
 	struct parsa_nbrset used;
 	int parsa = o->method == PART_METHOD_PARSA;
-	uint64_t t0 = 0, m0 = 0;
+	uint64_t t0 = 0, m0 = 0, tb, mb;
 	unsigned rounds;
 	double ts, tv;
 	int rc;
@@ -838,13 +868,19 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 * never ends with a higher T_sum than the strict run (measured
 		 * in BENCHMARKS.md: loosened from the start, the local search
 		 * took other paths and ended higher on a third of the sets) */
-		rounds = o->guard_slack > 1.0 ? 2 : 1;
+		r->caps_met = 1;
+		tb = cap_bound(o, &o->max_traffic, t0, &r->caps_met);
+		mb = cap_bound(o, &o->max_memory, m0, &r->caps_met);
+		rounds = tb > t0 || mb > m0 ? 2 : 1;
+		r->bound_tmax = t0;
+		r->bound_mmax = m0;
 		rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds, err);
-		if (rc == 0 && rounds == 2 && !parsa_stop_due(&st))
-			rc = improve(ds, o, &st, r, &used,
-				     guard_bound(t0, o->guard_slack),
-				     guard_bound(m0, o->guard_slack), 1,
-				     rounds, err);
+		if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
+			r->bound_tmax = tb;
+			r->bound_mmax = mb;
+			rc = improve(ds, o, &st, r, &used, tb, mb, 1, rounds,
+				     err);
+		}
 		r->t_refine += part_now() - ts;
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
 	}
@@ -974,6 +1010,71 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc)
 		part_result_release(r);
 	return rc;
+}
+
+static const char *const objective_names[] = {
+	[PART_OBJ_DEFAULT] = "default",
+	[PART_OBJ_TSUM] = "tsum",
+};
+
+int part_objective_parse(const char *s, enum part_objective *ob)
+{
+	for (size_t i = 0; i < sizeof(objective_names) / sizeof(*objective_names);
+	     i++)
+		if (strcmp(s, objective_names[i]) == 0) {
+			*ob = (enum part_objective)i;
+			return 0;
+		}
+	return PARSA_EINVAL;
+}
+
+const char *part_objective_name(enum part_objective ob)
+{
+	if ((unsigned)ob >= sizeof(objective_names) / sizeof(*objective_names))
+		return "?";
+	return objective_names[ob];
+}
+
+int part_cap_parse(const char *s, struct part_cap *c)
+{
+	char *end;
+	double v;
+	size_t n = strlen(s);
+
+	if (strcmp(s, "inf") == 0) {
+		c->v = INFINITY;
+		c->factor = 0;
+		return 0;
+	}
+	if (n == 0 || n > 64 || s[0] == ' ' || s[0] == '+' || s[0] == '-')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v) || v < 1.0 || v > 1e18)
+		return -1;
+	c->factor = *end == 'x';
+	if (*end == 'x')
+		end++;
+	if (*end)
+		return -1;
+	c->v = v;
+	return 0;
+}
+
+void part_cap_text(const struct part_cap *c, char *buf, size_t len)
+{
+	if (c->v == 0)
+		snprintf(buf, len, "%s", "");
+	else if (isinf(c->v))
+		snprintf(buf, len, "%s", "inf");
+	else
+		/* the shortest form that reads back as the same number */
+		for (int p = 1; p <= 17; p++) {
+			snprintf(buf, len, "%.*g%s", p, c->v,
+				 c->factor ? "x" : "");
+			if (strtod(buf, NULL) == c->v)
+				break;
+		}
 }
 
 static const char *const method_names[] = {

@@ -27,11 +27,12 @@
  * again from the step-1 result with plain sweeps and FM passes (no
  * restreaming, p-fanout or V-cycle), then with one sweep, and if those fail too the step-1
  * result is kept; so the extra phases never worsen T_max or M_max.
- * guard_slack > 1 then runs 2-3 (and the guard) a second time, from that
- * result, with the bound loosened to guard_slack times the step-1 T_max
- * and M_max (everywhere the step-1 M_max caps a move, too): memory and
- * peak traffic traded for total traffic, and never a higher T_sum than
- * without the slack.
+ * Looser bounds (the caps max_memory and max_traffic, guard_slack as
+ * the cap "Fx" on both, or objective tsum: none where no cap is given)
+ * then run 2-3 (and the guard) a second time, from that result, with the
+ * bounds loosened to the caps (everywhere the step-1 M_max caps a move,
+ * too): memory and peak traffic traded for total traffic, and never a
+ * higher T_sum than the strict round's.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
@@ -41,6 +42,7 @@
 #ifndef PART_RUN_H
 #define PART_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "parsa_fm.h"
@@ -62,6 +64,26 @@ enum part_quality {
 	PART_QUALITY_DEFAULT = 0,
 	PART_QUALITY_FAST,
 	PART_QUALITY_BEST,
+};
+
+/* What the refinement phases minimize (--objective). */
+enum part_objective {
+	PART_OBJ_DEFAULT = 0, /* T_sum, never raising M_max and T_max above
+			       * the step-1 result (times guard_slack) */
+	PART_OBJ_TSUM,        /* T_sum first: M_max and T_max bounded only
+			       * by the caps given (and the balance cap) */
+};
+
+/*
+ * A cap on M_max or T_max (--max-memory, --max-traffic): v == 0: none
+ * given (the objective's default bound); v == INFINITY: no bound; else an
+ * absolute bound (factor 0) or a factor >= 1 of the step-1 result (factor
+ * 1).  A cap below the step-1 result cannot bind the refinement, which
+ * starts there: it then keeps that result's value (the report says so).
+ */
+struct part_cap {
+	double v;
+	int factor;
 };
 
 /* The phases a run goes through, in order (refine and partition_v may
@@ -108,6 +130,9 @@ struct part_run_opts {
 				     * default), INFINITY = no bound (the
 				     * connectivity alone, the balance cap
 				     * still holds) */
+	enum part_objective objective; /* Parsa: what phases 2-3 minimize */
+	struct part_cap max_memory;  /* Parsa: caps of phases 2-3 on M_max */
+	struct part_cap max_traffic; /* ... and on T_max (see part_cap) */
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
@@ -167,6 +192,11 @@ struct part_result {
 	uint64_t step1_tmax;     /* T_max and M_max of the step-1 result (the
 				  * guard's reference; 0 when no phase 2-3 */
 	uint64_t step1_mmax;     /* ran) */
+	uint64_t bound_mmax;     /* the bounds phases 2-3 ended under (the
+				  * last round's; UINT64_MAX: none) */
+	uint64_t bound_tmax;
+	int caps_met;            /* 0: a cap given was below the step-1
+				  * result, so the step-1 value bound it */
 	int time_limited;        /* 1: the time limit was reached before the
 				  * refinement phases ended (they were cut) */
 	struct parsa_partu_stats pu_stats;
@@ -203,6 +233,15 @@ int part_run_finish(const struct part_dataset *ds,
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 		     uint32_t trials, uint32_t threads, struct part_result *r,
 		     struct parsa_err *err);
+
+int part_objective_parse(const char *s, enum part_objective *ob);
+const char *part_objective_name(enum part_objective ob);
+
+/* A cap's text form: "N" (absolute, a number >= 1), "Fx" (a factor >= 1
+ * of the step-1 result) or "inf"; 0 or -1.  part_cap_text writes the
+ * canonical form ("" for none). */
+int part_cap_parse(const char *s, struct part_cap *c);
+void part_cap_text(const struct part_cap *c, char *buf, size_t len);
 
 int part_method_parse(const char *s, enum part_method *m);
 const char *part_method_name(enum part_method m);

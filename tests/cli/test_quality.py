@@ -27,7 +27,8 @@ def test_help_lists_quality():
     out = run("partition", "--help").stdout
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
                 "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
-                "--ml-chains", "--time-limit", "--threads", "--guard-slack"):
+                "--ml-chains", "--time-limit", "--threads", "--guard-slack",
+                "--objective", "--max-memory", "--max-traffic"):
         assert opt in out, opt
 
 
@@ -137,6 +138,60 @@ def test_guard_slack_bounds_and_never_worse():
     b = part("data/reuters-sample.svm.gz", 8, tmp("gs-det-b"), "--guard-slack", "1.5")
     assert read_lines(tmp("gs-det-a") + ".examples") == read_lines(tmp("gs-det-b") + ".examples")
     assert a["metrics"] == b["metrics"]
+
+
+@test
+def test_objective_and_caps():
+    # --objective tsum is the slack inf; caps Fx on both are --guard-slack F;
+    # an absolute cap binds M_max; one below the step-1 result is held at
+    # that (caps_met false); the report names what was asked and the
+    # bounds the last round kept
+    data = "data/reuters-sample.svm.gz"
+
+    def run_(tag, *extra):
+        prefix = tmp("obj-" + tag)
+        rep = part(data, 8, prefix, "--quality", "best", *extra)
+        check_placement(prefix, 8)
+        eval_agrees(data, prefix, rep, [])
+        return prefix, rep
+
+    strict_p, strict = run_("strict")
+    r1 = strict["refine"]
+    assert strict["params"]["objective"] == "default" and strict["params"]["max_memory"] is None
+    assert (r1["bound_M_max"], r1["bound_T_max"]) == (r1["step1_M_max"], r1["step1_T_max"])
+    assert r1["caps_met"] is True
+    inf_p, inf = run_("inf", "--guard-slack", "inf")
+    tsum_p, tsum = run_("tsum", "--objective", "tsum")
+    assert read_lines(inf_p + ".examples") == read_lines(tsum_p + ".examples")
+    assert tsum["params"]["objective"] == "tsum"
+    assert tsum["refine"]["bound_M_max"] is None and tsum["refine"]["bound_T_max"] is None
+    assert tsum["metrics"]["T_sum"] < strict["metrics"]["T_sum"], (tsum["metrics"], strict["metrics"])
+    sl_p, _ = run_("sl", "--guard-slack", "1.2")
+    cap_p, cap = run_("cap", "--objective", "tsum", "--max-memory", "1.2x",
+                      "--max-traffic", "1.2x")
+    assert read_lines(sl_p + ".examples") == read_lines(cap_p + ".examples")
+    assert cap["params"]["max_memory"] == "1.2x", cap["params"]
+    m, r = cap["metrics"], cap["refine"]
+    assert r["bound_M_max"] == math.floor(1.2 * r["step1_M_max"]), r
+    assert m["M_max"] <= r["bound_M_max"] and m["T_max"] <= r["bound_T_max"], (m, r)
+    assert m["T_sum"] <= strict["metrics"]["T_sum"]
+    # an absolute cap between the step-1 M_max and tsum's unbounded one
+    mid = (r1["step1_M_max"] + tsum["metrics"]["M_max"]) // 2
+    assert r1["step1_M_max"] < mid < tsum["metrics"]["M_max"], (r1, tsum["metrics"])
+    _, ab = run_("abs", "--objective", "tsum", "--max-memory", mid)
+    assert ab["params"]["max_memory"] == mid, ab["params"]
+    assert ab["metrics"]["M_max"] <= mid and ab["refine"]["bound_M_max"] == mid
+    assert ab["refine"]["bound_T_max"] is None and ab["refine"]["caps_met"] is True
+    # below the step-1 result: held there, and said
+    _, lo = run_("lo", "--objective", "tsum", "--max-memory", 10, "--max-traffic", "inf")
+    assert lo["refine"]["caps_met"] is False and lo["refine"]["bound_M_max"] == r1["step1_M_max"]
+    assert lo["metrics"]["M_max"] <= r1["step1_M_max"]
+    for args in (["--objective", "tmin"], ["--max-memory", "0.5x"], ["--max-memory", "0"],
+                 ["--max-memory", "-3"], ["--max-memory", "1.2y"], ["--max-memory", ""],
+                 ["--max-traffic", "x"], ["--max-traffic", "nanx"], ["--max-traffic", "1e30"],
+                 ["--stream", "--objective", "tsum"], ["--stream", "--max-memory", "2x"]):
+        p = run("partition", data, "-k", 4, *args, ok=False)
+        assert p.returncode == 2 and "parsa:" in p.stderr, (args, p.returncode, p.stderr)
 
 
 @test

@@ -203,6 +203,33 @@ def test_guard_slack_job_matches_cli():
 
 
 @serving
+def test_objective_and_caps_job_match_cli():
+    # objective, max_memory and max_traffic (a number, or "Fx"/"inf") as
+    # partition's options: the same placement, stored as given; bad ones 422 naming the member
+    s = Server(tmp("st-caps"))
+    ds = register_path(s, "movielens-sample.csv.gz")
+    body = {"dataset": ds["id"], "k": 8, "objective": "tsum", "max_memory": "1.3x",
+            "max_traffic": 4000}
+    j = s.wait_job(submit(s, body)["id"])
+    assert j["state"] == "succeeded", j
+    assert j["params"]["max_memory"] == "1.3x" and j["params"]["max_traffic"] == 4000, j["params"]
+    rep = j["report"]
+    assert rep["params"]["objective"] == "tsum" and rep["params"]["max_memory"] == "1.3x", rep["params"]
+    prefix = tmp("cli-caps")
+    run("partition", ML, "-k", 8, "--objective", "tsum", "--max-memory", "1.3x",
+        "--max-traffic", 4000, "--out", prefix, "-q")
+    got = s.req("GET", "/v1/jobs/%s/placement/examples" % j["id"])[2]
+    with open(prefix + ".examples", "rb") as f:
+        assert got == f.read(), "caps job differs from the CLI's"
+    for bad in ({"objective": "tmin"}, {"max_memory": "0.5x"}, {"max_memory": -1},
+                {"max_traffic": "lots"}, {"max_traffic": True}):
+        b = dict({"dataset": ds["id"], "k": 8}, **bad)
+        st, _, out = s.req("POST", "/v1/jobs", b)
+        assert st == 422 and list(bad)[0] in out.decode(), (bad, st, out)
+    assert s.stop() == 0
+
+
+@serving
 def test_long_poll():
     s, did = slow_server_data(tmp("st-wait"))
     jid = submit(s, dict(SLOW_JOB, dataset=did))["id"]
