@@ -830,6 +830,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	double ts, tv;
 	int rc;
 
+	r->bound_tmax = r->bound_mmax = UINT64_MAX; /* until phases 2-3 run */
 	if (o->method == PART_METHOD_RANDOM)
 		return 0;
 	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
