@@ -49,10 +49,26 @@ struct fm {
 	uint32_t first_exact; /* the first exact sweep's epoch */
 	uint32_t ratio;    /* skip u when priv * ratio < deg (0: never) */
 	uint32_t *entry;   /* n_rows: the entry placement (p-mode only) */
+	/* chunked sweeps (parsa_fm.h); ev == NULL: one move at a time */
+	uint32_t chunk, ntasks;
+	struct fm_eval *ev;     /* chunk entries: the moves chosen */
+	struct fm_scratch *tsc; /* ntasks evaluation scratch sets */
+	void *tsc_mem;
+	parsa_fm_par_fn par;
+	void *par_arg;
 	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
 	uint32_t cand_cap;    /* allocated entries of cand */
 	int swaps;            /* swap phase on */
 	int nomem;            /* a (benign) cand allocation failed */
+};
+
+/* Evaluation scratch (eval_move): hits and acc (k) and tmask (words),
+ * all zero between uses.  The call's own is f->hits, f->tmask, f->acc;
+ * each task of a chunked sweep has one more. */
+struct fm_scratch {
+	uint32_t *hits;
+	uint64_t *tmask;
+	int64_t *acc;
 };
 
 /* A wish of the swap phase: u (in part from) would move to the full part
@@ -70,6 +86,12 @@ struct fm_move {
 	uint32_t add; /* add_to */
 };
 
+/* A chunk entry of a chunked sweep: the move chosen against the chunk's
+ * start, and the best full target (for the swap phase). */
+struct fm_eval {
+	struct fm_move mv, full;
+};
+
 static void fm_free(struct fm *f)
 {
 	free(f->cnt);
@@ -83,6 +105,9 @@ static void fm_free(struct fm *f)
 	free(f->lam);
 	free(f->mark);
 	free(f->entry);
+	free(f->ev);
+	free(f->tsc);
+	free(f->tsc_mem);
 }
 
 static uint64_t wt(const struct fm *f, uint32_t u)
@@ -155,7 +180,8 @@ static int64_t pw_of(uint32_t c)
  * u and part j using it, those parts set in tmask; returns Σ_v
  * pw(cnt[v][a] − 1), a = u's part.
  */
-static int64_t pmode_hits(struct fm *f, uint32_t u)
+static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
+			  uint32_t u)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
@@ -168,12 +194,12 @@ static int64_t pmode_hits(struct fm *f, uint32_t u)
 
 		rm += pw_of(*cnt_at(f, v, a) - 1);
 		for (uint32_t w = 0; w < s->words; w++) {
-			f->tmask[w] |= m[w];
+			sc->tmask[w] |= m[w];
 			for (uint64_t x = m[w]; x; x &= x - 1) {
 				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
 
-				f->hits[j]++;
-				f->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
+				sc->hits[j]++;
+				sc->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
 			}
 		}
 	}
@@ -195,7 +221,8 @@ static int better(const struct fm_move *best, uint64_t best_m, uint32_t j,
  * *full receives the best target among the parts at the cap (for the swap
  * phase), by the same order, whatever its gain.
  */
-static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
+static struct fm_move eval_move_in(const struct fm *f, struct fm_scratch *sc,
+				   uint32_t u, struct fm_move *full)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
@@ -226,23 +253,23 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	     (f->ratio && (uint64_t)priv * f->ratio < deg)))
 		return best;
 	if (f->pmode)
-		rm = pmode_hits(f, u);
+		rm = pmode_hits(f, sc, u);
 	else
-		base = parsa_conn_hits(g, u, s, f->lam, f->hits, f->tmask);
+		base = parsa_conn_hits(g, u, s, f->lam, sc->hits, sc->tmask);
 	if (base) /* every part shares a feature with u: all are candidates */
 		for (uint32_t w = 0; w < s->words; w++)
-			f->tmask[w] = f->full[w];
+			sc->tmask[w] = f->full[w];
 	/* the candidates in increasing order (better() is a total order:
 	 * the choice does not depend on the order) */
-	for (uint32_t w = 0, j; (j = parsa_conn_pop(f->tmask, s->words, &w)) !=
+	for (uint32_t w = 0, j; (j = parsa_conn_pop(sc->tmask, s->words, &w)) !=
 				UINT32_MAX;) {
-		uint32_t add = deg - f->hits[j];
-		int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + f->acc[j])
+		uint32_t add = deg - sc->hits[j];
+		int64_t gain = f->pmode ? rm - (FM_P_ONE * (int64_t)deg + sc->acc[j])
 					: (int64_t)priv - add;
 		uint64_t mj = s->size[j] + add;
 
-		f->hits[j] = 0;
-		f->acc[j] = 0;
+		sc->hits[j] = 0;
+		sc->acc[j] = 0;
 		if (j == a || (mj > f->m_limit && f->force != 1))
 			continue;
 		if (f->size[j] + wt(f, u) <= f->cap) {
@@ -264,6 +291,14 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 	      (best.gain == 0 && priv > 0 && best_m < s->size[a])))
 		best.to = UINT32_MAX;
 	return best;
+}
+
+/* eval_move_in with the call's own scratch. */
+static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
+{
+	struct fm_scratch sc = { f->hits, f->tmask, f->acc };
+
+	return eval_move_in(f, &sc, u, full);
 }
 
 /* Move u from its part a to b, keeping cnt, the masks and sizes; returns
@@ -429,9 +464,135 @@ static int active(const struct fm *f, uint32_t u)
 	return 0;
 }
 
+/* Chunked sweeps: scratch for o->par_tasks tasks and a chunk's entries;
+ * 0 or PARSA_ENOMEM. */
+static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
+		      struct parsa_err *err)
+{
+	uint32_t k = f->k, words = f->used->words;
+	size_t per = (size_t)k * (sizeof(uint32_t) + sizeof(int64_t)) +
+		     (size_t)words * sizeof(uint64_t);
+	unsigned char *p;
+
+	f->chunk = o->chunk;
+	f->ntasks = o->par_tasks ? o->par_tasks : 1;
+	if (f->ntasks > f->chunk)
+		f->ntasks = f->chunk;
+	f->par = o->par;
+	f->par_arg = o->par_arg;
+	f->ev = malloc((size_t)f->chunk * sizeof(*f->ev));
+	f->tsc = calloc(f->ntasks, sizeof(*f->tsc));
+	f->tsc_mem = calloc(f->ntasks, per);
+	if (!f->ev || !f->tsc || !f->tsc_mem)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
+				  "%u tasks of chunked sweeps)", f->ntasks);
+	p = f->tsc_mem;
+	for (uint32_t t = 0; t < f->ntasks; t++, p += per) {
+		f->tsc[t].tmask = (uint64_t *)p;
+		f->tsc[t].acc = (int64_t *)(p + (size_t)words * sizeof(uint64_t));
+		f->tsc[t].hits = (uint32_t *)(p + (size_t)words * sizeof(uint64_t) +
+					      (size_t)k * sizeof(int64_t));
+	}
+	return 0;
+}
+
+/* One task of a chunk's evaluation: its share of rows[0..n), against the
+ * state at the chunk's start (which no task changes). */
+struct chunk_job {
+	const struct fm *f;
+	const uint32_t *rows;
+	uint32_t n;
+};
+
+static void chunk_task(void *arg, uint32_t t)
+{
+	const struct chunk_job *cj = arg;
+	const struct fm *f = cj->f;
+	uint32_t lo = (uint32_t)((uint64_t)cj->n * t / f->ntasks);
+	uint32_t hi = (uint32_t)((uint64_t)cj->n * (t + 1) / f->ntasks);
+
+	for (uint32_t i = lo; i < hi; i++) {
+		struct fm_eval *e = &f->ev[i];
+
+		if (!active(f, cj->rows[i])) {
+			e->mv.to = e->full.to = UINT32_MAX;
+			continue;
+		}
+		e->mv = eval_move_in(f, &f->tsc[t], cj->rows[i], &e->full);
+	}
+}
+
+/* Does moving u to b still qualify (the rule of parsa_fm.h: caps, then a
+ * positive gain or a zero gain that lowers max(M_a, M_b)), on the current
+ * counts? */
+static int still_good(const struct fm *f, uint32_t u, uint32_t b)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	uint32_t a = f->part[u], priv = 0, add = 0;
+	uint64_t mb;
+	int64_t gain;
+
+	if (b == a || f->size[b] + wt(f, u) > f->cap)
+		return 0;
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+
+		priv += *cnt_at(f, v, a) == 1;
+		add += *cnt_at(f, v, b) == 0;
+	}
+	mb = s->size[b] + add;
+	gain = (int64_t)priv - add;
+	return mb <= f->m_limit &&
+	       (gain > 0 || (gain == 0 && priv > 0 && mb < s->size[a]));
+}
+
+/* A chunked exact sweep (parsa_fm.h): like sweep(), the chunks' moves
+ * chosen by tasks against the chunk's start, applied in order if still
+ * good; stop is polled before every chunk. */
+static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
+			     uint64_t *moves)
+{
+	uint64_t before = sum_m(f->used);
+	uint32_t nc = 0, n = f->g->n_rows;
+
+	for (uint32_t i0 = 0; i0 < n; i0 += f->chunk) {
+		struct chunk_job cj = { f, f->order + i0,
+					n - i0 < f->chunk ? n - i0 : f->chunk };
+
+		if (i0 && parsa_stop_due(stop))
+			break;
+		if (f->par)
+			f->par(f->par_arg, f->ntasks, chunk_task, &cj);
+		else
+			for (uint32_t t = 0; t < f->ntasks; t++)
+				chunk_task(&cj, t);
+		for (uint32_t i = 0; i < cj.n; i++) {
+			uint32_t u = cj.rows[i];
+			const struct fm_eval *e = &f->ev[i];
+
+			if (e->mv.to != UINT32_MAX) {
+				if (still_good(f, u, e->mv.to)) {
+					apply_move(f, u, e->mv.to);
+					++*moves;
+				}
+			} else if (e->full.to != UINT32_MAX && f->swaps &&
+				   cand_room(f, nc)) {
+				f->cand[nc++] = (struct fm_cand){
+					f->part[u], e->full.to,
+					clamp32(e->full.gain), u };
+			}
+		}
+	}
+	if (nc)
+		swap_phase(f, nc, moves);
+	assert(sum_m(f->used) <= before);
+	return (int64_t)before - (int64_t)sum_m(f->used);
+}
+
 /* One sweep in a fresh random order (cut short when stop comes due,
  * polled every PARSA_STOP_POPS examples), then the swap phase; returns the
- * drop of Σ M. */
+ * drop of Σ M.  Exact sweeps are chunked when f->ev is set. */
 static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 		     const struct parsa_stop *stop, uint64_t *moves)
 {
@@ -440,6 +601,8 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 
 	f->epoch++;
 	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
+	if (f->ev && !f->pmode)
+		return sweep_chunked(f, stop, moves);
 	for (uint32_t i = 0; i < f->g->n_rows; i++) {
 		uint32_t u = f->order[i];
 		struct fm_move full, mv;
@@ -613,9 +776,16 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 			*st = s;
 		return 0;
 	}
-	rc = fm_init(&f, g, part, used, o, err);
+	rc = fm_init(&f, g, part, used, o, err); /* frees f on failure */
 	if (rc)
 		return rc;
+	if (o->chunk && g->n_rows >= (o->chunk_min_rows ? o->chunk_min_rows
+						       : PARSA_FM_CHUNK_MIN_ROWS))
+		rc = chunk_init(&f, o, err);
+	if (rc) {
+		fm_free(&f);
+		return rc;
+	}
 	parsa_rng_seed(&rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
 	rebalance(&f, &s.moves);
 	mbalance(&f, &s.moves);

@@ -57,8 +57,21 @@
  * ones and the guarantees above still hold; `used` is recomputed exactly at
  * the end when a count saturated.  Memory: 2 k |V| bytes.
  *
+ * Chunked sweeps (chunk > 0, on graphs of at least chunk_min_rows
+ * examples; exact sweeps only): the sweep's order is cut into chunks of
+ * `chunk` examples; the moves of a chunk are chosen against the state at
+ * the chunk's start (in par_tasks tasks, which o->par may run on threads:
+ * this evaluation is most of a sweep's cost), then applied in order, each
+ * after an exact check of its gain, caps and acceptance rule on the
+ * current state (a move that no longer qualifies is dropped).  So every
+ * guarantee above holds, and the result depends on the seed and chunk
+ * only: not on par_tasks, on par, or on the order the tasks run in.  It
+ * differs from the one-at-a-time sweep's (a move is chosen without the
+ * chunk's earlier moves).
+ *
  * Cost per sweep: O(Σ_u Σ_{v∈N(u)} (1 + λ_v)) ≤ O(k |E|).
- * Deterministic for a given seed.  No globals; not thread-safe per call.
+ * Deterministic for a given seed.  No globals; not thread-safe per call
+ * (its own tasks aside).
  */
 #ifndef PARSA_FM_H
 #define PARSA_FM_H
@@ -69,6 +82,16 @@
 #include "parsa_graph.h"
 #include "parsa_nbrset.h"
 #include "parsa_stop.h"
+
+/* The parallel evaluation of chunked sweeps: par(par_arg, n, fn, fn_arg)
+ * must call fn(fn_arg, t) exactly once for every t in [0, n), on any
+ * threads in any order, and return when all calls have returned. */
+typedef void (*parsa_fm_task_fn)(void *fn_arg, uint32_t t);
+typedef void (*parsa_fm_par_fn)(void *par_arg, uint32_t n,
+				parsa_fm_task_fn fn, void *fn_arg);
+
+/* The default chunk_min_rows: smaller graphs sweep one move at a time. */
+#define PARSA_FM_CHUNK_MIN_ROWS 262144
 
 struct parsa_fm_opts {
 	uint32_t max_passes; /* sweeps (0: nothing to do) */
@@ -90,6 +113,14 @@ struct parsa_fm_opts {
 	const struct parsa_stop *stop; /* borrowed, may be NULL: polled
 					* before and within every sweep
 					* (parsa_stop.h) */
+	uint32_t chunk;      /* chunked sweeps (above): examples per chunk;
+			      * 0 = one move at a time */
+	uint32_t chunk_min_rows; /* chunked only on at least this many
+				  * examples; 0 = PARSA_FM_CHUNK_MIN_ROWS */
+	uint32_t par_tasks;  /* tasks per chunk (0 counts as 1); each has
+			      * its own scratch of O(k) */
+	parsa_fm_par_fn par; /* may be NULL: the tasks run in the caller */
+	void *par_arg;
 };
 
 struct parsa_fm_stats {

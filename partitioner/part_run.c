@@ -517,8 +517,10 @@ static int chain_task(void *arg, uint32_t i, struct parsa_err *err)
 	struct chain *ch;
 	int rc;
 
+	co.par = NULL; /* this chain is a thread already */
+
 	if (i == cs->m) {
-		rc = scratch_build(cs->sx->ds, cs->o, cs->fo, &cs->sx->c,
+		rc = scratch_build(cs->sx->ds, cs->o, &co, &cs->sx->c,
 				   &cs->sx->st, err);
 		cs->sx->built = rc == 0;
 		return rc;
@@ -679,6 +681,37 @@ static int vchains_from(const struct parsa_graph *g,
 	return rc;
 }
 
+/* Examples per chunk of the chunked T_sum sweeps (parsa_fm.h), which run
+ * on graphs of at least PARSA_FM_CHUNK_MIN_ROWS examples; the placement
+ * depends on it, not on the threads. */
+#define PART_SWEEP_CHUNK 8192
+
+/* parsa_fm's parallel evaluation on part_pool: par_arg is the number of
+ * threads (uint32_t); every task runs (part_pool never fails a task). */
+struct fm_par_call {
+	parsa_fm_task_fn fn;
+	void *fn_arg;
+};
+
+static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	const struct fm_par_call *pc = arg;
+
+	(void)err;
+	pc->fn(pc->fn_arg, t);
+	return 0;
+}
+
+static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
+		   void *fn_arg)
+{
+	struct fm_par_call pc = { fn, fn_arg };
+	struct parsa_err e;
+
+	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
+			    &e);
+}
+
 /* The guard's bound on a step-1 figure v: floor(v * slack), v itself for
  * slack <= 1, no bound for an infinite slack. */
 static uint64_t guard_bound(uint64_t v, double slack)
@@ -742,6 +775,14 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	struct cand step1;
 	uint64_t t1 = 0, m1 = 0;
 	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
+
+	/* the sweeps on the original graph evaluate their chunks on the
+	 * threads; the chains (on threads of their own) copy fo and run
+	 * their tasks in turn (chain_task) */
+	fo.chunk = PART_SWEEP_CHUNK;
+	fo.par_tasks = threads;
+	fo.par = threads > 1 ? fm_par : NULL;
+	fo.par_arg = &threads;
 	/* with threads to spare and no deadline, the multilevel candidate is
 	 * built beside the chains (under a deadline it runs last, if time is
 	 * left for it) */

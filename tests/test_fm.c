@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "testpart.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,137 @@ static void test_fm_properties(void)
 		free(M0);
 		free(M1);
 		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+	}
+}
+
+/* parsa_fm_opts.par for the tests: the tasks in reverse order, or (arg
+ * non-NULL) on one pthread each. */
+struct par_thread {
+	parsa_fm_task_fn fn;
+	void *fn_arg;
+	uint32_t t;
+};
+
+static void *par_thread_main(void *p)
+{
+	struct par_thread *pt = p;
+
+	pt->fn(pt->fn_arg, pt->t);
+	return NULL;
+}
+
+static void par_test(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
+		     void *fn_arg)
+{
+	if (!par_arg) {
+		for (uint32_t t = n; t-- > 0;)
+			fn(fn_arg, t);
+		return;
+	}
+	{
+		pthread_t th[16];
+		struct par_thread pt[16];
+
+		REQUIRE(n <= 16);
+		for (uint32_t t = 0; t < n; t++) {
+			pt[t] = (struct par_thread){ fn, fn_arg, t };
+			REQUIRE(pthread_create(&th[t], NULL, par_thread_main,
+					       &pt[t]) == 0);
+		}
+		for (uint32_t t = 0; t < n; t++)
+			pthread_join(th[t], NULL);
+	}
+}
+
+/* One refinement of part (copied) with o; the result in out. */
+static void refine_copy(const struct parsa_graph *g, uint32_t k,
+			const uint32_t *part, const struct parsa_fm_opts *o,
+			uint32_t *out, struct parsa_fm_stats *st)
+{
+	struct parsa_nbrset used;
+
+	memcpy(out, part, g->n_rows * sizeof(uint32_t));
+	REQUIRE(parsa_nbrset_init(&used, g->n_cols, k, NULL) == 0);
+	REQUIRE(parsa_used_sets(g, out, &used, NULL) == 0);
+	REQUIRE(parsa_fm_refine(g, out, &used, o, st, NULL) == 0);
+	tu_check_used(g, out, &used);
+	parsa_nbrset_release(&used);
+}
+
+/*
+ * Chunked sweeps: chunk 1 is the one-at-a-time sweep exactly; for larger
+ * chunks the result does not depend on the tasks, their order or threads;
+ * every guarantee holds (cap, M cap, connectivity never raised, sets
+ * exact, stats by brute force).
+ */
+static void test_fm_chunked(void)
+{
+	struct parsa_rng r;
+	int dummy = 1;
+
+	parsa_rng_seed(&r, 99);
+	for (int iter = 0; iter < 60; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, iter % 8 == 0 ? 80 : 10);
+		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&r, 600);
+		uint32_t cols = 1 + (uint32_t)parsa_rng_below(&r, 300);
+		uint32_t chunk = 2 + (uint32_t)parsa_rng_below(&r, 50);
+		struct parsa_graph g;
+		struct parsa_fm_stats st0, st1, st;
+		uint32_t *part = malloc(rows * sizeof(uint32_t));
+		uint32_t *p0 = malloc(rows * sizeof(uint32_t));
+		uint32_t *p1 = malloc(rows * sizeof(uint32_t));
+		uint32_t *pc = malloc(rows * sizeof(uint32_t));
+		uint32_t *px = malloc(rows * sizeof(uint32_t));
+		uint64_t *M0 = calloc(k, sizeof(uint64_t)), *M1 = calloc(k, sizeof(uint64_t));
+		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0, c1;
+		struct parsa_fm_opts o = { 1 + iter % 5, cap, 0, 0.0, (uint64_t)iter,
+					   iter % 2, 0, (uint32_t)(iter % 4 == 1 ? 8 : 0),
+					   NULL };
+
+		tu_heavy_graph(&g, &r, rows, cols, 12, 300);
+		for (uint32_t u = 0; u < rows; u++) /* within the cap */
+			part[u] = u % k;
+		c0 = tu_brute_conn(&g, part, k, M0);
+		o.m_limit = tu_max_of(M0, k) + (iter % 3 == 0 ? 5 : 0);
+		refine_copy(&g, k, part, &o, p0, &st0);
+		/* chunk 1: the same as one move at a time */
+		o.chunk = 1;
+		o.chunk_min_rows = 1;
+		o.par_tasks = 1;
+		refine_copy(&g, k, part, &o, p1, &st1);
+		CHECK(memcmp(p0, p1, rows * sizeof(uint32_t)) == 0);
+		CHECK_INT(st0.moves, ==, st1.moves);
+		CHECK_INT(st0.conn_after, ==, st1.conn_after);
+		/* a larger chunk: tasks, order and threads do not matter */
+		o.chunk = chunk;
+		refine_copy(&g, k, part, &o, pc, &st);
+		c1 = tu_brute_conn(&g, pc, k, M1);
+		CHECK_INT(st.conn_before, ==, c0);
+		CHECK_INT(st.conn_after, ==, c1);
+		CHECK_INT(c1, <=, c0);
+		CHECK_INT(tu_max_of(M1, k), <=, o.m_limit);
+		CHECK_INT(tu_max_size(pc, NULL, rows, k), <=,
+			  cap > (rows + k - 1) / k ? cap : (rows + k - 1) / k);
+		for (int v = 0; v < 3; v++) {
+			o.par_tasks = v == 0 ? 3 : v == 1 ? chunk + 5 : 4;
+			o.par = par_test;
+			o.par_arg = v == 2 ? &dummy : NULL;
+			refine_copy(&g, k, part, &o, px, &st1);
+			CHECK(memcmp(pc, px, rows * sizeof(uint32_t)) == 0);
+			CHECK_INT(st.moves, ==, st1.moves);
+		}
+		/* below chunk_min_rows: one move at a time */
+		o.chunk_min_rows = rows + 1;
+		refine_copy(&g, k, part, &o, px, &st1);
+		CHECK(memcmp(p0, px, rows * sizeof(uint32_t)) == 0);
+		free(part);
+		free(p0);
+		free(p1);
+		free(pc);
+		free(px);
+		free(M0);
+		free(M1);
 		parsa_graph_release(&g);
 	}
 }
@@ -374,6 +506,7 @@ static void test_rejects_bad_input(void)
 int main(void)
 {
 	RUN(test_fm_properties);
+	RUN(test_fm_chunked);
 	RUN(test_fm_rebalances);
 	RUN(test_fm_saturated_counts);
 	RUN(test_ml_properties);

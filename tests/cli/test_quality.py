@@ -308,6 +308,28 @@ def test_best_same_for_every_thread_count():
 
 
 @test
+def test_chunked_sweeps_same_for_every_thread_count():
+    # from PARSA_FM_CHUNK_MIN_ROWS (262144) examples on, the T_sum sweeps
+    # evaluate chunks of moves on --threads threads: the placement must be
+    # the same for 1, 2 and 3 threads, valid and never worse than fast
+    data = tmp("chunked.svm")
+    run("gen", "--examples", 270000, "--features", 40000, "--avg-nnz", 4,
+        "--topics", 16, "--out", data, "-q")
+    fast = part(data, 8, tmp("ch-fast"), "--quality", "fast", "--random-trials", 1)
+    seen = []
+    for t in (1, 2, 3):
+        prefix = tmp("ch-%d" % t)
+        rep = part(data, 8, prefix, "--threads", t, "--random-trials", 1)
+        seen.append(read_lines(prefix + ".examples"))
+        assert rep["refine"]["tsum_moves"] > 0, rep["refine"]
+        m, f = rep["metrics"], fast["metrics"]
+        assert m["T_sum"] < f["T_sum"] and m["M_max"] <= f["M_max"], (m, f)
+        assert m["T_max"] <= f["T_max"] and m["imbalance"] <= 1.03 + 1e-9, (m, f)
+    check_placement(prefix, 8)
+    assert seen[0] == seen[1] == seen[2]
+
+
+@test
 def test_param_imbalance_caps_features_per_server():
     data = "data/movielens-sample.csv.gz"
     k, x = 4, 1.05
