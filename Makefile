@@ -83,7 +83,7 @@ PARSA_BIN = $(BUILD)/parsa
 # plain `make` builds everything (the per-layer library rules come first)
 .DEFAULT_GOAL := all
 
-.PHONY: all libs test check tsan demo bench bench-hosts screenshots fuzz deps clean lint headers-check layers-check
+.PHONY: all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
 libs: $(ALL_LIBS)
 
@@ -163,6 +163,14 @@ bench: deps
 bench-hosts: deps
 	$(MAKE) $(PARSA_BIN)
 	@bash scripts/bench-hosts.sh $(BUILD)
+
+# Scale (issue 17): 10M and 100M nonzeros (BENCH_SCALE_ARGS="--sizes
+# 10M,100M,1B" for a billion: ~10 GB of text in $PARSA_BENCH_TMP), the
+# large shared sets, streaming and MPI over emulated hosts, beside METIS.
+bench-scale: deps
+	$(MAKE) $(PARSA_BIN)
+	@mkdir -p bench/results
+	python3 bench/scale.py $(BUILD) $(BENCH_SCALE_ARGS) | tee bench/results/scale-$$(date +%Y%m%d-%H%M%S).md
 
 fuzz: deps
 	@bash scripts/fuzz.sh
