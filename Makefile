@@ -110,7 +110,11 @@ $(UI_OBJ): $(UI_GEN) http/http_ui.h
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(ALL_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(ALL_LIBS) $(LDLIBS) $(TEST_LDFLAGS)
+
+# test_allocfail fails each allocation of the libraries in turn: their
+# malloc, calloc, realloc and free calls go through its wrappers.
+$(BUILD)/tests/test_allocfail: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 # Fuzz targets: built here with a standalone main() that replays a corpus.
 $(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(ALL_LIBS)

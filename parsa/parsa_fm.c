@@ -59,7 +59,10 @@ struct fm {
 	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
 	uint32_t cand_cap;    /* allocated entries of cand */
 	int swaps;            /* swap phase on */
-	int nomem;            /* a (benign) cand allocation failed */
+	int nomem;            /* a cand allocation failed: the call goes on
+			       * with fewer candidates (every bound but
+			       * the rebalancing's still holds), then
+			       * fails with PARSA_ENOMEM */
 };
 
 /* Evaluation scratch (eval_move): hits and acc (k) and tmask (words),
@@ -341,7 +344,8 @@ static int32_t clamp32(int64_t x)
 }
 
 /* Room for candidate nc (grows cand); 0 if out of memory (the swap phase
- * and rebalancing then work with fewer candidates: benign). */
+ * and rebalancing then work with fewer candidates, and the call ends with
+ * PARSA_ENOMEM: its result would not be the one the seed gives). */
 static int cand_room(struct fm *f, uint32_t nc)
 {
 	struct fm_cand *p;
@@ -470,8 +474,10 @@ static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
 		      struct parsa_err *err)
 {
 	uint32_t k = f->k, words = f->used->words;
-	size_t per = (size_t)k * (sizeof(uint32_t) + sizeof(int64_t)) +
-		     (size_t)words * sizeof(uint64_t);
+	/* one block per task, a multiple of 64 bytes (aligned for the
+	 * uint64_t words, and no cache line shared between tasks) */
+	size_t per = ((size_t)k * (sizeof(uint32_t) + sizeof(int64_t)) +
+		      (size_t)words * sizeof(uint64_t) + 63) & ~(size_t)63;
 	unsigned char *p;
 
 	f->chunk = o->chunk;
@@ -820,6 +826,9 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	}
 	if (f.saturated)
 		rc = parsa_used_sets(g, part, used, err);
+	if (rc == 0 && f.nomem)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
+				"move candidates)");
 	fm_free(&f);
 	s.conn_after = parsa_connectivity(used);
 	assert(s.conn_after <= s.conn_mid);

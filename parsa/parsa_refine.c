@@ -25,6 +25,7 @@ struct refine {
 	uint32_t *head;  /* k: first example of each part (list), or NIL */
 	uint32_t *next;  /* n_rows: next example of the same part */
 	uint32_t *prev;  /* n_rows: previous example of the same part */
+	uint64_t *key;   /* n_rows: order_candidates' sort keys */
 };
 
 #define NIL UINT32_MAX
@@ -43,6 +44,7 @@ static void refine_free(struct refine *r)
 	free(r->head);
 	free(r->next);
 	free(r->prev);
+	free(r->key);
 }
 
 static void list_push(struct refine *r, uint32_t j, uint32_t u)
@@ -83,8 +85,9 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 	r->head = malloc(r->k * sizeof(uint32_t));
 	r->next = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	r->prev = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	r->key = malloc(((size_t)g->n_rows + 1) * sizeof(uint64_t));
 	if (!r->M || !r->size || !r->cnt || !r->cnt2 || !r->hits || !r->cand || !r->head ||
-	    !r->next || !r->prev) {
+	    !r->next || !r->prev || !r->key) {
 		refine_free(r);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
 	}
@@ -290,13 +293,13 @@ static int try_swap(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 }
 
 /* Order the candidates by private fraction gain/deg, largest first (they
- * free the most memory per feature they carry over); stable, by key. */
+ * free the most memory per feature they carry over); stable, by key (its
+ * buffer allocated with the rest: no allocation that could fail here and
+ * change the order). */
 static void order_candidates(struct refine *r, uint32_t n)
 {
-	uint64_t *key = malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
+	uint64_t *key = r->key;
 
-	if (!key)
-		return; /* benign: keep index order */
 	for (uint32_t c = 0; c < n; c++) {
 		uint32_t u = r->cand[c], deg = parsa_graph_degree(r->g, u);
 		uint64_t frac = deg ? ((uint64_t)gain_of(r, u) << 20) / deg : 0;
@@ -306,7 +309,6 @@ static void order_candidates(struct refine *r, uint32_t n)
 	qsort(key, n, sizeof(uint64_t), base_cmp_u64);
 	for (uint32_t c = 0; c < n; c++)
 		r->cand[c] = (uint32_t)key[c];
-	free(key);
 }
 
 /* One round on the current largest partition p; returns moves made. */
