@@ -1059,22 +1059,36 @@ static const char *const objective_names[] = {
 	[PART_OBJ_TSUM] = "tsum",
 };
 
+/* The index of s in names[0..n), or -1. */
+static int name_index(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* names[i], or "?" out of range. */
+static const char *name_at(const char *const *names, size_t n, unsigned i)
+{
+	return i < n ? names[i] : "?";
+}
+
+#define NAMES_N(a) (sizeof(a) / sizeof(*(a)))
+
 int part_objective_parse(const char *s, enum part_objective *ob)
 {
-	for (size_t i = 0; i < sizeof(objective_names) / sizeof(*objective_names);
-	     i++)
-		if (strcmp(s, objective_names[i]) == 0) {
-			*ob = (enum part_objective)i;
-			return 0;
-		}
-	return PARSA_EINVAL;
+	int i = name_index(objective_names, NAMES_N(objective_names), s);
+
+	if (i < 0)
+		return PARSA_EINVAL;
+	*ob = (enum part_objective)i;
+	return 0;
 }
 
 const char *part_objective_name(enum part_objective ob)
 {
-	if ((unsigned)ob >= sizeof(objective_names) / sizeof(*objective_names))
-		return "?";
-	return objective_names[ob];
+	return name_at(objective_names, NAMES_N(objective_names), (unsigned)ob);
 }
 
 int part_cap_parse(const char *s, struct part_cap *c)
@@ -1128,19 +1142,17 @@ static const char *const method_names[] = {
 
 int part_method_parse(const char *s, enum part_method *m)
 {
-	for (size_t i = 0; i < sizeof(method_names) / sizeof(*method_names); i++)
-		if (strcmp(s, method_names[i]) == 0) {
-			*m = (enum part_method)i;
-			return 0;
-		}
-	return PARSA_EINVAL;
+	int i = name_index(method_names, NAMES_N(method_names), s);
+
+	if (i < 0)
+		return PARSA_EINVAL;
+	*m = (enum part_method)i;
+	return 0;
 }
 
 const char *part_method_name(enum part_method m)
 {
-	if ((unsigned)m >= sizeof(method_names) / sizeof(*method_names))
-		return "?";
-	return method_names[m];
+	return name_at(method_names, NAMES_N(method_names), (unsigned)m);
 }
 
 int part_rule_parse(const char *s, enum parsa_rule *r)
