@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "part_cache.h"
 #include "part_hash.h"
 
 #define PROGRESS_MASK 0xffffUL  /* progress every 64Ki lines */
@@ -801,8 +802,11 @@ int part_read_file(const char *path, const struct part_read_opts *o,
 		   struct part_dataset *ds, struct parsa_err *err)
 {
 	struct part_lines *l;
-	int rc = part_lines_open(&l, path, err);
+	int rc;
 
+	if (part_cache_probe(path))
+		return part_cache_read(path, o, ds, err);
+	rc = part_lines_open(&l, path, err);
 	if (rc)
 		return rc;
 	rc = part_read_lines(l, o, ds, err);
@@ -857,8 +861,12 @@ void part_dataset_release(struct part_dataset *ds)
 {
 	if (!ds)
 		return;
-	parsa_graph_release(&ds->g);
-	free(ds->feat_id);
+	if (ds->map) {
+		part_cache_unmap(ds->map, ds->map_len);
+	} else {
+		parsa_graph_release(&ds->g);
+		free(ds->feat_id);
+	}
 	part_dataset_init(ds);
 }
 

@@ -118,6 +118,11 @@ struct part_dataset {
 				     dropped (edges mode: repeated edges) */
 	uint64_t self_loops;      /* SNAP self-loop lines (add no feature) */
 	uint64_t empty_rows;      /* examples without features */
+	void *map;                /* read from a binary cache (part_cache.h):
+				     g's arrays and feat_id point into this
+				     mapping of map_len bytes, which
+				     part_dataset_release unmaps */
+	size_t map_len;
 };
 
 /*
@@ -141,7 +146,9 @@ void part_dataset_release(struct part_dataset *ds);
 /*
  * Read the file at path ("-" = stdin; gzip or plain) into *ds (which must
  * be initialised; its old content is released on success only).  o may be
- * NULL (= AUTO, adjacency).  Returns 0 or an error code (see above).
+ * NULL (= AUTO, adjacency).  Returns 0 or an error code (see above).  A
+ * binary cache (a file starting with the pcsr magic, part_cache.h) is read
+ * by part_cache_read instead, whatever its name.
  */
 int part_read_file(const char *path, const struct part_read_opts *o,
 		   struct part_dataset *ds, struct parsa_err *err);

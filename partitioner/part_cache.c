@@ -1,0 +1,777 @@
+/*
+ * part_cache: write and read the binary dataset cache (format and rules in
+ * part_cache.h).
+ */
+#include "part_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base_hash.h"
+
+const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN] = {
+	'P', 'C', 'S', 'R', '\r', '\n', 0x1a, '\n'
+};
+
+#define ENDIAN_MARK 0x01020304u
+#define ENDIAN_FOREIGN 0x04030201u
+#define HDR_SIZE 128u
+#define SECT_SIZE 32u
+#define ALIGN 64u
+#define FLAG_TRANSPOSE 1u
+
+enum { S_ROW_PTR = 1, S_COL, S_FEAT_ID, S_T_ROW_PTR, S_T_COL, S_MAX };
+
+/* The header as it is on disk (naturally aligned, no padding). */
+struct hdr {
+	unsigned char magic[8];
+	uint32_t version, endian, header_size, n_sections;
+	uint64_t file_size;
+	uint32_t n_rows, n_cols;
+	uint64_t nnz;
+	uint32_t format, graph;
+	uint64_t lines, entries, duplicates, self_loops, empty_rows;
+	uint32_t flags, zero0;
+	uint64_t zero1, zero2;
+	uint64_t hash;
+};
+
+struct sect {
+	uint32_t id, elem;
+	uint64_t offset, length, hash;
+};
+
+_Static_assert(sizeof(struct hdr) == HDR_SIZE, "pcsr header is 128 bytes");
+_Static_assert(sizeof(struct sect) == SECT_SIZE, "pcsr section entry");
+
+static const char *const sect_name[S_MAX] = {
+	"?", "row_ptr", "col", "feat_id", "t_row_ptr", "t_col"
+};
+
+/* ---- checksum -------------------------------------------------------------- */
+
+struct hasher {
+	uint64_t h[4];
+	uint64_t len;
+	unsigned char tail[32];
+	size_t ntail;
+};
+
+static void hash_init(struct hasher *s, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		s->h[i] = base_mix64(seed + (uint64_t)(i + 1) * BASE_GOLDEN64);
+	s->len = 0;
+	s->ntail = 0;
+}
+
+static void hash_block(struct hasher *s, const unsigned char *p)
+{
+	uint64_t w[4];
+
+	memcpy(w, p, 32);
+	s->h[0] = base_mix64(s->h[0] ^ w[0]);
+	s->h[1] = base_mix64(s->h[1] ^ w[1]);
+	s->h[2] = base_mix64(s->h[2] ^ w[2]);
+	s->h[3] = base_mix64(s->h[3] ^ w[3]);
+}
+
+static void hash_add(struct hasher *s, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+
+	s->len += n;
+	if (s->ntail) {
+		size_t m = 32 - s->ntail < n ? 32 - s->ntail : n;
+
+		memcpy(s->tail + s->ntail, p, m);
+		s->ntail += m;
+		p += m;
+		n -= m;
+		if (s->ntail < 32)
+			return;
+		hash_block(s, s->tail);
+		s->ntail = 0;
+	}
+	for (; n >= 32; p += 32, n -= 32)
+		hash_block(s, p);
+	memcpy(s->tail, p, n);
+	s->ntail = n;
+}
+
+static uint64_t hash_end(struct hasher *s)
+{
+	uint64_t r;
+
+	if (s->ntail) {
+		memset(s->tail + s->ntail, 0, 32 - s->ntail);
+		hash_block(s, s->tail);
+	}
+	r = base_mix64(s->len);
+	for (int i = 0; i < 4; i++)
+		r = base_mix64(r ^ s->h[i]);
+	return r;
+}
+
+static uint64_t hash_buf(const void *buf, size_t n)
+{
+	struct hasher s;
+
+	hash_init(&s, n);
+	hash_add(&s, buf, n);
+	return hash_end(&s);
+}
+
+/* The header checksum: bytes [0, size) with the hash field taken as 0. */
+static uint64_t hash_header(const unsigned char *p, size_t size)
+{
+	struct hasher s;
+	uint64_t zero = 0;
+
+	hash_init(&s, size);
+	hash_add(&s, p, offsetof(struct hdr, hash));
+	hash_add(&s, &zero, sizeof(zero));
+	hash_add(&s, p + HDR_SIZE, size - HDR_SIZE);
+	return hash_end(&s);
+}
+
+static uint64_t align_up(uint64_t x)
+{
+	return (x + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+/* ---- probing ------------------------------------------------------------------ */
+
+int part_cache_is_magic(const void *buf, size_t len)
+{
+	return len >= PART_CACHE_MAGIC_LEN &&
+	       memcmp(buf, part_cache_magic, PART_CACHE_MAGIC_LEN) == 0;
+}
+
+int part_cache_probe(const char *path)
+{
+	unsigned char b[PART_CACHE_MAGIC_LEN];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!path || strcmp(path, "-") == 0)
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) ? read(fd, b, sizeof(b))
+							  : -1;
+	close(fd);
+	return n == (ssize_t)sizeof(b) && part_cache_is_magic(b, sizeof(b));
+}
+
+/* ---- writing -------------------------------------------------------------------- */
+
+struct wsect {
+	uint32_t id, elem;
+	const void *data;
+	uint64_t length;
+};
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		size_t chunk = n > (1u << 30) ? (1u << 30) : n;
+		ssize_t w = write(fd, p, chunk);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int write_file(int fd, const struct part_dataset *ds,
+		      const struct wsect *ws, uint32_t ns, uint32_t flags,
+		      const struct part_cache_write_opts *o)
+{
+	static const unsigned char zeros[ALIGN];
+	uint64_t header_size = HDR_SIZE + (uint64_t)SECT_SIZE * ns, pos;
+	unsigned char *head = calloc(1, header_size);
+	struct sect *tab = (struct sect *)(head + HDR_SIZE);
+	struct hdr h;
+	uint64_t total = 0, done = 0;
+	int rc = 0;
+
+	if (!head)
+		return -2;
+	pos = header_size;
+	for (uint32_t i = 0; i < ns; i++) {
+		pos = align_up(pos);
+		tab[i].id = ws[i].id;
+		tab[i].elem = ws[i].elem;
+		tab[i].offset = pos;
+		tab[i].length = ws[i].length;
+		pos += ws[i].length;
+		total += ws[i].length;
+	}
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, part_cache_magic, sizeof(h.magic));
+	h.version = PART_CACHE_VERSION;
+	h.endian = ENDIAN_MARK;
+	h.header_size = (uint32_t)header_size;
+	h.n_sections = ns;
+	h.file_size = pos;
+	h.n_rows = ds->g.n_rows;
+	h.n_cols = ds->g.n_cols;
+	h.nnz = parsa_graph_nnz(&ds->g);
+	h.format = (uint32_t)ds->format;
+	h.graph = (uint32_t)ds->graph;
+	h.lines = ds->lines;
+	h.entries = ds->entries;
+	h.duplicates = ds->duplicates;
+	h.self_loops = ds->self_loops;
+	h.empty_rows = ds->empty_rows;
+	h.flags = flags;
+	for (uint32_t i = 0; i < ns; i++) {
+		tab[i].hash = hash_buf(ws[i].data, ws[i].length);
+		done += ws[i].length;
+		if (o->progress)
+			o->progress(o->progress_arg, done / 2, total);
+	}
+	memcpy(head, &h, sizeof(h));
+	h.hash = hash_header(head, header_size);
+	memcpy(head, &h, sizeof(h));
+	rc = write_all(fd, head, header_size);
+	pos = header_size;
+	done = 0;
+	for (uint32_t i = 0; i < ns && !rc; i++) {
+		uint64_t gap = tab[i].offset - pos;
+
+		rc = write_all(fd, zeros, (size_t)gap);
+		if (!rc && ws[i].length)
+			rc = write_all(fd, ws[i].data, (size_t)ws[i].length);
+		pos = tab[i].offset + ws[i].length;
+		done += ws[i].length;
+		if (o->progress)
+			o->progress(o->progress_arg, total / 2 + done / 2, total);
+	}
+	free(head);
+	return rc;
+}
+
+int part_cache_write(const char *path, const struct part_dataset *ds,
+		     const struct part_cache_write_opts *o,
+		     struct parsa_err *err)
+{
+	static const struct part_cache_write_opts defaults;
+	const struct parsa_graph *g;
+	struct parsa_graph t;
+	struct wsect ws[S_MAX];
+	uint32_t ns = 0, flags = 0;
+	uint64_t nnz;
+	char *tmp = NULL;
+	int rc, fd, wr;
+
+	if (!o)
+		o = &defaults;
+	if (!path || !*path || !ds)
+		return parsa_fail(err, PARSA_EINVAL, "cache: no path or dataset");
+	g = &ds->g;
+	nnz = parsa_graph_nnz(g);
+	if (g->n_cols && !ds->feat_id)
+		return parsa_fail(err, PARSA_EINVAL, "%s: the dataset has no feature ids", path);
+	parsa_graph_init(&t);
+	if (!o->no_transpose) {
+		rc = g->n_rows ? parsa_graph_transpose(g, &t, err) : 0;
+		if (rc)
+			return rc;
+		flags |= FLAG_TRANSPOSE;
+	}
+	ws[ns++] = (struct wsect){S_ROW_PTR, 8, g->row_ptr,
+				  g->row_ptr && g->n_rows ? ((uint64_t)g->n_rows + 1) * 8 : 0};
+	ws[ns++] = (struct wsect){S_COL, 4, g->col, nnz * 4};
+	ws[ns++] = (struct wsect){S_FEAT_ID, 8, ds->feat_id,
+				  (uint64_t)g->n_cols * 8};
+	if (flags & FLAG_TRANSPOSE) {
+		ws[ns++] = (struct wsect){S_T_ROW_PTR, 8, t.row_ptr,
+					  t.row_ptr && g->n_rows ? ((uint64_t)g->n_cols + 1) * 8 : 0};
+		ws[ns++] = (struct wsect){S_T_COL, 4, t.col, t.row_ptr && g->n_rows ? nnz * 4 : 0};
+	}
+	tmp = malloc(strlen(path) + 32);
+	if (!tmp) {
+		parsa_graph_release(&t);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	sprintf(tmp, "%s.%ld.tmp", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		rc = parsa_fail(err, PARSA_EIO, "%s: cannot create %s: %s", path,
+				tmp, strerror(errno));
+		goto out;
+	}
+	wr = write_file(fd, ds, ws, ns, flags, o);
+	if (wr == -2) {
+		close(fd);
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	} else if (wr != 0) {
+		rc = parsa_fail(err, PARSA_EIO, "%s: writing %s: %s", path, tmp,
+				strerror(errno));
+		close(fd);
+	} else if (close(fd) != 0) {
+		rc = parsa_fail(err, PARSA_EIO, "%s: writing %s: %s", path, tmp,
+				strerror(errno));
+	} else if (rename(tmp, path) != 0) {
+		rc = parsa_fail(err, PARSA_EIO, "%s: renaming %s to it: %s",
+				path, tmp, strerror(errno));
+	} else {
+		rc = 0;
+	}
+	if (rc)
+		unlink(tmp);
+out:
+	free(tmp);
+	parsa_graph_release(&t);
+	return rc;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+struct view {
+	struct hdr h;
+	const uint64_t *row_ptr, *feat_id, *t_row_ptr;
+	const uint32_t *col, *t_col;
+};
+
+/* a * b into *r unless it overflows (then 0 is returned). */
+static int mul_ok(uint64_t a, uint64_t b, uint64_t *r)
+{
+	if (a && b > UINT64_MAX / a)
+		return 0;
+	*r = a * b;
+	return 1;
+}
+
+static int bad(struct parsa_err *err, const char *name, const char *what)
+{
+	return parsa_fail(err, PARSA_EPARSE, "%s: %s", name, what);
+}
+
+static int check_header(const char *name, const unsigned char *p,
+			uint64_t size, struct hdr *h, struct parsa_err *err)
+{
+	if (!part_cache_is_magic(p, size))
+		return bad(err, name, "not a parsa dataset cache (no pcsr magic)");
+	if (size < HDR_SIZE)
+		return parsa_fail(err, PARSA_EPARSE,
+				  "%s: truncated pcsr file (%llu bytes, shorter than its %u-byte header)",
+				  name, (unsigned long long)size, HDR_SIZE);
+	memcpy(h, p, sizeof(*h));
+	if (h->endian == ENDIAN_FOREIGN)
+		return bad(err, name, "pcsr file written on a machine of the other byte order (foreign endianness); convert the text file again on this machine");
+	if (h->endian != ENDIAN_MARK)
+		return bad(err, name, "corrupt pcsr header (bad endianness marker)");
+	if (h->version != PART_CACHE_VERSION)
+		return parsa_fail(err, PARSA_EPARSE,
+				  "%s: pcsr format version %u, this parsa reads version %u; convert the text file again",
+				  name, h->version, PART_CACHE_VERSION);
+	if (h->n_sections < 1 || h->n_sections > S_MAX - 1 ||
+	    h->header_size != HDR_SIZE + SECT_SIZE * h->n_sections)
+		return bad(err, name, "corrupt pcsr header (section count)");
+	if (size < h->header_size)
+		return parsa_fail(err, PARSA_EPARSE,
+				  "%s: truncated pcsr file (%llu bytes, shorter than its %u-byte header)",
+				  name, (unsigned long long)size, h->header_size);
+	if (hash_header(p, h->header_size) != h->hash)
+		return bad(err, name, "corrupt pcsr header (checksum mismatch)");
+	if (h->file_size > size)
+		return parsa_fail(err, PARSA_EPARSE,
+				  "%s: truncated pcsr file (%llu bytes, the header says %llu)",
+				  name, (unsigned long long)size,
+				  (unsigned long long)h->file_size);
+	if (h->file_size < size)
+		return parsa_fail(err, PARSA_EPARSE,
+				  "%s: pcsr file has %llu bytes after its end (%llu bytes, the header says %llu)",
+				  name, (unsigned long long)(size - h->file_size),
+				  (unsigned long long)size,
+				  (unsigned long long)h->file_size);
+	if (h->format > PART_FMT_PAIRS || h->graph > PART_GRAPH_EDGES ||
+	    (h->flags & ~FLAG_TRANSPOSE) || h->zero0 || h->zero1 ||
+	    h->zero2)
+		return bad(err, name, "corrupt pcsr header (bad format, mode or flags)");
+	if (h->n_sections != ((h->flags & FLAG_TRANSPOSE) ? 5u : 3u))
+		return bad(err, name, "corrupt pcsr header (section count)");
+	if (h->n_rows == 0 && h->nnz)
+		return bad(err, name, "corrupt pcsr header (nonzeros without examples)");
+	return 0;
+}
+
+/* The length section id must have, or 0 when the counts overflow. */
+static int want_len(const struct hdr *h, uint32_t id, uint64_t *len)
+{
+	switch (id) {
+	case S_ROW_PTR:
+		*len = h->n_rows ? ((uint64_t)h->n_rows + 1) * 8 : 0;
+		return 1;
+	case S_COL:
+	case S_T_COL:
+		return mul_ok(h->nnz, 4, len);
+	case S_FEAT_ID:
+		*len = (uint64_t)h->n_cols * 8;
+		return 1;
+	case S_T_ROW_PTR:
+		*len = h->n_rows ? ((uint64_t)h->n_cols + 1) * 8 : 0;
+		return 1;
+	}
+	return 0;
+}
+
+static int check_sections(const char *name, const unsigned char *p,
+			  const struct hdr *h, struct view *v,
+			  const struct part_read_opts *o,
+			  struct parsa_err *err)
+{
+	const struct sect *tab = (const struct sect *)(p + HDR_SIZE);
+	uint64_t pos = h->header_size, done = h->header_size;
+
+	for (uint32_t i = 0; i < h->n_sections; i++) {
+		struct sect s;
+		uint64_t want = 0;
+		const void *data;
+
+		memcpy(&s, &tab[i], sizeof(s));
+		if (s.id != i + 1 || s.elem != (s.id == S_COL || s.id == S_T_COL ? 4u : 8u))
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr section table (entry %u)",
+					  name, i);
+		if (s.offset != align_up(pos) || s.offset > h->file_size ||
+		    s.length > h->file_size - s.offset)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr section table (%s out of bounds)",
+					  name, sect_name[s.id]);
+		if (!want_len(h, s.id, &want) || want != s.length)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (%s holds %llu bytes, the counts need %llu)",
+					  name, sect_name[s.id],
+					  (unsigned long long)s.length,
+					  (unsigned long long)want);
+		for (uint64_t b = pos; b < s.offset; b++)
+			if (p[b])
+				return parsa_fail(err, PARSA_EPARSE,
+						  "%s: corrupt pcsr file (non-zero padding at byte %llu)",
+						  name, (unsigned long long)b);
+		data = p + s.offset;
+		if (hash_buf(data, s.length) != s.hash)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (checksum mismatch in section %s)",
+					  name, sect_name[s.id]);
+		done += s.length;
+		if (o->progress)
+			o->progress(o->progress_arg, done, h->file_size);
+		pos = s.offset + s.length;
+		switch (s.id) {
+		case S_ROW_PTR: v->row_ptr = s.length ? data : NULL; break;
+		case S_COL: v->col = s.length ? data : NULL; break;
+		case S_FEAT_ID: v->feat_id = s.length ? data : NULL; break;
+		case S_T_ROW_PTR: v->t_row_ptr = s.length ? data : NULL; break;
+		case S_T_COL: v->t_col = s.length ? data : NULL; break;
+		}
+	}
+	if (pos != h->file_size)
+		return bad(err, name, "corrupt pcsr file (its size does not match its sections)");
+	return 0;
+}
+
+/* A graph over the view's arrays (not owned). */
+static void view_graph(const struct view *v, int transpose,
+		       struct parsa_graph *g)
+{
+	parsa_graph_init(g);
+	g->n_rows = transpose ? v->h.n_cols : v->h.n_rows;
+	g->n_cols = transpose ? v->h.n_rows : v->h.n_cols;
+	g->row_ptr = (uint64_t *)(transpose ? v->t_row_ptr : v->row_ptr);
+	g->col = (uint32_t *)(transpose ? v->t_col : v->col);
+	g->row_cap = g->row_ptr ? (uint64_t)g->n_rows + 1 : 0;
+	g->col_cap = v->h.nnz;
+}
+
+static int check_graphs(const char *name, const struct view *v,
+			struct parsa_err *err)
+{
+	struct parsa_graph g;
+	struct parsa_err e;
+
+	for (int t = 0; t < ((v->h.flags & FLAG_TRANSPOSE) ? 2 : 1); t++) {
+		view_graph(v, t, &g);
+		parsa_err_clear(&e);
+		if (g.row_ptr && parsa_graph_nnz(&g) != v->h.nnz)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (%s: %llu nonzeros, the header says %llu)",
+					  name, t ? "transpose" : "CSR",
+					  (unsigned long long)parsa_graph_nnz(&g),
+					  (unsigned long long)v->h.nnz);
+		if (g.row_ptr && parsa_graph_validate(&g, &e) != 0)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (%s: %s)", name,
+					  t ? "transpose" : "CSR", e.msg);
+	}
+	return 0;
+}
+
+static int check_opts(const char *name, const struct hdr *h,
+		      const struct part_read_opts *o, struct parsa_err *err)
+{
+	enum part_format f = (enum part_format)h->format;
+	enum part_graph_mode m = (enum part_graph_mode)h->graph;
+
+	if (o->format != PART_FMT_AUTO && f != PART_FMT_AUTO && o->format != f)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "%s: a cache of %s data, not %s (convert the text file with --format %s)",
+				  name, part_format_name(f),
+				  part_format_name(o->format),
+				  part_format_name(o->format));
+	if (f == PART_FMT_SNAP && o->graph != m)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "%s: a cache of a SNAP edge list read in %s mode, not %s (give --graph %s, or convert the text file with --graph %s)",
+				  name, part_graph_mode_name(m),
+				  part_graph_mode_name(o->graph),
+				  part_graph_mode_name(m),
+				  part_graph_mode_name(o->graph));
+	return 0;
+}
+
+/* Check everything of p[0..size) (8-byte aligned) and fill *v. */
+static int parse(const char *name, const unsigned char *p, uint64_t size,
+		 const struct part_read_opts *o, struct view *v,
+		 struct parsa_err *err)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = check_header(name, p, size, &v->h, err);
+	if (!rc)
+		rc = check_sections(name, p, &v->h, v, o, err);
+	if (!rc)
+		rc = check_graphs(name, v, err);
+	if (!rc)
+		rc = check_opts(name, &v->h, o, err);
+	return rc;
+}
+
+static void fill_counts(const struct view *v, struct part_dataset *ds)
+{
+	ds->g.n_rows = v->h.n_rows;
+	ds->g.n_cols = v->h.n_cols;
+	ds->format = (enum part_format)v->h.format;
+	ds->graph = (enum part_graph_mode)v->h.graph;
+	ds->lines = v->h.lines;
+	ds->entries = v->h.entries;
+	ds->duplicates = v->h.duplicates;
+	ds->self_loops = v->h.self_loops;
+	ds->empty_rows = v->h.empty_rows;
+}
+
+/* Map path read-only-ish (MAP_PRIVATE); *size its size. */
+static int map_file(const char *path, void **map, uint64_t *size,
+		    struct parsa_err *err)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*map = NULL;
+	if (fd < 0)
+		return parsa_fail(err, PARSA_EIO, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return parsa_fail(err, PARSA_EIO, "%s: not a regular file", path);
+	}
+	*size = (uint64_t)st.st_size;
+	if (*size < HDR_SIZE) {
+		/* too short to map usefully: let parse() say what it is */
+		unsigned char *b = malloc(HDR_SIZE);
+		ssize_t n = b ? read(fd, b, HDR_SIZE) : -1;
+
+		close(fd);
+		if (!b)
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		*size = n > 0 ? (uint64_t)n : 0;
+		*map = b;
+		return 1; /* malloc'ed */
+	}
+	*map = mmap(NULL, (size_t)*size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		    fd, 0);
+	close(fd);
+	if (*map == MAP_FAILED) {
+		*map = NULL;
+		return parsa_fail(err, PARSA_EIO, "%s: mmap: %s", path,
+				  strerror(errno));
+	}
+	return 0;
+}
+
+int part_cache_read(const char *path, const struct part_read_opts *o,
+		    struct part_dataset *ds, struct parsa_err *err)
+{
+	static const struct part_read_opts defaults;
+	struct view v;
+	uint64_t size = 0;
+	void *map;
+	int rc;
+
+	if (!o)
+		o = &defaults;
+	if (!path || !ds)
+		return parsa_fail(err, PARSA_EINVAL, "no input or dataset");
+	rc = map_file(path, &map, &size, err);
+	if (rc == 1) {
+		rc = parse(path, map, size, o, &v, err);
+		free(map);
+		return rc ? rc : bad(err, path, "truncated pcsr file");
+	}
+	if (rc)
+		return rc;
+	madvise(map, (size_t)size, MADV_SEQUENTIAL);
+	rc = parse(path, map, size, o, &v, err);
+	if (rc) {
+		munmap(map, (size_t)size);
+		return rc;
+	}
+	madvise(map, (size_t)size, MADV_NORMAL);
+	part_dataset_release(ds);
+	fill_counts(&v, ds);
+	ds->g.row_ptr = (uint64_t *)v.row_ptr;
+	ds->g.col = (uint32_t *)v.col;
+	ds->g.row_cap = v.row_ptr ? (uint64_t)v.h.n_rows + 1 : 0;
+	ds->g.col_cap = v.h.nnz;
+	ds->feat_id = (uint64_t *)v.feat_id;
+	ds->map = map;
+	ds->map_len = (size_t)size;
+	return 0;
+}
+
+/* buf[0..len) copied into 8-byte aligned memory. */
+static unsigned char *copy_aligned(const void *buf, size_t len)
+{
+	unsigned char *p = malloc(len ? len : 1);
+
+	if (p && len)
+		memcpy(p, buf, len);
+	return p;
+}
+
+static void *dup_arr(const void *src, uint64_t bytes, int *oom)
+{
+	void *p;
+
+	if (!src || !bytes)
+		return NULL;
+	p = malloc((size_t)bytes);
+	if (!p)
+		*oom = 1;
+	else
+		memcpy(p, src, (size_t)bytes);
+	return p;
+}
+
+int part_cache_read_mem(const char *name, const void *buf, size_t len,
+			const struct part_read_opts *o,
+			struct part_dataset *ds, struct parsa_err *err)
+{
+	static const struct part_read_opts defaults;
+	struct part_dataset nd;
+	unsigned char *p;
+	struct view v;
+	int rc, oom = 0;
+
+	if (!o)
+		o = &defaults;
+	if (!name)
+		name = "<memory>";
+	if ((!buf && len) || !ds)
+		return parsa_fail(err, PARSA_EINVAL, "no input or dataset");
+	p = copy_aligned(buf, len);
+	if (!p)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	rc = parse(name, p, len, o, &v, err);
+	if (rc) {
+		free(p);
+		return rc;
+	}
+	part_dataset_init(&nd);
+	fill_counts(&v, &nd);
+	nd.g.row_ptr = dup_arr(v.row_ptr, v.row_ptr ? ((uint64_t)v.h.n_rows + 1) * 8 : 0, &oom);
+	nd.g.col = dup_arr(v.col, v.h.nnz * 4, &oom);
+	nd.g.row_cap = nd.g.row_ptr ? (uint64_t)v.h.n_rows + 1 : 0;
+	nd.g.col_cap = nd.g.col ? v.h.nnz : 0;
+	nd.feat_id = dup_arr(v.feat_id, (uint64_t)v.h.n_cols * 8, &oom);
+	free(p);
+	if (oom) {
+		part_dataset_release(&nd);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	part_dataset_release(ds);
+	*ds = nd;
+	return 0;
+}
+
+int part_cache_read_transpose(const char *path, struct parsa_graph *t,
+			      struct parsa_err *err)
+{
+	struct part_dataset ds;
+	struct part_read_opts o;
+	struct parsa_graph vg;
+	struct view v;
+	int rc, oom = 0;
+
+	/* map, check everything, then copy the transpose out */
+	memset(&o, 0, sizeof(o));
+	memset(&v, 0, sizeof(v));
+	part_dataset_init(&ds);
+	rc = part_cache_read(path, &o, &ds, err);
+	if (rc)
+		return rc;
+	memcpy(&v.h, ds.map, sizeof(v.h));
+	if (!(v.h.flags & FLAG_TRANSPOSE)) {
+		part_dataset_release(&ds);
+		return parsa_fail(err, PARSA_EINVAL,
+				  "%s: the cache was written without the transpose",
+				  path);
+	}
+	{
+		const struct sect *tab = (const struct sect *)
+			((const unsigned char *)ds.map + HDR_SIZE);
+		struct sect a, b;
+
+		memcpy(&a, &tab[3], sizeof(a));
+		memcpy(&b, &tab[4], sizeof(b));
+		v.t_row_ptr = a.length ? (const uint64_t *)((const unsigned char *)ds.map + a.offset) : NULL;
+		v.t_col = b.length ? (const uint32_t *)((const unsigned char *)ds.map + b.offset) : NULL;
+	}
+	view_graph(&v, 1, &vg);
+	parsa_graph_release(t);
+	t->n_rows = vg.n_rows;
+	t->n_cols = vg.n_cols;
+	t->row_ptr = dup_arr(vg.row_ptr, vg.row_ptr ? ((uint64_t)vg.n_rows + 1) * 8 : 0, &oom);
+	t->col = dup_arr(vg.col, v.h.nnz * 4, &oom);
+	t->row_cap = t->row_ptr ? (uint64_t)vg.n_rows + 1 : 0;
+	t->col_cap = t->col ? v.h.nnz : 0;
+	part_dataset_release(&ds);
+	if (oom) {
+		parsa_graph_release(t);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+void part_cache_unmap(void *map, size_t len)
+{
+	if (map)
+		munmap(map, len);
+}

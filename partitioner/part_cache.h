@@ -1,0 +1,130 @@
+/*
+ * part_cache: the binary dataset cache (`.pcsr`), a versioned, checksummed
+ * file holding everything a struct part_dataset holds after reading, laid
+ * out so that it is used in place through mmap (README "Input formats",
+ * `parsa convert`).
+ *
+ * Layout (version 1; every integer in the byte order of the machine that
+ * wrote it, which the endianness marker records):
+ *
+ *   offset  size  field
+ *   0       8     magic "PCSR\r\n\x1a\n"
+ *   8       4     format version (1)
+ *   12      4     endianness marker 0x01020304
+ *   16      4     header size: 128 + 32 * number of sections
+ *   20      4     number of sections (4 or 6)
+ *   24      8     file size in bytes
+ *   32      4,4   n_rows (examples), n_cols (features)
+ *   40      8     nnz
+ *   48      4,4   format (enum part_format), graph mode (part_graph_mode)
+ *   56      5x8   lines, entries, duplicates, self_loops, empty_rows
+ *   96      4     flags (bit 0: the transpose is present)
+ *   100     20    zero
+ *   120     8     checksum of bytes [0, header size) with this field zero
+ *   128     32 x  section table: id, element size (4 bytes each), offset,
+ *                 length, checksum (8 bytes each)
+ *
+ * Sections, in this order, each starting at the next multiple of 64 bytes
+ * after the previous one ends (the first after the table), the gaps zero,
+ * the file ending where the last section ends:
+ *   1 row_ptr    uint64 x (n_rows + 1)   (empty when n_rows == 0)
+ *   2 col        uint32 x nnz            (sorted within each row)
+ *   3 feat_id    uint64 x n_cols         (the input's own feature ids)
+ *   4 t_row_ptr  uint64 x (n_cols + 1)   (the transpose: features as rows;
+ *   5 t_col      uint32 x nnz             present when flags bit 0 is set)
+ * Any other section id, a section out of this order or missing is refused.
+ * Example ids are not stored: examples are rows, in the order of README
+ * "Input formats", which is all a placement needs.
+ *
+ * Checksum: a 4-lane chain of base_mix64 over the 8-byte words (the tail
+ * zero-padded), seeded with the length; a single changed word always
+ * changes it.  Together with the header checksum and the zero gaps, every
+ * byte of a valid file is covered: a flipped byte anywhere is refused.
+ *
+ * Reading (part_cache_read) maps the whole file (MAP_PRIVATE, read/write so
+ * that a stray write copies a page instead of faulting), checks the header,
+ * every section's bounds, length and checksum, and the CSR invariants
+ * (parsa_graph_validate, for the transpose too), then points ds->g.row_ptr,
+ * ds->g.col and ds->feat_id into the mapping: nothing is copied.  The
+ * counts are copied from the header.  The mapping belongs to the dataset
+ * (ds->map) and part_dataset_release unmaps it.  A file truncated or
+ * rewritten in place while mapped would fault on access: writers (including
+ * part_cache_write) replace the file by rename, which leaves a mapping of
+ * the old file intact.  part_cache_read_mem reads a buffer (the fuzz target,
+ * uploads) and copies the arrays into malloc'ed ones.
+ *
+ * Errors: a file that is not a cache at all, too short, truncated or with
+ * trailing bytes, of another version, written on a machine of the other
+ * byte order, or whose header, table or a section is corrupt (checksum,
+ * bounds, CSR invariants) gives PARSA_EPARSE with "path: what is wrong"
+ * (I/O errors PARSA_EIO).  No allocation depends on a number read from the
+ * file before that number is checked against the file's size.
+ */
+#ifndef PART_CACHE_H
+#define PART_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "part_reader.h"
+
+#define PART_CACHE_VERSION 1u
+#define PART_CACHE_MAGIC_LEN 8
+
+/* The magic as bytes (8, not NUL-terminated). */
+extern const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN];
+
+struct part_cache_write_opts {
+	int no_transpose;  /* 1: leave the transpose out */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+};
+
+/* 1 when buf[0..len) starts with the cache's magic. */
+int part_cache_is_magic(const void *buf, size_t len);
+
+/*
+ * 1 when the file at path is a regular file starting with the magic, 0
+ * otherwise (also when it cannot be opened: the caller's reader says why).
+ * "-" (stdin) is never a cache.
+ */
+int part_cache_probe(const char *path);
+
+/*
+ * Write ds to path: to a temporary file in the same directory (path +
+ * ".PID.tmp"), renamed over path when complete (removed on error).  The
+ * transpose is computed here (parsa_graph_transpose) unless o says not to.
+ * o may be NULL.  0, PARSA_EIO "path: reason", PARSA_ENOMEM.
+ */
+int part_cache_write(const char *path, const struct part_dataset *ds,
+		     const struct part_cache_write_opts *o,
+		     struct parsa_err *err);
+
+/*
+ * Read the cache at path into *ds (initialised; its old content is
+ * released on success only), mapped in place (see above).  o may be NULL;
+ * o->format, when not AUTO, must be the cache's format, and a SNAP cache
+ * must have been made in o->graph's mode (else PARSA_EINVAL saying so).
+ * o->progress is called with (bytes checked, file size).
+ */
+int part_cache_read(const char *path, const struct part_read_opts *o,
+		    struct part_dataset *ds, struct parsa_err *err);
+
+/* As part_cache_read from buf[0..len) (copied; name used in messages). */
+int part_cache_read_mem(const char *name, const void *buf, size_t len,
+			const struct part_read_opts *o,
+			struct part_dataset *ds, struct parsa_err *err);
+
+/*
+ * The transpose stored in the cache at path, into *t (initialised;
+ * malloc'ed copy).  PARSA_EINVAL when the cache was written without it.
+ */
+int part_cache_read_transpose(const char *path, struct parsa_graph *t,
+			      struct parsa_err *err);
+
+/* Unmap a mapping made by part_cache_read (part_dataset_release). */
+void part_cache_unmap(void *map, size_t len);
+
+#endif /* PART_CACHE_H */
