@@ -15,6 +15,7 @@
 
 #include "http_main.h"
 #include "part_cmd.h"
+#include "part_convert.h"
 #include "train_main.h"
 
 #ifndef PARSA_VERSION
@@ -42,6 +43,8 @@ static const struct app_cmd commands[] = {
 	 "metrics of an existing placement"},
 	{"gen", part_cmd_gen, "--examples N ... --out FILE",
 	 "write a synthetic LIBSVM dataset"},
+	{"convert", part_cmd_convert, "DATA --out FILE.pcsr",
+	 "write a binary cache of DATA (.pcsr)"},
 	{"serve", http_main, "[--listen HOST:PORT ...]",
 	 "run the HTTP partitioning service"},
 	{"train", train_main, "DATA --placement P ...",
