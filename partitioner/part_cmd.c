@@ -37,6 +37,7 @@
 #include "part_reader.h"
 #include "part_report.h"
 #include "part_run.h"
+#include "part_cache.h"
 #include "part_shards.h"
 #include "part_stream.h"
 
@@ -184,6 +185,9 @@ static int check_stream_opts(struct cmd_opts *c)
 	if (f != PART_FMT_AUTO && f != PART_FMT_LIBSVM)
 		return die_usage("--stream reads LIBSVM only (one example per line), not %s",
 				 part_format_name(f));
+	if (part_cache_probe(c->data))
+		return die_usage("--stream reads LIBSVM text, and %s is a binary cache (pcsr): give the text file, or drop --stream",
+				 c->data);
 	if (c->o.init_from || c->o.shards || c->o.run.pu.init_blocks > 0 ||
 	    c->o.par.init_sample >= 0 || c->o.par.syncs >= 0 || c->o.run.pu.blocks)
 		return die_usage("%s", "--stream: --init-from, --shards, --blocks, --init-blocks, --init-sample and --syncs do not apply (blocks: --block-rows or --mem-limit)");

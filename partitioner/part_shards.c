@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base_cmp.h"
+#include "part_cache.h"
 #include "part_io.h"
 
 #define SHARD_OPEN_MAX 256u
@@ -344,6 +345,11 @@ static int check_args(const char *dir, const char *data_path,
 	if (ds->format == PART_FMT_LIBSVM && ds->g.n_rows && !data_path)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "shards: LIBSVM lines are copied from the data file, which needs a path");
+	if (ds->format == PART_FMT_LIBSVM && ds->g.n_rows &&
+	    part_cache_probe(data_path))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "shards: LIBSVM lines (labels, values) are copied from the text file, and %s is a binary cache that does not hold them: give the text file",
+				  data_path);
 	for (uint32_t e = 0; e < ds->g.n_rows; e++)
 		if (part[e] >= k)
 			return parsa_fail(err, PARSA_EINVAL,
