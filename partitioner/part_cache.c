@@ -547,20 +547,24 @@ static int check_opts(const char *name, const struct hdr *h,
 	return 0;
 }
 
-/* Check everything of p[0..size) (8-byte aligned) and fill *v. */
+/* Check everything of p[0..size) (8-byte aligned) and fill *v (o NULL:
+ * any format and mode). */
 static int parse(const char *name, const unsigned char *p, uint64_t size,
 		 const struct part_read_opts *o, struct view *v,
 		 struct parsa_err *err)
 {
+	static const struct part_read_opts defaults;
+	const struct part_read_opts *po = o ? o : &defaults;
+
 	int rc;
 
 	memset(v, 0, sizeof(*v));
 	rc = check_header(name, p, size, &v->h, err);
 	if (!rc)
-		rc = check_sections(name, p, &v->h, v, o, err);
+		rc = check_sections(name, p, &v->h, v, po, err);
 	if (!rc)
 		rc = check_graphs(name, v, err);
-	if (!rc)
+	if (!rc && o)
 		rc = check_opts(name, &v->h, o, err);
 	return rc;
 }
@@ -616,17 +620,15 @@ static int map_file(const char *path, void **map, uint64_t *size,
 	return 0;
 }
 
-int part_cache_read(const char *path, const struct part_read_opts *o,
-		    struct part_dataset *ds, struct parsa_err *err)
+/* part_cache_read; o NULL: any format and mode. */
+static int read_mapped(const char *path, const struct part_read_opts *o,
+		       struct part_dataset *ds, struct parsa_err *err)
 {
-	static const struct part_read_opts defaults;
 	struct view v;
 	uint64_t size = 0;
 	void *map;
 	int rc;
 
-	if (!o)
-		o = &defaults;
 	if (!path || !ds)
 		return parsa_fail(err, PARSA_EINVAL, "no input or dataset");
 	rc = map_file(path, &map, &size, err);
@@ -654,6 +656,14 @@ int part_cache_read(const char *path, const struct part_read_opts *o,
 	ds->map = map;
 	ds->map_len = (size_t)size;
 	return 0;
+}
+
+int part_cache_read(const char *path, const struct part_read_opts *o,
+		    struct part_dataset *ds, struct parsa_err *err)
+{
+	static const struct part_read_opts defaults;
+
+	return read_mapped(path, o ? o : &defaults, ds, err);
 }
 
 /* buf[0..len) copied into 8-byte aligned memory. */
@@ -725,16 +735,14 @@ int part_cache_read_transpose(const char *path, struct parsa_graph *t,
 			      struct parsa_err *err)
 {
 	struct part_dataset ds;
-	struct part_read_opts o;
 	struct parsa_graph vg;
 	struct view v;
 	int rc, oom = 0;
 
 	/* map, check everything, then copy the transpose out */
-	memset(&o, 0, sizeof(o));
 	memset(&v, 0, sizeof(v));
 	part_dataset_init(&ds);
-	rc = part_cache_read(path, &o, &ds, err);
+	rc = read_mapped(path, NULL, &ds, err);
 	if (rc)
 		return rc;
 	memcpy(&v.h, ds.map, sizeof(v.h));
