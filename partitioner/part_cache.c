@@ -86,6 +86,8 @@ static void hash_add(struct hasher *s, const void *buf, size_t n)
 {
 	const unsigned char *p = buf;
 
+	if (!n)
+		return;
 	s->len += n;
 	if (s->ntail) {
 		size_t m = 32 - s->ntail < n ? 32 - s->ntail : n;
@@ -101,7 +103,8 @@ static void hash_add(struct hasher *s, const void *buf, size_t n)
 	}
 	for (; n >= 32; p += 32, n -= 32)
 		hash_block(s, p);
-	memcpy(s->tail, p, n);
+	if (n)
+		memcpy(s->tail, p, n);
 	s->ntail = n;
 }
 

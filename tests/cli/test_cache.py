@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""`parsa convert` and the binary dataset cache (.pcsr) on the command line
+and in `parsa serve`: the same placement and metrics from the cache as from
+the text on every bundled sample (and gowalla from ../shared/data when
+present), threads and MPI included; clear errors with exit 1 for truncated,
+corrupt, wrong-version and mismatched caches; --help.  Ends with
+"N passed, N failed[, N skipped]".
+"""
+import json
+import os
+import shutil
+import struct
+import sys
+
+from clitest import (MPIRUN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
+                     mpirun, run, test, tmp)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "http"))
+from httptest import Server, register_path, serving, submit  # noqa: E402
+
+SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
+SAMPLES = (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
+           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
+           ("facebook-sample.txt.gz", ["--graph", "edges"]),
+           ("movielens-sample.csv.gz", []))
+
+
+def convert(data, out, *extra):
+    p = run("convert", data, "--out", out, *extra)
+    assert os.path.getsize(out) > 0
+    assert not [f for f in os.listdir(os.path.dirname(out)) if f.endswith(".tmp")]
+    return p
+
+
+def same_files(a, b):
+    for ext in ("examples", "features"):
+        with open(a + "." + ext, "rb") as fa, open(b + "." + ext, "rb") as fb:
+            assert fa.read() == fb.read(), "%s.%s differs from %s.%s" % (a, ext, b, ext)
+    ra, rb = json.load(open(a + ".json")), json.load(open(b + ".json"))
+    assert ra["metrics"] == rb["metrics"] and ra["random"] == rb["random"], (ra, rb)
+    for key in ("examples", "features", "nonzeros", "empty_rows", "duplicates"):
+        assert ra["dataset"][key] == rb["dataset"][key], (key, ra["dataset"], rb["dataset"])
+    return rb
+
+
+_caches = {}
+
+
+def cache_of(f, extra):
+    key = (f, tuple(extra))
+    if key not in _caches:
+        out = tmp("c-%s-%s.pcsr" % (f.split(".")[0], "-".join(extra[1:]) or "x"))
+        convert("data/" + f, out, *extra, "-q")
+        _caches[key] = out
+    return _caches[key]
+
+
+@test
+def test_help():
+    p = run("convert", "--help")
+    assert p.stdout.startswith("usage: parsa convert DATA --out FILE.pcsr"), p.stdout
+    for word in ("--format", "--graph", "--no-transpose", "--out"):
+        assert word in p.stdout, word
+    assert "usage: parsa convert" in run("help", "convert").stdout
+    assert "convert DATA --out FILE.pcsr" in run("help").stdout
+
+
+@test
+def test_samples_same_placement():
+    for f, extra in SAMPLES:
+        c = cache_of(f, extra)
+        name = f.split(".")[0] + "".join(extra[1:])
+        a, b = tmp("t-" + name), tmp("c-" + name)
+        run("partition", "data/" + f, "-k", 4, "--seed", 7, "--out", a, "-q", *extra)
+        run("partition", c, "-k", 4, "--seed", 7, "--out", b, "-q", *extra)
+        rep = same_files(a, b)
+        check_placement(b, 4)
+        eval_agrees(c, b, rep, extra)
+        # the parameter server's thread mode too (one worker with tau 1 is
+        # deterministic, test_parallel.py)
+        for args in (["--workers", 1, "--tau", 1], ["--workers", 1, "--tau", 0, "--syncs", 2]):
+            run("partition", "data/" + f, "-k", 4, *args, "--out", a, "-q", *extra)
+            run("partition", c, "-k", 4, *args, "--out", b, "-q", *extra)
+            same_files(a, b)
+
+
+@test
+def test_summary_and_name_free():
+    p = convert("data/movielens-sample.csv.gz", tmp("ml.pcsr"))
+    assert "examples" in p.stdout and "nonzeros" in p.stdout and "pairs" in p.stdout, p.stdout
+    # recognised by content: any name, even a misleading one
+    shutil.copy(tmp("ml.pcsr"), tmp("ml-cache.svm"))
+    a, b = tmp("nm-a"), tmp("nm-b")
+    run("partition", "data/movielens-sample.csv.gz", "-k", 3, "--out", a, "-q")
+    run("partition", tmp("ml-cache.svm"), "-k", 3, "--out", b, "-q")
+    same_files(a, b)
+    # converting a cache again gives the same file
+    convert(tmp("ml.pcsr"), tmp("ml2.pcsr"), "-q")
+    assert open(tmp("ml.pcsr"), "rb").read() == open(tmp("ml2.pcsr"), "rb").read()
+    # without the transpose: smaller, same placement
+    convert("data/movielens-sample.csv.gz", tmp("ml-nt.pcsr"), "--no-transpose", "-q")
+    assert os.path.getsize(tmp("ml-nt.pcsr")) < os.path.getsize(tmp("ml.pcsr"))
+    run("partition", tmp("ml-nt.pcsr"), "-k", 3, "--out", b, "-q")
+    same_files(a, b)
+
+
+def cli_error(args, needles, code=1):
+    p = run(*args, ok=False)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    assert p.stderr.startswith("parsa: "), p.stderr
+    for n in needles:
+        assert n in p.stderr, (n, p.stderr)
+    assert "Traceback" not in p.stderr and "Sanitizer" not in p.stderr, p.stderr
+
+
+@test
+def test_errors():
+    good = cache_of("a9a-sample.svm.gz", [])
+    raw = open(good, "rb").read()
+    bad = tmp("bad.pcsr")
+    cases = [
+        (raw[:len(raw) // 2], "truncated pcsr file"),
+        (raw[:100], "truncated pcsr file"),
+        (raw + b"\0", "after its end"),
+        (raw[:8] + struct.pack("<I", 9) + raw[12:], "pcsr format version 9"),
+        (raw[:12] + raw[12:16][::-1] + raw[16:], "foreign endianness"),
+    ]
+    flipped = bytearray(raw)
+    flipped[len(raw) - 100] ^= 4
+    cases.append((bytes(flipped), "checksum mismatch"))
+    for data, needle in cases:
+        open(bad, "wb").write(data)
+        for cmd in (["partition", bad, "-k", 2, "--out", tmp("bad-out")],
+                    ["eval", bad, "--placement", tmp("nowhere")],
+                    ["convert", bad, "--out", tmp("bad2.pcsr")]):
+            cli_error(cmd, [bad + ": ", needle])
+    assert not os.path.exists(tmp("bad2.pcsr"))
+    # format and graph mode: the cache's must be asked for
+    fb = cache_of("facebook-sample.txt.gz", ["--graph", "edges"])
+    cli_error(["partition", fb, "-k", 2, "-q", "--out", tmp("x")],
+              ["edges mode, not adjacency", "--graph edges"])
+    cli_error(["partition", fb, "-k", 2, "-q", "--format", "libsvm", "--out", tmp("x")],
+              ["a cache of snap data, not libsvm"])
+    # what a cache cannot do, said plainly
+    prefix = tmp("err-a9a")
+    run("partition", good, "-k", 2, "--out", prefix, "-q")
+    cli_error(["train", good, "--placement", prefix, "--passes", 1],
+              ["holds no labels or values", "LIBSVM text"])
+    cli_error(["partition", good, "-k", 2, "--stream", "-q"], ["binary cache"], code=2)
+    cli_error(["partition", good, "-k", 2, "-q", "--out", tmp("sh"), "--shards", tmp("shards")],
+              ["binary cache", "give the text file"])
+    # usage errors
+    cli_error(["convert", "data/a9a-sample.svm.gz"], ["--out FILE is required"], code=2)
+    cli_error(["convert", "--out", tmp("u.pcsr")], ["DATA is required"], code=2)
+    cli_error(["convert", "data/a9a-sample.svm.gz", "--out", tmp("u.pcsr"), "--format", "xml"],
+              ["--format 'xml'"], code=2)
+    cli_error(["convert", tmp("missing.svm"), "--out", tmp("u.pcsr")], ["missing.svm"])
+    os.makedirs(tmp("adir"), exist_ok=True)
+    cli_error(["convert", "data/a9a-sample.svm.gz", "--out", tmp("adir")], ["adir"])
+    cli_error(["convert", "data/a9a-sample.svm.gz", "--out", tmp("no/such/dir/x.pcsr")],
+              ["x.pcsr"])
+    assert not os.path.exists(tmp("u.pcsr"))
+
+
+@test
+def test_mpi_every_rank_reads_the_cache():
+    if not MPIRUN:
+        raise Skip("mpirun not found")
+    c = cache_of("a9a-sample.svm.gz", [])
+    a, b = tmp("mpi-t"), tmp("mpi-c")
+    for data, prefix in (("data/a9a-sample.svm.gz", a), (c, b)):
+        # one worker with tau 0 is deterministic (test_parallel.py); both
+        # ranks read DATA
+        p = mpirun(2, "partition", data, "-k", 4, "--blocks", 4, "--mpi",
+                   "--workers", 1, "--tau", 0, "--syncs", 0, "--out", prefix, "-q")
+        assert p.returncode == 0, p.stderr
+    same_files(a, b)
+
+
+@serving
+def test_serve_registers_a_cache():
+    d = tmp("serve-data")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(cache_of("a9a-sample.svm.gz", []), os.path.join(d, "a9a.pcsr"))
+    s = Server(tmp("st-cache"), data_dir=d)
+    ds = register_path(s, "a9a.pcsr")
+    assert ds["examples"] == 8000 and ds["format"] == "libsvm", ds
+    job = submit(s, {"dataset": ds["id"], "k": 4, "seed": 3})
+    rep = s.wait_job(job["id"])["report"]
+    prefix = tmp("serve-cli")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--seed", 3, "--out", prefix, "-q")
+    assert json.load(open(prefix + ".json"))["metrics"] == rep["metrics"]
+    st, _, body = s.req("GET", "/v1/jobs/%s/placement/examples" % job["id"])
+    assert st == 200 and body == open(prefix + ".examples", "rb").read()
+    # an upload of the cache's bytes
+    raw = open(cache_of("movielens-sample.csv.gz", []), "rb").read()
+    up = s.json("POST", "/v1/datasets?name=ml.pcsr", raw, status=201)
+    assert up["format"] == "pairs" and up["examples"] > 0, up
+    # a broken cache is refused with the reason
+    with open(os.path.join(d, "bad.pcsr"), "wb") as f:
+        f.write(open(os.path.join(d, "a9a.pcsr"), "rb").read()[:5000])
+    j, _ = s.problem("POST", "/v1/datasets", {"path": "bad.pcsr"}, status=422)
+    assert "truncated pcsr file" in j["detail"], j
+    assert s.stop() == 0
+
+
+@test
+def test_gowalla_same_placement():
+    src = os.path.join(SHARED, "bipartite", "gowalla_lightgcn.tsv.gz")
+    if not os.path.exists(src):
+        raise Skip("%s not present" % src)
+    c = tmp("gowalla.pcsr")
+    convert(src, c, "-q")
+    a, b = tmp("gw-t"), tmp("gw-c")
+    run("partition", src, "-k", 16, "--out", a, "-q")
+    run("partition", c, "-k", 16, "--out", b, "-q")
+    same_files(a, b)
+
+
+if __name__ == "__main__":
+    finish()
