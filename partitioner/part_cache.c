@@ -281,6 +281,7 @@ int part_cache_write(const char *path, const struct part_dataset *ds,
 	uint32_t ns = 0, flags = 0;
 	uint64_t nnz;
 	char *tmp = NULL;
+	size_t tmp_len;
 	int rc, fd, wr;
 
 	if (!o)
@@ -308,12 +309,13 @@ int part_cache_write(const char *path, const struct part_dataset *ds,
 					  t.row_ptr && g->n_rows ? ((uint64_t)g->n_cols + 1) * 8 : 0};
 		ws[ns++] = (struct wsect){S_T_COL, 4, t.col, t.row_ptr && g->n_rows ? nnz * 4 : 0};
 	}
-	tmp = malloc(strlen(path) + 32);
+	tmp_len = strlen(path) + 32;
+	tmp = malloc(tmp_len);
 	if (!tmp) {
 		parsa_graph_release(&t);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
-	sprintf(tmp, "%s.%ld.tmp", path, (long)getpid());
+	snprintf(tmp, tmp_len, "%s.%ld.tmp", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
 		rc = parsa_fail(err, PARSA_EIO, "%s: cannot create %s: %s", path,
