@@ -46,7 +46,11 @@
  * every section's bounds, length and checksum, and the CSR invariants
  * (parsa_graph_validate, for the transpose too), then points ds->g.row_ptr,
  * ds->g.col and ds->feat_id into the mapping: nothing is copied.  The
- * counts are copied from the header.  The mapping belongs to the dataset
+ * counts are copied from the header.  The transpose is not used by the
+ * dataset: its checksum is checked and its pages are given back as that
+ * goes (madvise MADV_DONTNEED), so they do not stay in the resident set;
+ * part_cache_read_transpose checks its invariants too and returns a
+ * malloc'ed copy.  The mapping belongs to the dataset
  * (ds->map) and part_dataset_release unmaps it.  A file truncated or
  * rewritten in place while mapped would fault on access: writers (including
  * part_cache_write) replace the file by rename, which leaves a mapping of
