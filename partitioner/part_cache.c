@@ -166,6 +166,10 @@ int part_cache_probe(const char *path)
 
 	if (!path || strcmp(path, "-") == 0)
 		return 0;
+	/* stat first: opening a FIFO would wait for (and race with) its
+	 * writer */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
