@@ -12,7 +12,7 @@
  *   8       4     format version (1)
  *   12      4     endianness marker 0x01020304
  *   16      4     header size: 128 + 32 * number of sections
- *   20      4     number of sections (4 or 6)
+ *   20      4     number of sections (3, or 5 with the transpose)
  *   24      8     file size in bytes
  *   32      4,4   n_rows (examples), n_cols (features)
  *   40      8     nnz
@@ -42,9 +42,10 @@
  * byte of a valid file is covered: a flipped byte anywhere is refused.
  *
  * Reading (part_cache_read) maps the whole file (MAP_PRIVATE, read/write so
- * that a stray write copies a page instead of faulting), checks the header,
- * every section's bounds, length and checksum, and the CSR invariants
- * (parsa_graph_validate, for the transpose too), then points ds->g.row_ptr,
+ * that a stray write copies a page instead of faulting), checks the header
+ * (magic, endianness, version, then its checksum), every section's bounds,
+ * length and checksum, and the CSR's invariants (parsa_graph_validate),
+ * then points ds->g.row_ptr,
  * ds->g.col and ds->feat_id into the mapping: nothing is copied.  The
  * counts are copied from the header.  The transpose is not used by the
  * dataset: its checksum is checked and its pages are given back as that
@@ -54,8 +55,9 @@
  * (ds->map) and part_dataset_release unmaps it.  A file truncated or
  * rewritten in place while mapped would fault on access: writers (including
  * part_cache_write) replace the file by rename, which leaves a mapping of
- * the old file intact.  part_cache_read_mem reads a buffer (the fuzz target,
- * uploads) and copies the arrays into malloc'ed ones.
+ * the old file intact.  part_cache_read_mem reads a buffer (the fuzz
+ * target; the HTTP service writes uploads to a file first) and copies the
+ * arrays into malloc'ed ones, checking the transpose's invariants too.
  *
  * Errors: a file that is not a cache at all, too short, truncated or with
  * trailing bytes, of another version, written on a machine of the other
