@@ -15,7 +15,7 @@
 
 #include "http_main.h"
 #include "part_cmd.h"
-#include "part_convert.h"
+#include "train_convert.h"
 #include "train_main.h"
 
 #ifndef PARSA_VERSION
@@ -43,7 +43,7 @@ static const struct app_cmd commands[] = {
 	 "metrics of an existing placement"},
 	{"gen", part_cmd_gen, "--examples N ... --out FILE",
 	 "write a synthetic LIBSVM dataset"},
-	{"convert", part_cmd_convert, "DATA --out FILE.pcsr",
+	{"convert", train_cmd_convert, "DATA --out FILE.pcsr",
 	 "write a binary cache of DATA (.pcsr)"},
 	{"serve", http_main, "[--listen HOST:PORT ...]",
 	 "run the HTTP partitioning service"},

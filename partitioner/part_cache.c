@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,10 @@ const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN] = {
 #define SECT_SIZE 32u
 #define ALIGN 64u
 #define FLAG_TRANSPOSE 1u
+#define FLAG_VALUES 2u
 
-enum { S_ROW_PTR = 1, S_COL, S_FEAT_ID, S_T_ROW_PTR, S_T_COL, S_MAX };
+enum { S_ROW_PTR = 1, S_COL, S_FEAT_ID, S_T_ROW_PTR, S_T_COL, S_Y, S_LCOL,
+       S_VAL, S_MAX };
 
 /* The header as it is on disk (naturally aligned, no padding). */
 struct hdr {
@@ -51,7 +54,8 @@ _Static_assert(sizeof(struct hdr) == HDR_SIZE, "pcsr header is 128 bytes");
 _Static_assert(sizeof(struct sect) == SECT_SIZE, "pcsr section entry");
 
 static const char *const sect_name[S_MAX] = {
-	"?", "row_ptr", "col", "feat_id", "t_row_ptr", "t_col"
+	"?", "row_ptr", "col", "feat_id", "t_row_ptr", "t_col", "y",
+	"line_col", "val"
 };
 
 /* ---- checksum -------------------------------------------------------------- */
@@ -313,6 +317,12 @@ int part_cache_write(const char *path, const struct part_dataset *ds,
 					  t.row_ptr && g->n_rows ? ((uint64_t)g->n_cols + 1) * 8 : 0};
 		ws[ns++] = (struct wsect){S_T_COL, 4, t.col, t.row_ptr && g->n_rows ? nnz * 4 : 0};
 	}
+	if (o->values) {
+		flags |= FLAG_VALUES;
+		ws[ns++] = (struct wsect){S_Y, 1, o->values->y, g->n_rows};
+		ws[ns++] = (struct wsect){S_LCOL, 4, o->values->col, nnz * 4};
+		ws[ns++] = (struct wsect){S_VAL, 8, o->values->val, nnz * 8};
+	}
 	tmp_len = strlen(path) + 32;
 	tmp = malloc(tmp_len);
 	if (!tmp) {
@@ -356,8 +366,29 @@ out:
 struct view {
 	struct hdr h;
 	const uint64_t *row_ptr, *feat_id, *t_row_ptr;
-	const uint32_t *col, *t_col;
+	const uint32_t *col, *t_col, *lcol;
+	const int8_t *y;
+	const double *val;
 };
+
+/* The id of the i-th section of a file with h's flags. */
+static uint32_t sect_id(const struct hdr *h, uint32_t i)
+{
+	if (i < 3)
+		return i + 1;
+	if (h->flags & FLAG_TRANSPOSE) {
+		if (i < 5)
+			return i + 1;
+		i -= 2;
+	}
+	return i + 3; /* 3, 4, 5 -> S_Y, S_LCOL, S_VAL */
+}
+
+static uint32_t sect_elem(uint32_t id)
+{
+	return id == S_Y ? 1u :
+	       (id == S_COL || id == S_T_COL || id == S_LCOL) ? 4u : 8u;
+}
 
 /* The checksum of p[0..n); drop: p is mapped and its pages are given back
  * as they are hashed (the transpose, which a dataset does not use). */
@@ -437,10 +468,11 @@ static int check_header(const char *name, const unsigned char *p,
 				  (unsigned long long)size,
 				  (unsigned long long)h->file_size);
 	if (h->format > PART_FMT_PAIRS || h->graph > PART_GRAPH_EDGES ||
-	    (h->flags & ~FLAG_TRANSPOSE) || h->zero0 || h->zero1 ||
+	    (h->flags & ~(FLAG_TRANSPOSE | FLAG_VALUES)) || h->zero0 || h->zero1 ||
 	    h->zero2)
 		return bad(err, name, "corrupt pcsr header (bad format, mode or flags)");
-	if (h->n_sections != ((h->flags & FLAG_TRANSPOSE) ? 5u : 3u))
+	if (h->n_sections != 3u + ((h->flags & FLAG_TRANSPOSE) ? 2u : 0u) +
+			      ((h->flags & FLAG_VALUES) ? 3u : 0u))
 		return bad(err, name, "corrupt pcsr header (section count)");
 	if (h->n_rows == 0 && h->nnz)
 		return bad(err, name, "corrupt pcsr header (nonzeros without examples)");
@@ -463,6 +495,13 @@ static int want_len(const struct hdr *h, uint32_t id, uint64_t *len)
 	case S_T_ROW_PTR:
 		*len = h->n_rows ? ((uint64_t)h->n_cols + 1) * 8 : 0;
 		return 1;
+	case S_Y:
+		*len = h->n_rows;
+		return 1;
+	case S_LCOL:
+		return mul_ok(h->nnz, 4, len);
+	case S_VAL:
+		return mul_ok(h->nnz, 8, len);
 	}
 	return 0;
 }
@@ -481,7 +520,7 @@ static int check_sections(const char *name, const unsigned char *p,
 		const void *data;
 
 		memcpy(&s, &tab[i], sizeof(s));
-		if (s.id != i + 1 || s.elem != (s.id == S_COL || s.id == S_T_COL ? 4u : 8u))
+		if (s.id != sect_id(h, i) || s.elem != sect_elem(s.id))
 			return parsa_fail(err, PARSA_EPARSE,
 					  "%s: corrupt pcsr section table (entry %u)",
 					  name, i);
@@ -503,7 +542,7 @@ static int check_sections(const char *name, const unsigned char *p,
 						  name, (unsigned long long)b);
 		data = p + s.offset;
 		if (hash_section(data, s.length,
-				 drop && (s.id == S_T_ROW_PTR || s.id == S_T_COL)) != s.hash)
+				 drop && s.id >= S_T_ROW_PTR) != s.hash)
 			return parsa_fail(err, PARSA_EPARSE,
 					  "%s: corrupt pcsr file (checksum mismatch in section %s)",
 					  name, sect_name[s.id]);
@@ -517,6 +556,9 @@ static int check_sections(const char *name, const unsigned char *p,
 		case S_FEAT_ID: v->feat_id = s.length ? data : NULL; break;
 		case S_T_ROW_PTR: v->t_row_ptr = s.length ? data : NULL; break;
 		case S_T_COL: v->t_col = s.length ? data : NULL; break;
+		case S_Y: v->y = s.length ? data : NULL; break;
+		case S_LCOL: v->lcol = s.length ? data : NULL; break;
+		case S_VAL: v->val = s.length ? data : NULL; break;
 		}
 	}
 	if (pos != h->file_size)
@@ -558,6 +600,49 @@ static int check_graphs(const char *name, const struct view *v, int drop,
 					  t ? "transpose" : "CSR", e.msg);
 	}
 	return 0;
+}
+
+/* The trainer's sections: labels +1/-1, each row's line-order columns a
+ * permutation of its CSR columns, finite values. */
+static int check_values(const char *name, const struct view *v,
+			struct parsa_err *err)
+{
+	uint64_t *stamp;
+	int rc = 0;
+
+	if (!(v->h.flags & FLAG_VALUES) || v->h.n_rows == 0)
+		return 0;
+	for (uint32_t r = 0; r < v->h.n_rows; r++)
+		if (v->y[r] != 1 && v->y[r] != -1)
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (label of example %u is %d, not +1 or -1)",
+					  name, r, (int)v->y[r]);
+	for (uint64_t e = 0; e < v->h.nnz; e++)
+		if (!isfinite(v->val[e]))
+			return parsa_fail(err, PARSA_EPARSE,
+					  "%s: corrupt pcsr file (value %llu is not finite)",
+					  name, (unsigned long long)e);
+	stamp = calloc((size_t)v->h.n_cols + 1, sizeof(*stamp));
+	if (!stamp)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	for (uint32_t r = 0; r < v->h.n_rows && !rc; r++) {
+		uint64_t a = v->row_ptr[r], b = v->row_ptr[r + 1];
+
+		for (uint64_t e = a; e < b; e++)
+			stamp[v->col[e]] = 2 * (uint64_t)r + 2;
+		for (uint64_t e = a; e < b && !rc; e++) {
+			uint32_t c = v->lcol[e];
+
+			if (c >= v->h.n_cols || stamp[c] != 2 * (uint64_t)r + 2)
+				rc = parsa_fail(err, PARSA_EPARSE,
+						"%s: corrupt pcsr file (line_col of example %u does not match its row)",
+						name, r);
+			else
+				stamp[c]++;
+		}
+	}
+	free(stamp);
+	return rc;
 }
 
 static int check_opts(const char *name, const struct hdr *h,
@@ -602,6 +687,8 @@ static int parse(const char *name, const unsigned char *p, uint64_t size,
 		rc = check_sections(name, p, &v->h, v, po, drop, err);
 	if (!rc)
 		rc = check_graphs(name, v, drop, err);
+	if (!rc && !drop)
+		rc = check_values(name, v, err);
 	if (!rc && o)
 		rc = check_opts(name, &v->h, o, err);
 	return rc;
@@ -813,6 +900,41 @@ int part_cache_read_transpose(const char *path, struct parsa_graph *t,
 		parsa_graph_release(t);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
+	return 0;
+}
+
+int part_cache_read_values(const char *path, struct part_dataset *ds,
+			   struct part_cache_values *vals,
+			   struct parsa_err *err)
+{
+	struct part_dataset nd;
+	const struct sect *tab;
+	const unsigned char *p;
+	struct hdr h;
+	struct sect sy, sc, sv;
+	int rc;
+
+	part_dataset_init(&nd);
+	rc = read_mapped(path, NULL, &nd, err);
+	if (rc)
+		return rc;
+	p = nd.map;
+	memcpy(&h, p, sizeof(h));
+	if (!(h.flags & FLAG_VALUES)) {
+		part_dataset_release(&nd);
+		return parsa_fail(err, PARSA_EINVAL,
+				  "%s: the cache holds no labels or values, which the trainer needs (convert the LIBSVM text again, without --no-values)",
+				  path);
+	}
+	tab = (const struct sect *)(p + HDR_SIZE);
+	memcpy(&sy, &tab[h.n_sections - 3], sizeof(sy));
+	memcpy(&sc, &tab[h.n_sections - 2], sizeof(sc));
+	memcpy(&sv, &tab[h.n_sections - 1], sizeof(sv));
+	vals->y = sy.length ? (const int8_t *)(p + sy.offset) : NULL;
+	vals->col = sc.length ? (const uint32_t *)(p + sc.offset) : NULL;
+	vals->val = sv.length ? (const double *)(p + sv.offset) : NULL;
+	part_dataset_release(ds);
+	*ds = nd;
 	return 0;
 }
 

@@ -12,13 +12,14 @@
  *   8       4     format version (1)
  *   12      4     endianness marker 0x01020304
  *   16      4     header size: 128 + 32 * number of sections
- *   20      4     number of sections (3, or 5 with the transpose)
+ *   20      4     number of sections (3, + 2 with the transpose, + 3
+ *                 with the values)
  *   24      8     file size in bytes
  *   32      4,4   n_rows (examples), n_cols (features)
  *   40      8     nnz
  *   48      4,4   format (enum part_format), graph mode (part_graph_mode)
  *   56      5x8   lines, entries, duplicates, self_loops, empty_rows
- *   96      4     flags (bit 0: the transpose is present)
+ *   96      4     flags (bit 0: the transpose, bit 1: the values)
  *   100     20    zero
  *   120     8     checksum of bytes [0, header size) with this field zero
  *   128     32 x  section table: id, element size (4 bytes each), offset,
@@ -32,6 +33,10 @@
  *   3 feat_id    uint64 x n_cols         (the input's own feature ids)
  *   4 t_row_ptr  uint64 x (n_cols + 1)   (the transpose: features as rows;
  *   5 t_col      uint32 x nnz             present when flags bit 0 is set)
+ *   6 y          int8 x n_rows           (the trainer's labels, +1/-1;
+ *   7 line_col   uint32 x nnz             each row's columns in line order;
+ *   8 val        float64 x nnz            their values: present when flags
+ *                                         bit 1 is set, LIBSVM only)
  * Any other section id, a section out of this order or missing is refused.
  * Example ids are not stored: examples are rows, in the order of README
  * "Input formats", which is all a placement needs.
@@ -47,11 +52,12 @@
  * length and checksum, and the CSR's invariants (parsa_graph_validate),
  * then points ds->g.row_ptr,
  * ds->g.col and ds->feat_id into the mapping: nothing is copied.  The
- * counts are copied from the header.  The transpose is not used by the
- * dataset: its checksum is checked and its pages are given back as that
- * goes (madvise MADV_DONTNEED), so they do not stay in the resident set;
- * part_cache_read_transpose checks its invariants too and returns a
- * malloc'ed copy.  The mapping belongs to the dataset
+ * counts are copied from the header.  The transpose and the values are
+ * not used by the dataset: their checksums are checked and their pages are
+ * given back as that goes (madvise MADV_DONTNEED), so they do not stay in
+ * the resident set; part_cache_read_transpose and part_cache_read_values
+ * check their invariants too (the values: labels +1/-1, finite, each row's
+ * line_col a permutation of its CSR columns).  The mapping belongs to the dataset
  * (ds->map) and part_dataset_release unmaps it.  A file truncated or
  * rewritten in place while mapped would fault on access: writers (including
  * part_cache_write) replace the file by rename, which leaves a mapping of
@@ -82,8 +88,18 @@
 /* The magic as bytes (8, not NUL-terminated). */
 extern const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN];
 
+/* The trainer's view of a LIBSVM dataset (train_data.h), aligned with the
+ * CSR's rows: label (+1/-1) of each example; each row's columns in line
+ * order (a permutation of the CSR row's sorted columns) and their values. */
+struct part_cache_values {
+	const int8_t *y;     /* n_rows */
+	const uint32_t *col; /* nnz, row r at [row_ptr[r], row_ptr[r+1]) */
+	const double *val;   /* nnz, with col */
+};
+
 struct part_cache_write_opts {
 	int no_transpose;  /* 1: leave the transpose out */
+	const struct part_cache_values *values; /* NULL: none (flags bit 1) */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
 };
@@ -129,6 +145,15 @@ int part_cache_read_mem(const char *name, const void *buf, size_t len,
  */
 int part_cache_read_transpose(const char *path, struct parsa_graph *t,
 			      struct parsa_err *err);
+
+/*
+ * The cache at path mapped into *ds (as part_cache_read, any format and
+ * mode) and *vals pointing into the same mapping (valid until ds is
+ * released).  PARSA_EINVAL when the cache holds no values.
+ */
+int part_cache_read_values(const char *path, struct part_dataset *ds,
+			   struct part_cache_values *vals,
+			   struct parsa_err *err);
 
 /* Unmap a mapping made by part_cache_read (part_dataset_release). */
 void part_cache_unmap(void *map, size_t len);

@@ -482,6 +482,118 @@ static void test_mode_mismatch(void)
 	free(b);
 }
 
+/* Values for ds: labels alternating, each row's columns reversed, values
+ * 1 + e / 8; *bad_y, *bad_col, *bad_val plant one broken invariant. */
+static void make_values(const struct part_dataset *ds, int8_t **y,
+			uint32_t **col, double **val, int bad)
+{
+	uint64_t nnz = parsa_graph_nnz(&ds->g);
+
+	*y = malloc((size_t)ds->g.n_rows + 1);
+	*col = malloc((size_t)nnz * 4 + 4);
+	*val = malloc((size_t)nnz * 8 + 8);
+	if (!*y || !*col || !*val)
+		exit(2);
+	for (uint32_t r = 0; r < ds->g.n_rows; r++) {
+		uint64_t a = ds->g.row_ptr[r], b = ds->g.row_ptr[r + 1];
+
+		(*y)[r] = r % 2 ? 1 : -1;
+		for (uint64_t e = a; e < b; e++) {
+			(*col)[e] = ds->g.col[a + b - 1 - e];
+			(*val)[e] = 1.0 + (double)e / 8;
+		}
+	}
+	if (bad == 1)
+		(*y)[ds->g.n_rows - 1] = 0;
+	if (bad == 2) /* a column twice in a row with two entries */
+		for (uint32_t r = 0; r < ds->g.n_rows; r++)
+			if (ds->g.row_ptr[r + 1] - ds->g.row_ptr[r] >= 2) {
+				(*col)[ds->g.row_ptr[r]] = (*col)[ds->g.row_ptr[r] + 1];
+				break;
+			}
+	if (bad == 3)
+		(*val)[nnz / 2] = 0.0 / 0.0;
+}
+
+static void test_values(void)
+{
+	static const char text[] = "1 5:1 3:2 9:3\n-1 3:1\n1\n1 9:1 4:2\n";
+	static const char *const want[] = {NULL, "label of example 3 is 0",
+					   "does not match its row",
+					   "is not finite"};
+	struct part_cache_write_opts wo;
+	struct part_cache_values v, back;
+	struct part_dataset ds, rd;
+	struct parsa_err err;
+	int8_t *y;
+	uint32_t *col;
+	double *val;
+	size_t n, bad = 0;
+	unsigned char *b;
+
+	write_file(tpath("v.svm"), text, sizeof(text) - 1);
+	part_dataset_init(&ds);
+	part_dataset_init(&rd);
+	REQUIRE(read_text(tpath("v.svm"), K_LIBSVM, &ds) == 0);
+	for (int planted = 0; planted < 4; planted++) {
+		make_values(&ds, &y, &col, &val, planted);
+		v = (struct part_cache_values){y, col, val};
+		memset(&wo, 0, sizeof(wo));
+		wo.values = &v;
+		parsa_err_clear(&err);
+		CHECK_INT(part_cache_write(tpath("v.pcsr"), &ds, &wo, &err), ==, 0);
+		parsa_err_clear(&err);
+		if (planted == 0) {
+			CHECK_INT(part_cache_read_values(tpath("v.pcsr"), &rd, &back, &err), ==, 0);
+			CHECK(same_ds(&ds, &rd));
+			CHECK(memcmp(back.y, y, ds.g.n_rows) == 0);
+			CHECK(memcmp(back.col, col, (size_t)parsa_graph_nnz(&ds.g) * 4) == 0);
+			CHECK(memcmp(back.val, val, (size_t)parsa_graph_nnz(&ds.g) * 8) == 0);
+		} else {
+			CHECK_INT(part_cache_read_values(tpath("v.pcsr"), &rd, &back, &err), ==, PARSA_EPARSE);
+			CHECK_CONTAINS(err.msg, want[planted]);
+			b = slurp(tpath("v.pcsr"), &n);
+			parsa_err_clear(&err);
+			CHECK_INT(part_cache_read_mem("m", b, n, NULL, &rd, &err), ==, PARSA_EPARSE);
+			CHECK_CONTAINS(err.msg, want[planted]);
+			free(b);
+		}
+		/* the dataset reads the same either way (it does not use them) */
+		parsa_err_clear(&err);
+		CHECK_INT(part_cache_read(tpath("v.pcsr"), NULL, &rd, &err), ==, 0);
+		CHECK(same_ds(&ds, &rd));
+		free(y);
+		free(col);
+		free(val);
+	}
+	/* a cache without values says so */
+	parsa_err_clear(&err);
+	CHECK_INT(part_cache_write(tpath("nv.pcsr"), &ds, NULL, &err), ==, 0);
+	CHECK_INT(part_cache_read_values(tpath("nv.pcsr"), &rd, &back, &err), ==, PARSA_EINVAL);
+	CHECK_CONTAINS(err.msg, "holds no labels or values");
+	parsa_err_clear(&err);
+	/* every byte of the valid file with values flipped */
+	make_values(&ds, &y, &col, &val, 0);
+	v = (struct part_cache_values){y, col, val};
+	wo.values = &v;
+	CHECK_INT(part_cache_write(tpath("v.pcsr"), &ds, &wo, &err), ==, 0);
+	b = slurp(tpath("v.pcsr"), &n);
+	for (size_t i = 0; i < n; i++) {
+		b[i] ^= 0x20;
+		parsa_err_clear(&err);
+		if (part_cache_read_mem("flip", b, n, NULL, &rd, &err) != PARSA_EPARSE)
+			bad++;
+		b[i] ^= 0x20;
+	}
+	CHECK_INT(bad, ==, 0);
+	free(b);
+	free(y);
+	free(col);
+	free(val);
+	part_dataset_release(&rd);
+	part_dataset_release(&ds);
+}
+
 static void test_write_errors(void)
 {
 	struct part_dataset ds;
@@ -527,6 +639,7 @@ int main(void)
 	RUN(test_wrong_version_and_endianness);
 	RUN(test_not_a_cache);
 	RUN(test_mode_mismatch);
+	RUN(test_values);
 	RUN(test_write_errors);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

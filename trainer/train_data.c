@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "part_cache.h"
 #include "part_io.h"
 
 /* Growing arrays of the reader. */
@@ -269,6 +270,44 @@ static int read_all(struct builder *b, struct part_lines *l,
 	return rc;
 }
 
+/* A binary cache's rows (part_cache_read_values) through the same
+ * builder as the text's lines: the same arrays as from the text. */
+static int read_cache(struct builder *b, const char *path,
+		      struct parsa_err *err)
+{
+	struct part_dataset ds;
+	struct part_cache_values v;
+	int rc;
+
+	part_dataset_init(&ds);
+	rc = part_cache_read_values(path, &ds, &v, err);
+	for (uint32_t r = 0; !rc && r < ds.g.n_rows; r++) {
+		b->seen++;
+		if (b->fixed && !own(b, r)) {
+			rc = add_row(b, -1, err); /* counted, not used */
+			continue;
+		}
+		rc = add_row(b, v.y[r], err);
+		for (uint64_t e = ds.g.row_ptr[r];
+		     !rc && e < ds.g.row_ptr[r + 1]; e++) {
+			uint64_t id = ds.feat_id[v.col[e]];
+			uint32_t col;
+			int skip = 0;
+
+			if (!b->fixed)
+				rc = feature(b, id, &col, &skip, err);
+			else if (!part_idmap_find(&b->d->map, id, &col))
+				rc = parsa_fail(err, PARSA_EPARSE,
+						"%s: feature %llu (example %u) is not in the placement",
+						path, (unsigned long long)id, r);
+			if (!rc && !skip)
+				rc = add_entry(b, col, v.val[e], err);
+		}
+	}
+	part_dataset_release(&ds);
+	return rc;
+}
+
 /* Open path and read its lines into b->d (rowptr started here). */
 static int read_file(struct builder *b, const char *path,
 		     struct parsa_err *err)
@@ -279,9 +318,12 @@ static int read_file(struct builder *b, const char *path,
 
 	if (!rc) {
 		b->d->rowptr[0] = 0;
-		rc = part_lines_open(&l, path, err);
+		if (part_cache_probe(path))
+			rc = read_cache(b, path, err);
+		else
+			rc = part_lines_open(&l, path, err);
 	}
-	if (!rc)
+	if (!rc && l)
 		rc = read_all(b, l, err);
 	part_lines_close(l);
 	free(b->stamp);

@@ -30,7 +30,6 @@
 #include <unistd.h>
 
 #include "parsa_baseline.h"
-#include "part_cache.h"
 #include "part_io.h"
 #include "part_placement.h"
 #include "train_data.h"
@@ -680,14 +679,6 @@ static int load_all(struct cli *c, struct train_data *d, struct train_data *t,
 {
 	int rc;
 
-	for (int i = 0; i < 2; i++) {
-		const char *f = i ? c->test : c->data;
-
-		if (f && part_cache_probe(f))
-			return parsa_fail(err, PARSA_EINVAL,
-					  "%s: a binary dataset cache (pcsr) holds no labels or values, which the trainer needs: give the LIBSVM text file",
-					  f);
-	}
 	if (c->o.mpi && strcmp(c->placement, "random") != 0) {
 		/* rows later, per rank (load_rows) */
 		rc = load_placement_only(c, d, part, owner, k, err);

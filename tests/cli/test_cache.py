@@ -59,7 +59,7 @@ def cache_of(f, extra):
 def test_help():
     p = run("convert", "--help")
     assert p.stdout.startswith("usage: parsa convert DATA --out FILE.pcsr"), p.stdout
-    for word in ("--format", "--graph", "--no-transpose", "--out"):
+    for word in ("--format", "--graph", "--no-transpose", "--no-values", "--out"):
         assert word in p.stdout, word
     assert "usage: parsa convert" in run("help", "convert").stdout
     assert "convert DATA --out FILE.pcsr" in run("help").stdout
@@ -88,6 +88,9 @@ def test_samples_same_placement():
 def test_summary_and_name_free():
     p = convert("data/movielens-sample.csv.gz", tmp("ml.pcsr"))
     assert "examples" in p.stdout and "nonzeros" in p.stdout and "pairs" in p.stdout, p.stdout
+    assert "with labels and values" not in p.stdout, p.stdout
+    p = convert("data/a9a-sample.svm.gz", tmp("a9a-sum.pcsr"))
+    assert "(libsvm, with labels and values)" in p.stdout, p.stdout
     # recognised by content: any name, even a misleading one
     shutil.copy(tmp("ml.pcsr"), tmp("ml-cache.svm"))
     a, b = tmp("nm-a"), tmp("nm-b")
@@ -144,8 +147,11 @@ def test_errors():
     # what a cache cannot do, said plainly
     prefix = tmp("err-a9a")
     run("partition", good, "-k", 2, "--out", prefix, "-q")
-    cli_error(["train", good, "--placement", prefix, "--passes", 1],
-              ["holds no labels or values", "LIBSVM text"])
+    nv = tmp("a9a-novalues.pcsr")
+    convert("data/a9a-sample.svm.gz", nv, "--no-values", "-q")
+    assert os.path.getsize(nv) < len(raw)
+    cli_error(["train", nv, "--placement", prefix, "--passes", 1],
+              [nv + ": ", "holds no labels or values", "without --no-values"])
     cli_error(["partition", good, "-k", 2, "--stream", "-q"], ["binary cache"], code=2)
     cli_error(["partition", good, "-k", 2, "-q", "--out", tmp("sh"), "--shards", tmp("shards")],
               ["binary cache", "give the text file"])
@@ -160,6 +166,77 @@ def test_errors():
     cli_error(["convert", "data/a9a-sample.svm.gz", "--out", tmp("no/such/dir/x.pcsr")],
               ["x.pcsr"])
     assert not os.path.exists(tmp("u.pcsr"))
+
+
+def last_json(p):
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def close(a, b):
+    return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
+def models_agree(a, b):
+    """Same features, weights equal to 1e-9 (the thread mode's sums are
+    not bit-reproducible from run to run, text or cache alike)."""
+    wa = dict(l.split() for l in open(a))
+    wb = dict(l.split() for l in open(b))
+    assert wa.keys() == wb.keys(), (len(wa), len(wb))
+    for f in wa:
+        x, y = float(wa[f]), float(wb[f])
+        assert abs(x - y) <= 1e-9 * max(1.0, abs(x)), (f, x, y)
+
+
+@test
+def test_train_from_the_cache():
+    c = cache_of("a9a-sample.svm.gz", [])
+    prefix = tmp("tr-a9a")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", prefix, "-q")
+    res = []
+    for data in ("data/a9a-sample.svm.gz", c):
+        m = tmp("tr-%d.model" % len(res))
+        p = run("train", data, "--placement", prefix, "--passes", 3, "--test", data,
+                "--model", m, "-q")
+        res.append((last_json(p), m))
+    (ft, mt), (fc, mc) = res
+    for key in ("objective", "logloss", "auc"):
+        assert close(ft[key], fc[key]), (key, ft[key], fc[key])
+    for key in ("examples", "features", "nonzeros", "bytes_remote", "messages_remote"):
+        assert ft[key] == fc[key], (key, ft[key], fc[key])
+    models_agree(mt, mc)
+    # --placement random reads every row of the cache
+    p = run("train", c, "--placement", "random", "--workers", 2, "--passes", 2, "-q")
+    q = run("train", "data/a9a-sample.svm.gz", "--placement", "random", "--workers", 2,
+            "--passes", 2, "-q")
+    assert close(last_json(p)["objective"], last_json(q)["objective"])
+    # a LIBSVM file whose labels the trainer refuses: a cache without values
+    bad = tmp("labels.svm")
+    open(bad, "w").write("yes 1:1 2:1\nno 2:1\n")
+    p = run("convert", bad, "--out", tmp("labels.pcsr"))
+    assert "label is not a number" in p.stderr and "no labels or values" in p.stderr, p.stderr
+    run("partition", tmp("labels.pcsr"), "-k", 2, "-q", "--out", tmp("labels"))
+
+
+@test
+def test_train_mpi_from_the_cache():
+    if not MPIRUN:
+        raise Skip("mpirun not found")
+    c = cache_of("a9a-sample.svm.gz", [])
+    prefix = tmp("trm-a9a")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", prefix, "-q")
+    fins = []
+    for data in ("data/a9a-sample.svm.gz", c):
+        m = tmp("trm-%d.model" % len(fins))
+        p = mpirun(2, "train", data, "--placement", prefix, "--passes", 3, "--tau", 0,
+                   "--blocks", 4, "--mpi", "--model", m, "-q")
+        assert p.returncode == 0, p.stderr
+        fins.append((last_json(p), m))
+    (ft, mt), (fc, mc) = fins
+    assert ft["parsed_examples"] == fc["parsed_examples"], (ft["parsed_examples"], fc["parsed_examples"])
+    for key in ("objective", "logloss"):
+        assert close(ft[key], fc[key]), (key, ft[key], fc[key])
+    assert ft["bytes_remote"] == fc["bytes_remote"]
+    models_agree(mt, mc)
 
 
 @test
