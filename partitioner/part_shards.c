@@ -348,7 +348,7 @@ static int check_args(const char *dir, const char *data_path,
 	if (ds->format == PART_FMT_LIBSVM && ds->g.n_rows &&
 	    part_cache_probe(data_path))
 		return parsa_fail(err, PARSA_EINVAL,
-				  "shards: LIBSVM lines (labels, values) are copied from the text file, and %s is a binary cache that does not hold them: give the text file",
+				  "shards: LIBSVM lines are copied as written from the text file, and %s is a binary cache: give the text file",
 				  data_path);
 	for (uint32_t e = 0; e < ds->g.n_rows; e++)
 		if (part[e] >= k)
