@@ -187,18 +187,26 @@ def models_agree(a, b):
         assert abs(x - y) <= 1e-9 * max(1.0, abs(x)), (f, x, y)
 
 
-@test
-def test_train_from_the_cache():
+def train_both(name, launch, *args):
+    """Train on a k=4 placement of a9a from the text and from the cache
+    (launch: run, or mpirun on 2 ranks): [(final JSON, model path)] x 2."""
     c = cache_of("a9a-sample.svm.gz", [])
-    prefix = tmp("tr-a9a")
+    prefix = tmp(name)
     run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", prefix, "-q")
     res = []
     for data in ("data/a9a-sample.svm.gz", c):
-        m = tmp("tr-%d.model" % len(res))
-        p = run("train", data, "--placement", prefix, "--passes", 3, "--test", data,
-                "--model", m, "-q")
+        m = tmp("%s-%d.model" % (name, len(res)))
+        p = launch("train", data, "--placement", prefix, "--passes", 3,
+                   *[data if a is None else a for a in args], "--model", m, "-q")
+        assert p.returncode == 0, p.stderr
         res.append((last_json(p), m))
-    (ft, mt), (fc, mc) = res
+    return res
+
+
+@test
+def test_train_from_the_cache():
+    c = cache_of("a9a-sample.svm.gz", [])
+    (ft, mt), (fc, mc) = train_both("tr", run, "--test", None)
     for key in ("objective", "logloss", "auc"):
         assert close(ft[key], fc[key]), (key, ft[key], fc[key])
     for key in ("examples", "features", "nonzeros", "bytes_remote", "messages_remote"):
@@ -221,17 +229,8 @@ def test_train_from_the_cache():
 def test_train_mpi_from_the_cache():
     if not MPIRUN:
         raise Skip("mpirun not found")
-    c = cache_of("a9a-sample.svm.gz", [])
-    prefix = tmp("trm-a9a")
-    run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", prefix, "-q")
-    fins = []
-    for data in ("data/a9a-sample.svm.gz", c):
-        m = tmp("trm-%d.model" % len(fins))
-        p = mpirun(2, "train", data, "--placement", prefix, "--passes", 3, "--tau", 0,
-                   "--blocks", 4, "--mpi", "--model", m, "-q")
-        assert p.returncode == 0, p.stderr
-        fins.append((last_json(p), m))
-    (ft, mt), (fc, mc) = fins
+    (ft, mt), (fc, mc) = train_both("trm", lambda *a: mpirun(2, *a), "--tau", 0,
+                                    "--blocks", 4, "--mpi")
     assert ft["parsed_examples"] == fc["parsed_examples"], (ft["parsed_examples"], fc["parsed_examples"])
     for key in ("objective", "logloss"):
         assert close(ft[key], fc[key]), (key, ft[key], fc[key])
