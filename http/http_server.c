@@ -30,7 +30,7 @@
 
 #include "base_time.h"
 #include "part_reader.h"
-#include "http_assign.h"
+#include "part_assign.h"
 #include "http_data.h"
 #include "http_events.h"
 #include "http_jobs.h"
@@ -1052,7 +1052,7 @@ static int assign_input(struct rctx *c, json_t *body, uint64_t **off_out,
 static void h_assign(struct rctx *c)
 {
 	const struct http_place *p;
-	struct http_assign_model m;
+	struct part_assign_model m;
 	struct parsa_err err;
 	uint64_t *off = NULL, *ids = NULL;
 	uint32_t n = 0, *out = NULL;
@@ -1067,7 +1067,7 @@ static void h_assign(struct rctx *c)
 	}
 	json_decref(body);
 	job = http_jobs_get_json(c->s->jobs, c->r.rid, 0);
-	m = (struct http_assign_model){
+	m = (struct part_assign_model){
 		.k = p->k, .words = p->words, .bits = p->bits, .map = &p->map,
 		.count = p->count,
 		.imbalance = json_number_value(json_object_get(
@@ -1078,7 +1078,7 @@ static void h_assign(struct rctx *c)
 		m.imbalance = 1.03;
 	parsa_err_clear(&err);
 	out = malloc(n * sizeof(uint32_t));
-	rc = out ? http_assign_batch(&m, off, ids, n, out, &err)
+	rc = out ? part_assign_batch(&m, off, ids, n, out, &err)
 		 : parsa_fail(&err, PARSA_ENOMEM, "out of memory");
 	parts = rc ? NULL : json_array();
 	for (uint32_t i = 0; parts && i < n; i++)

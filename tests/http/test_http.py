@@ -257,7 +257,7 @@ def test_long_poll():
 # ---- assign ----
 
 def assign_oracle(rows, parts, k, new, imbalance=1.03):
-    """The rule of http_assign.h, by brute force."""
+    """The rule of part_assign.h, by brute force."""
     S = [set() for _ in range(k)]
     cnt = [0] * k
     for r, p in zip(rows, parts):

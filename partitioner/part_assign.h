@@ -1,8 +1,8 @@
 /*
- * http_assign: incremental placement of fresh examples against a finished
+ * part_assign: incremental placement of fresh examples against a finished
  * placement (thesis 9.4.4, "incremental" initialization), the rule behind
- * POST /v1/jobs/{id}/assign.  Pure (no I/O, no locks); unit-tested against
- * a brute-force oracle in tests/test_http_assign.c.
+ * POST /v1/jobs/{id}/assign and of the C API's psa_assign.  Pure (no I/O, no locks); unit-tested against
+ * a brute-force oracle in tests/test_part_assign.c.
  *
  * The rule.  S_i = the features used by part i in the placement (N(U_i)),
  * |U_i| its examples.  The new examples are placed one after another, in
@@ -15,15 +15,15 @@
  * batch see it.  Features the placement has never seen are in no S_i.
  * Nothing in the model is changed: the batch works on its own copies.
  */
-#ifndef HTTP_ASSIGN_H
-#define HTTP_ASSIGN_H
+#ifndef PART_ASSIGN_H
+#define PART_ASSIGN_H
 
 #include <stdint.h>
 
 #include "parsa_err.h"
 #include "part_hash.h"
 
-struct http_assign_model {
+struct part_assign_model {
 	uint32_t k;                    /* parts, >= 1 */
 	uint32_t words;                /* 64-bit words per mask: ceil(k/64) */
 	const uint64_t *bits;          /* borrowed: n_cols * words, mask of S(v)
@@ -39,8 +39,8 @@ struct http_assign_model {
  * PARSA_EINVAL (k == 0) or PARSA_ENOMEM.  Thread-safe for concurrent
  * calls on the same model (read-only).
  */
-int http_assign_batch(const struct http_assign_model *m, const uint64_t *off,
+int part_assign_batch(const struct part_assign_model *m, const uint64_t *off,
 		      const uint64_t *ids, uint32_t n, uint32_t *out,
 		      struct parsa_err *err);
 
-#endif /* HTTP_ASSIGN_H */
+#endif /* PART_ASSIGN_H */

@@ -1,5 +1,5 @@
 /*
- * http_assign: the incremental assignment rule of http_assign.h.  The
+ * part_assign: the incremental assignment rule of part_assign.h.  The
  * features a batch adds to each part live in a small open-addressing set
  * of (feature id, part) pairs, so the placement's masks are never copied.
  */
@@ -10,7 +10,7 @@
 #include "base_greedy.h"
 #include "base_hash.h"
 #include "parsa_partu.h"
-#include "http_assign.h"
+#include "part_assign.h"
 
 struct pairset {
 	uint64_t *key;   /* feature ids */
@@ -69,7 +69,7 @@ static uint64_t distinct(uint64_t *f, uint64_t n)
 }
 
 /* cost_i(u) = |N(u) \ (S_i ∪ added_i)| for every part. */
-static void costs(const struct http_assign_model *m, struct pairset *added,
+static void costs(const struct part_assign_model *m, struct pairset *added,
 		  const uint64_t *f, uint64_t nf, uint64_t *cost)
 {
 	memset(cost, 0, m->k * sizeof(uint64_t));
@@ -100,7 +100,7 @@ static uint32_t choose(uint32_t k, const uint64_t *cost, const uint64_t *cnt,
 	return best != UINT32_MAX ? best : base_greedy_smallest(k, cnt);
 }
 
-int http_assign_batch(const struct http_assign_model *m, const uint64_t *off,
+int part_assign_batch(const struct part_assign_model *m, const uint64_t *off,
 		      const uint64_t *ids, uint32_t n, uint32_t *out,
 		      struct parsa_err *err)
 {

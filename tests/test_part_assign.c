@@ -1,5 +1,5 @@
 /*
- * test_http_assign: the incremental assign rule (http_assign.h) against a
+ * test_part_assign: the incremental assign rule (part_assign.h) against a
  * brute-force oracle on random placements (k across the 64-bit word
  * boundary), plus the balance cap and unknown features.
  */
@@ -7,7 +7,7 @@
 
 #include "parsa_partu.h"
 #include "parsa_rng.h"
-#include "http_assign.h"
+#include "part_assign.h"
 
 #define NF 40   /* features in the placement (ids 1000 + v) */
 
@@ -68,7 +68,7 @@ static void one_case(uint32_t k, uint32_t n, uint64_t seed)
 	uint64_t *bits = calloc((size_t)NF * words, sizeof(uint64_t));
 	uint8_t *S0 = calloc((size_t)NF * k, 1);
 	uint64_t count[130], off[65], ids[64 * 12];
-	struct http_assign_model m;
+	struct part_assign_model m;
 
 	parsa_rng_seed(&rng, seed);
 	part_idmap_init(&map);
@@ -92,12 +92,12 @@ static void one_case(uint32_t k, uint32_t n, uint64_t seed)
 		for (uint32_t j = 0; j < len; j++)
 			ids[off[e] + j] = 1000 + parsa_rng_below(&rng, NF + 8);
 	}
-	m = (struct http_assign_model){.k = k, .words = words, .bits = bits,
+	m = (struct part_assign_model){.k = k, .words = words, .bits = bits,
 				       .map = &map, .count = count,
 				       .imbalance = 1.03};
 	/* unknown ids (>= 1000 + NF) are in no S_i: the oracle's S0 rows
 	 * for them are zero, which the byte matrix gives by calloc */
-	CHECK_INT(http_assign_batch(&m, off, ids, n, got, NULL), ==, 0);
+	CHECK_INT(part_assign_batch(&m, off, ids, n, got, NULL), ==, 0);
 	oracle(k, S0, count, off, ids, n, 1.03, want);
 	for (uint32_t e = 0; e < n; e++)
 		CHECK_INT(got[e], ==, want[e]);
@@ -121,18 +121,18 @@ static void test_balance_and_ties(void)
 	 * the parts are even, then the smaller id */
 	uint64_t count[2] = {3, 0}, off[6] = {0, 0, 0, 0, 0, 0}, ids[1] = {0};
 	uint32_t out[5];
-	struct http_assign_model m = {.k = 2, .words = 1, .bits = NULL,
+	struct part_assign_model m = {.k = 2, .words = 1, .bits = NULL,
 				      .map = NULL, .count = count,
 				      .imbalance = 1.0};
 
-	CHECK_INT(http_assign_batch(&m, off, ids, 5, out, NULL), ==, 0);
+	CHECK_INT(part_assign_batch(&m, off, ids, 5, out, NULL), ==, 0);
 	CHECK_INT(out[0], ==, 1);
 	CHECK_INT(out[1], ==, 1);
 	CHECK_INT(out[2], ==, 1);
 	CHECK_INT(out[3], ==, 0);  /* 3/3: tie -> id 0 */
 	CHECK_INT(out[4], ==, 1);  /* cap ceil(8/2) = 4: part 0 is full */
 	m.k = 0;
-	CHECK_INT(http_assign_batch(&m, off, ids, 1, out, NULL), ==, PARSA_EINVAL);
+	CHECK_INT(part_assign_batch(&m, off, ids, 1, out, NULL), ==, PARSA_EINVAL);
 }
 
 static void test_batch_sees_its_own_features(void)
@@ -142,11 +142,11 @@ static void test_batch_sees_its_own_features(void)
 	uint64_t count[2] = {2, 1}, off[3] = {0, 3, 6};
 	uint64_t ids[6] = {7, 8, 9, 9, 8, 7};
 	uint32_t out[2];
-	struct http_assign_model m = {.k = 2, .words = 1, .bits = NULL,
+	struct part_assign_model m = {.k = 2, .words = 1, .bits = NULL,
 				      .map = NULL, .count = count,
 				      .imbalance = 1.5};
 
-	CHECK_INT(http_assign_batch(&m, off, ids, 2, out, NULL), ==, 0);
+	CHECK_INT(part_assign_batch(&m, off, ids, 2, out, NULL), ==, 0);
 	CHECK_INT(out[0], ==, 1);
 	CHECK_INT(out[1], ==, 1);
 }
