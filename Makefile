@@ -44,26 +44,30 @@ LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
 # with the libraries of the layers it uses; `make layers-check`
 # (scripts/layers-check.py) reads this table and checks every include line
 # and every library's undefined symbols against it.
-LAYERS = base parsa server partitioner http trainer app
+LAYERS = base parsa server partitioner api http trainer app
 USES_base        =
 USES_parsa       = base
 USES_server      = base
 USES_partitioner = base parsa server
+USES_api         = base parsa server partitioner
 USES_http        = base parsa server partitioner
 USES_trainer     = base parsa server partitioner
-USES_app         = base parsa server partitioner http trainer
+USES_app         = base parsa server partitioner api http trainer
 LIB_base         = $(BUILD)/libbase.a
 LIB_parsa        = $(BUILD)/libparsa_core.a
 LIB_server       = $(BUILD)/libpsserver.a
 LIB_partitioner  = $(BUILD)/libpart.a
+LIB_api          = $(BUILD)/libapi.a
 LIB_http         = $(BUILD)/libhttp.a
 LIB_trainer      = $(BUILD)/libtrainer.a
-layer_inc = $(foreach l,$(1) $(USES_$(1)),-I$(l))
+layer_inc = $(foreach l,$(1) $(USES_$(1)),-I$(l)) $(INC_$(1))
+# the C API's public header (include/parsa.h) for the api layer
+INC_api          = -Iinclude
 reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
 # The layers that are libraries, and every library top down (link order).
 LIB_LAYERS = $(foreach l,$(LAYERS),$(if $(LIB_$(l)),$(l)))
 ALL_LIBS = $(foreach l,$(call reverse,$(LIB_LAYERS)),$(LIB_$(l)))
-ALL_INC  = $(foreach l,$(LAYERS),-I$(l))
+ALL_INC  = $(foreach l,$(LAYERS),-I$(l)) -Iinclude
 
 $(foreach l,$(LAYERS),$(eval $(l)_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(l)/*.c))))
 $(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(call layer_inc,$(l))))
@@ -80,11 +84,73 @@ UI_GEN    = $(BUILD)/gen/http_ui_assets.c
 UI_OBJ    = $(BUILD)/obj/gen/http_ui_assets.o
 PARSA_BIN = $(BUILD)/parsa
 
+# ---- the installed C library (include/parsa.h; README "C library") ------
+# libparsa.so from a separate PIC object set compiled with hidden
+# visibility (only the PSA_API functions of api/ are exported), libparsa.a
+# from the ordinary objects; both hold the layers the API needs.
+SO_LAYERS = base parsa server partitioner api
+SO_MAJOR  = 0
+SO_NAME   = libparsa.so.$(SO_MAJOR)
+SO        = $(BUILD)/libparsa.so.$(VERSION)
+STATIC    = $(BUILD)/libparsa.a
+SO_LIBS_PKG := $(shell pkg-config --libs jansson zlib 2>/dev/null || echo -ljansson -lz)
+SO_LDLIBS = $(LDSAN) -lmetis $(SO_LIBS_PKG) $(MPI_LIBS) -lm -pthread
+PIC_OBJ   = $(foreach l,$(SO_LAYERS),$(patsubst %.c,$(BUILD)/pic/obj/%.o,$(wildcard $(l)/*.c)))
+$(foreach l,$(SO_LAYERS),$(eval $(BUILD)/pic/obj/$(l)/%.o: LAYER_INC := $(call layer_inc,$(l))))
+MAN_STAMP = $(BUILD)/man/.stamp
+PREFIX  ?= /usr/local
+DESTDIR ?=
+MANDIR  ?= $(PREFIX)/share/man
+MAN_CMDS = partition eval gen serve train
+D = $(DESTDIR)$(PREFIX)
+
+$(BUILD)/pic/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden $(LAYER_INC) -MMD -MP -c $< -o $@
+
+$(SO): $(PIC_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--no-undefined -o $@ $^ $(SO_LDLIBS)
+	ln -sf libparsa.so.$(VERSION) $(BUILD)/$(SO_NAME)
+	ln -sf libparsa.so.$(VERSION) $(BUILD)/libparsa.so
+
+$(STATIC): $(foreach l,$(SO_LAYERS),$($(l)_OBJ))
+	rm -f $@ && ar rcs $@ $^
+
+# man pages from the --help texts (scripts/man-pages.py)
+$(MAN_STAMP): $(PARSA_BIN) scripts/man-pages.py
+	python3 scripts/man-pages.py $(PARSA_BIN) $(dir $@) $(VERSION) $(MAN_CMDS)
+	@touch $@
+
+install: $(PARSA_BIN) $(SO) $(STATIC) $(MAN_STAMP)
+	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/include $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(PARSA_BIN) $(D)/bin/parsa
+	install -m 755 $(SO) $(D)/lib/libparsa.so.$(VERSION)
+	ln -sf libparsa.so.$(VERSION) $(D)/lib/$(SO_NAME)
+	ln -sf $(SO_NAME) $(D)/lib/libparsa.so
+	install -m 644 $(STATIC) $(D)/lib/libparsa.a
+	install -m 644 include/parsa.h $(D)/include/parsa.h
+	install -m 644 $(BUILD)/man/parsa.1 $(MAN_CMDS:%=$(BUILD)/man/parsa-%.1) $(DESTDIR)$(MANDIR)/man1/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+		'Name: parsa' 'Description: Parsa graph partitioning for parameter servers (C API)' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lparsa' \
+		'Requires.private: jansson zlib$(if $(MPI_LIBS), ompi-c)' \
+		'Libs.private: -lmetis -lm -pthread' > $(D)/lib/pkgconfig/parsa.pc
+
+# Removes what install put there, then the folders it made if empty.
+uninstall:
+	rm -f $(D)/bin/parsa $(D)/lib/libparsa.so.$(VERSION) $(D)/lib/$(SO_NAME) \
+		$(D)/lib/libparsa.so $(D)/lib/libparsa.a $(D)/include/parsa.h \
+		$(D)/lib/pkgconfig/parsa.pc $(DESTDIR)$(MANDIR)/man1/parsa.1 \
+		$(MAN_CMDS:%=$(DESTDIR)$(MANDIR)/man1/parsa-%.1)
+	-rmdir $(D)/bin $(D)/lib/pkgconfig $(D)/lib $(D)/include \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR) 2>/dev/null; \
+	rmdir $(DESTDIR)$(PREFIX)/share 2>/dev/null; true
+
 # plain `make` builds everything (the per-layer library rules come first)
 .DEFAULT_GOAL := all
 
-.PHONY: all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
-all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN)
+.PHONY: install uninstall all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
+all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN) $(if $(SANITIZE),,$(SO) $(STATIC) $(MAN_STAMP))
 libs: $(ALL_LIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -193,4 +259,4 @@ headers-check:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

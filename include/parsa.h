@@ -35,7 +35,9 @@
  * written by psa_opts_set* (one thread at a time) and only read by
  * psa_partition, so several partitions may share one; psa_opts_cancel
  * may be called from any thread or a signal handler at any time.
- * Callbacks run on the thread that called psa_partition.
+ * Callbacks run on the thread that called psa_partition, or (with
+ * threads > 1) on one of its worker threads; never two at once for one
+ * call.
  */
 #ifndef PARSA_H
 #define PARSA_H
@@ -179,7 +181,8 @@ PSA_API void psa_opts_set_progress(psa_opts *o, psa_progress_fn fn,
 
 /*
  * Cancel callback: fn(arg) is polled at every progress point (and at
- * each phase); a non-zero return cancels as psa_opts_cancel does.
+ * each phase); a non-zero return cancels as psa_opts_cancel(o, 1) does
+ * (the flag then stays set until psa_opts_cancel(o, 0)).
  */
 typedef int (*psa_cancel_fn)(void *arg);
 PSA_API void psa_opts_set_cancel(psa_opts *o, psa_cancel_fn fn, void *arg);

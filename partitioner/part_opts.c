@@ -825,6 +825,31 @@ int part_opts_parse_argv(int argc, char **argv, unsigned cmd,
 	return -1;
 }
 
+int part_opts_set(struct part_opts *o, unsigned cmd, const char *name,
+		  const char *s, struct parsa_err *err)
+{
+	const struct part_opt *e = NULL;
+	char what[160];
+
+	if (name && name[0] && !name[1])
+		e = by_short(name[0], cmd);
+	else if (name)
+		e = part_opts_find(name, 0);
+	if (!e || !e->name || !(e->where & cmd))
+		return parsa_fail(err, PARSA_EINVAL, "unknown option '%s'",
+				  name ? name : "(null)");
+	if (!s)
+		s = "";
+	if (set_text(o, e, s, 0) == 0 && mark_given(o, e, s) == 0)
+		return 0;
+	if (e->type == PART_OPT_ENUM)
+		return parsa_fail(err, PARSA_EINVAL, "unknown --%s '%s' (%s)",
+				  e->name, s, e->choices);
+	what_of(e, 0, what, sizeof(what));
+	return parsa_fail(err, PARSA_EINVAL, "--%s %s, got '%s'", e->name,
+			  what, s);
+}
+
 /* ---- --help ---- */
 
 /* The value of e in the defaults, as the help text shows it. */

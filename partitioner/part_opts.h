@@ -154,6 +154,16 @@ int part_opts_parse_argv(int argc, char **argv, unsigned cmd,
 			 struct part_opts *o, const char **data,
 			 void (*help)(void));
 
+/*
+ * Set one option of cmd by its command-line name (without "--"; a short
+ * name is one letter) from its text s, as the command line does (the
+ * preset's side effects included; the caller applies a preset first).
+ * 0, or PARSA_EINVAL with the command line's message ("--imbalance must
+ * be a number >= 1, got '0'"; "unknown option 'x'").  Used by the C API.
+ */
+int part_opts_set(struct part_opts *o, unsigned cmd, const char *name,
+		  const char *s, struct parsa_err *err);
+
 /* The options of cmd (a PART_OPT_* where bit) as --help lines, with the
  * defaults of part_opts_default. */
 void part_opts_help(FILE *f, unsigned cmd);
