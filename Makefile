@@ -103,6 +103,7 @@ DESTDIR ?=
 MANDIR  ?= $(PREFIX)/share/man
 MAN_CMDS = partition eval gen serve train
 D = $(DESTDIR)$(PREFIX)
+.PHONY: install uninstall python
 
 $(BUILD)/pic/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -136,6 +137,11 @@ install: $(PARSA_BIN) $(SO) $(STATIC) $(MAN_STAMP)
 		'Requires.private: jansson zlib$(if $(MPI_LIBS), ompi-c)' \
 		'Libs.private: -lmetis -lm -pthread' > $(D)/lib/pkgconfig/parsa.pc
 
+# The Python package in place (python/parsa beside its library): then
+# `PYTHONPATH=python python3 -c "import parsa"` or `pip install ./python`.
+python: $(SO)
+	cp $(SO) python/parsa/libparsa.so.0
+
 # Removes what install put there, then the folders it made if empty.
 uninstall:
 	rm -f $(D)/bin/parsa $(D)/lib/libparsa.so.$(VERSION) $(D)/lib/$(SO_NAME) \
@@ -149,7 +155,7 @@ uninstall:
 # plain `make` builds everything (the per-layer library rules come first)
 .DEFAULT_GOAL := all
 
-.PHONY: install uninstall all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
+.PHONY: all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN) $(if $(SANITIZE),,$(SO) $(STATIC) $(MAN_STAMP))
 libs: $(ALL_LIBS)
 
