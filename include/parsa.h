@@ -210,8 +210,9 @@ PSA_API int psa_partition(const psa_graph *g, const psa_opts *o,
 /*
  * Metrics of a given placement, as `parsa eval` computes them: parts has
  * psa_graph_examples(g) entries, owners psa_graph_features(g) entries
- * (in compact feature order), each < k.  o may be NULL; its seed and
- * random-trials are used for the random baseline, its imbalance by
+ * (in compact feature order), each < k.  o may be NULL; its seed,
+ * random-trials and threads are used for the metrics and the random
+ * baseline (as parsa eval's), its imbalance by
  * psa_assign.  Errors: PSA_EINVAL (NULL, k == 0, an id >= k).
  */
 PSA_API int psa_evaluate(const psa_graph *g, uint32_t k,
