@@ -409,12 +409,26 @@ PSA_API int psa_opts_set(psa_opts *o, const char *name, const char *value,
 	return 0;
 }
 
+/* The shorthands: a number as its text, through psa_opts_set. */
+static int set_u64(psa_opts *o, const char *name, uint64_t v, psa_error *err)
+{
+	char t[32];
+
+	snprintf(t, sizeof(t), "%llu", (unsigned long long)v);
+	return psa_opts_set(o, name, t, err);
+}
+
+static int set_num(psa_opts *o, const char *name, double v, psa_error *err)
+{
+	char t[40];
+
+	snprintf(t, sizeof(t), "%.17g", v);
+	return psa_opts_set(o, name, t, err);
+}
+
 PSA_API int psa_opts_set_k(psa_opts *o, uint32_t k, psa_error *err)
 {
-	char v[16];
-
-	snprintf(v, sizeof(v), "%u", k);
-	return psa_opts_set(o, "parts", v, err);
+	return set_u64(o, "parts", k, err);
 }
 
 PSA_API int psa_opts_set_method(psa_opts *o, const char *method,
@@ -431,37 +445,25 @@ PSA_API int psa_opts_set_quality(psa_opts *o, const char *quality,
 
 PSA_API int psa_opts_set_seed(psa_opts *o, uint64_t seed, psa_error *err)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)seed);
-	return psa_opts_set(o, "seed", v, err);
+	return set_u64(o, "seed", seed, err);
 }
 
 PSA_API int psa_opts_set_threads(psa_opts *o, uint32_t threads,
 				 psa_error *err)
 {
-	char v[16];
-
-	snprintf(v, sizeof(v), "%u", threads);
-	return psa_opts_set(o, "threads", v, err);
+	return set_u64(o, "threads", threads, err);
 }
 
 PSA_API int psa_opts_set_imbalance(psa_opts *o, double imbalance,
 				   psa_error *err)
 {
-	char v[40];
-
-	snprintf(v, sizeof(v), "%.17g", imbalance);
-	return psa_opts_set(o, "imbalance", v, err);
+	return set_num(o, "imbalance", imbalance, err);
 }
 
 PSA_API int psa_opts_set_time_limit(psa_opts *o, double seconds,
 				    psa_error *err)
 {
-	char v[40];
-
-	snprintf(v, sizeof(v), "%.17g", seconds);
-	return psa_opts_set(o, "time-limit", v, err);
+	return set_num(o, "time-limit", seconds, err);
 }
 
 PSA_API void psa_opts_set_progress(psa_opts *o, psa_progress_fn fn,

@@ -44,20 +44,6 @@ SETS = [("reuters_lasvm.train", "libsvm/reuters_lasvm.train.svm.gz"),
 K, SEED = 16, 1
 
 
-def load_libsvm(path):
-    indptr, idx = [0], []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            t = line.split("#", 1)[0].split()
-            if not t:
-                continue
-            idx.extend(int(x[:x.index(":")]) for x in t[1:] if not x.startswith("qid:"))
-            indptr.append(len(idx))
-    idx = np.asarray(idx, dtype=np.int64)
-    return sp.csr_matrix((np.ones(len(idx), np.int8), idx, np.asarray(indptr, np.int64)),
-                         shape=(len(indptr) - 1, int(idx.max()) + 1))
-
-
 def load_pairs(path):
     """Users as rows in order of first appearance (the file is grouped by
     user), items as columns, entries in file order."""
@@ -81,10 +67,8 @@ def load_pairs(path):
 
 
 def cli(path, out):
-    t0 = time.perf_counter()
     subprocess.run([os.path.join(ROOT, BUILD, "parsa"), "partition", path, "-k", str(K),
                     "--seed", str(SEED), "--out", out, "-q"], check=True)
-    wall = time.perf_counter() - t0
     s = json.load(open(out + ".json"))["seconds"]
     return s["total"] - s["load"], s["load"]
 
@@ -99,7 +83,7 @@ def main():
         if not os.path.exists(path):
             print("| %s | (missing: %s) |" % (name, path))
             continue
-        X = load_pairs(path) if rel.endswith(".tsv.gz") else load_libsvm(path)
+        X = load_pairs(path) if rel.endswith(".tsv.gz") else parsa.load_libsvm(path)
         cl, py, conv, build, rd = [], [], [], [], []
         pl = None
         for _ in range(REPS):

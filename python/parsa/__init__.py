@@ -33,7 +33,7 @@ from ._lib import (CANCEL, PROGRESS, PSA_ECANCELLED, PSA_EINVAL, PSA_EIO,
 from .client import Client
 
 __all__ = ["partition", "graph_partition", "evaluate", "assign", "Placement",
-           "Client", "Cancelled", "ParsaError", "version"]
+           "Client", "Cancelled", "ParsaError", "version", "load_libsvm"]
 __version__ = lib.psa_version().decode()
 
 METRICS = ("M_max", "T_max", "T_sum", "M_sum", "RF", "imbalance",
@@ -460,3 +460,25 @@ def graph_partition(G, k, mode="adjacency", **kwargs):
     X = sp.csr_matrix((np.ones(2 * m, np.int8), keep.reshape(-1),
                        np.arange(0, 2 * m + 1, 2)), shape=(m, n))
     return partition(X, k, **kwargs)
+
+
+def load_libsvm(path):
+    """A LIBSVM file (plain or .gz) as a scipy CSR matrix of its feature
+    indices: rows and their entries in the file's order (so partition()
+    of it gives the placement `parsa partition` gives for the file), the
+    values and labels dropped.  Pure Python: for samples and tests."""
+    import gzip
+    import scipy.sparse as sp
+    opener = gzip.open if str(path).endswith(".gz") else open
+    indptr, idx = [0], []
+    with opener(path, "rt") as f:
+        for line in f:
+            t = line.split("#", 1)[0].split()
+            if not t:
+                continue
+            idx.extend(int(x[:x.index(":")]) for x in t[1:]
+                       if ":" in x and not x.startswith("qid:"))
+            indptr.append(len(idx))
+    idx = np.asarray(idx, dtype=np.int64)
+    return sp.csr_matrix((np.ones(len(idx), np.int8), idx, np.asarray(indptr, np.int64)),
+                         shape=(len(indptr) - 1, int(idx.max()) + 1 if len(idx) else 0))

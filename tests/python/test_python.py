@@ -30,7 +30,6 @@ except ImportError:
     print("0 passed, 0 failed, 1 skipped")
     sys.exit(0)
 
-import gzip  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 import resource  # noqa: E402
@@ -72,22 +71,6 @@ def cli(data, k, seed, *extra):
     return prefix, ex, ft
 
 
-def libsvm_matrix(path):
-    """The LIBSVM file as a CSR matrix, rows and entries in file order."""
-    indptr, idx = [0], []
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            line = line.split("#", 1)[0].split()
-            if not line:
-                continue
-            idx += [int(t.split(":")[0]) for t in line[1:] if ":" in t and not t.startswith("qid:")]
-            indptr.append(len(idx))
-    idx = np.asarray(idx, dtype=np.int64)
-    n_cols = int(idx.max()) + 1 if len(idx) else 0
-    return sp.csr_matrix((np.ones(len(idx), np.int8), idx, np.asarray(indptr)),
-                         shape=(len(indptr) - 1, n_cols))
-
-
 @test
 def test_same_as_cli_on_every_sample():
     need()
@@ -105,7 +88,7 @@ def test_matrix_same_as_cli():
     need()
     for name in ("a9a-sample.svm.gz", "reuters-sample.svm.gz"):
         path = os.path.join(DATA, name)
-        X = libsvm_matrix(path)
+        X = parsa.load_libsvm(path)
         for method, quality in (("parsa", "default"), ("parsa", "fast"), ("greedy", "default"),
                                 ("random", "default"), ("metis", "default")):
             prefix, ex, ft = cli(path, 5, 2, "--method", method, "--quality", quality)
@@ -140,7 +123,7 @@ def test_report_and_save():
 @test
 def test_evaluate_and_assign():
     need()
-    X = libsvm_matrix(os.path.join(DATA, "a9a-sample.svm.gz"))
+    X = parsa.load_libsvm(os.path.join(DATA, "a9a-sample.svm.gz"))
     pl = parsa.partition(X, 4, seed=1)
     ev = parsa.evaluate(X, pl.examples, pl.features, seed=1)
     assert ev.metrics == pl.metrics, (ev.metrics, pl.metrics)
