@@ -39,7 +39,10 @@ def sh(cmd, env=None, cwd=ROOT, ok=True):
 
 
 def make(*args):
-    return sh(["make", "-s", "--no-print-directory", "BUILD=" + BUILD] + list(args))
+    # a clean make: not the options or variables of a `make test` above us
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    return sh(["make", "-s", "--no-print-directory", "BUILD=" + BUILD] + list(args), env=env)
 
 
 def need_release():
