@@ -143,12 +143,13 @@ PSA_API void psa_opts_free(psa_opts *o);
  * its value as on the command line: "parts" (or "k"), "method" (parsa,
  * random, metis, greedy), "quality" (fast, default, best), "seed",
  * "threads", "imbalance", "time-limit", "refine-passes", "fm-passes", ...
- * (`parsa partition --help`; flags take "" or "on").  As on the command
- * line, --quality is applied before every other option whatever the order
- * of the calls.  Options about files, output and parallel or streamed
- * runs (--out, --format, --workers, --stream, --init-from, ...) are not
- * options of the library: PSA_EINVAL.  A bad value: PSA_EINVAL with the
- * command line's message ("--imbalance must be a number >= 1, got '0'").
+ * (`parsa partition --help`; on-off options take "on" or "off").  As on
+ * the command line, --quality is applied before every other option
+ * whatever the order of the calls.  Options about files, output and
+ * parallel or streamed runs (--out, --format, --workers, --stream,
+ * --init-from, ...) are not options of the library: PSA_EINVAL.  A bad
+ * value: PSA_EINVAL with the command line's message ("--imbalance must
+ * be a number >= 1, got '0'").
  */
 PSA_API int psa_opts_set(psa_opts *o, const char *name, const char *value,
 			 psa_error *err);
@@ -201,7 +202,7 @@ PSA_API void psa_opts_cancel(psa_opts *o, int on);
 /*
  * Partition g with o: the same pipeline and the same placement as
  * `parsa partition DATA` with the same options and seed.  *out is a new
- * result.  Errors: PSA_EINVAL (NULL, k not set, k > examples is fine),
+ * result.  Errors: PSA_EINVAL (a NULL argument, k not set),
  * PSA_ECANCELLED, PSA_ENOMEM.
  */
 PSA_API int psa_partition(const psa_graph *g, const psa_opts *o,
