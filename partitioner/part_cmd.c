@@ -279,7 +279,8 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 	if (rc)
 		return rc;
 	snprintf(json_path, sizeof(json_path), "%s.json", prefix);
-	info->peak_rss_kb = part_peak_rss_kb();
+	info->peak_rss_kb = info->mem ? part_mem_peak_kb(info->mem)
+				      : part_peak_rss_kb();
 	return emit_report(info, c->o.json, c->o.quiet, json_path, err);
 }
 
@@ -411,6 +412,12 @@ static int run_job(struct cmd_opts *c, const struct part_dataset *ds,
 	return rc;
 }
 
+/* part_run_opts.phase: the memory peaks per phase (part_progress.h). */
+static void mem_phase(void *arg, enum part_phase p)
+{
+	part_mem_phase(arg, PART_MEM_LOAD + 1 + (int)p);
+}
+
 /* Error exit; under MPI with the rank, and without finalising MPI. */
 static int partition_failed(const struct cmd_opts *c, int rank,
 			    const struct parsa_err *err, int rc)
@@ -507,6 +514,7 @@ int part_cmd_partition(int argc, char **argv)
 	struct parsa_err err;
 	struct part_report_info info = {0};
 	struct part_par_info pinfo;
+	struct part_mem_phases mem;
 	double t0 = part_now(), t_load = 0;
 	int rc, is_root = 1, rank = -1;
 
@@ -525,6 +533,7 @@ int part_cmd_partition(int argc, char **argv)
 	part_dataset_init(&ds);
 	part_result_init(&r);
 	part_progress_init(&pg, !c.o.quiet);
+	part_mem_phases_init(&mem);
 	rc = load(&c, &ds, &pg, &t_load, &err);
 	if (rc == 0 && c.o.init_from) {
 		rc = load_init(&c, &ds, &S, &err);
@@ -536,7 +545,10 @@ int part_cmd_partition(int argc, char **argv)
 		c.o.run.pu.progress_arg = &pg;
 		c.o.run.refine_progress = refine_trampoline;
 		c.o.run.refine_progress_arg = &pg;
+		c.o.run.phase = mem_phase;
+		c.o.run.phase_arg = &mem;
 		rc = run_job(&c, &ds, &r, &pinfo, &is_root, &rank, &err);
+		part_mem_phase(&mem, -1);
 		part_progress_end(&pg);
 	}
 	if (rc == 0 && is_root) {
@@ -545,7 +557,7 @@ int part_cmd_partition(int argc, char **argv)
 			.res = &r, .method = part_method_name(c.o.run.method),
 			.t_load = t_load, .t_total = part_now() - t0,
 			.par = c.o.parallel ? &pinfo : NULL,
-			.per_part = c.o.per_part,
+			.per_part = c.o.per_part, .mem = &mem,
 		};
 		rc = partition_outputs(&c, &ds, &r, &info, &err);
 	}

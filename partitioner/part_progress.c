@@ -4,6 +4,8 @@
 #include "part_progress.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +17,66 @@ long part_peak_rss_kb(void)
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return 0;
 	return ru.ru_maxrss;
+}
+
+/* VmHWM of /proc/self/status in KiB, -1 if unreadable. */
+static long hwm_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmHWM:", 6) == 0) {
+			v = strtol(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* Reset the peak to the current resident set; 0 or -1. */
+static int hwm_reset(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fputs("5", f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+void part_mem_phases_init(struct part_mem_phases *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->ok = hwm_kb() >= 0 && hwm_reset() == 0;
+	m->cur = PART_MEM_LOAD;
+}
+
+void part_mem_phase(struct part_mem_phases *m, int next)
+{
+	long kb;
+
+	if (m->ok && m->cur >= 0 && m->cur < PART_MEM_PHASES) {
+		kb = hwm_kb();
+		if (kb > m->kb[m->cur])
+			m->kb[m->cur] = kb;
+		m->ok = hwm_reset() == 0;
+	}
+	m->cur = next;
+}
+
+long part_mem_peak_kb(const struct part_mem_phases *m)
+{
+	long kb = part_peak_rss_kb();
+
+	for (int i = 0; i < PART_MEM_PHASES; i++)
+		if (m->kb[i] > kb)
+			kb = m->kb[i];
+	return kb;
 }
 
 void part_progress_init(struct part_progress *p, int want)

@@ -41,4 +41,31 @@ static inline double part_now(void)
 /* Peak resident set size of this process in KiB. */
 long part_peak_rss_kb(void);
 
+/*
+ * Per-phase peaks of the resident set, for a command's report: at each
+ * phase boundary the process's peak (VmHWM) is read and then reset
+ * (/proc/self/clear_refs "5"), so each phase's figure is the peak reached
+ * while it ran (a phase that runs several times keeps the largest).  The
+ * reset also resets getrusage's ru_maxrss: a command that uses this takes
+ * its overall peak from part_mem_peak_kb.  Process-wide: not for a server
+ * running several jobs.  Phases: PART_MEM_LOAD, then enum part_phase + 1.
+ */
+#define PART_MEM_LOAD 0
+#define PART_MEM_PHASES 5 /* load, partition_u, refine, partition_v, metrics */
+
+struct part_mem_phases {
+	long kb[PART_MEM_PHASES]; /* 0: not run */
+	int cur;                  /* the phase running, -1: none */
+	int ok;                   /* peaks could be read and reset */
+};
+
+/* Start with phase PART_MEM_LOAD (the peak so far is reset). */
+void part_mem_phases_init(struct part_mem_phases *m);
+
+/* Phase cur ends (its peak recorded), phase next (-1: none) begins. */
+void part_mem_phase(struct part_mem_phases *m, int next);
+
+/* The largest peak of any phase, at least part_peak_rss_kb(). */
+long part_mem_peak_kb(const struct part_mem_phases *m);
+
 #endif /* PART_PROGRESS_H */

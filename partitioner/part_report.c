@@ -111,6 +111,37 @@ static json_t *bound_json(uint64_t b)
 	return b == UINT64_MAX ? json_null() : json_integer((json_int_t)b);
 }
 
+/* The dataset's in-memory size (the CSR: row offsets and column ids,
+ * and the feature id map) beside the peak, and each phase's peak when the
+ * command measured them (null otherwise). */
+static uint64_t csr_bytes(const struct part_dataset *ds)
+{
+	return parsa_graph_bytes(&ds->g) +
+	       (uint64_t)ds->g.n_cols * sizeof(uint64_t);
+}
+
+static json_t *memory_json(const struct part_report_info *in)
+{
+	static const char *const names[PART_MEM_PHASES] = {
+		"load", "partition_u", "refine", "partition_v", "metrics"
+	};
+	uint64_t csr = csr_bytes(in->ds);
+	json_t *ph = json_null();
+
+	if (in->mem && in->mem->ok) {
+		ph = json_object();
+		for (int i = 0; ph && i < PART_MEM_PHASES; i++)
+			if (in->mem->kb[i] > 0)
+				json_object_set_new(ph, names[i],
+						    json_integer(in->mem->kb[i]));
+	}
+	return json_pack("{s:I, s:f, s:o}", "csr_bytes", (json_int_t)csr,
+			 "peak_per_csr",
+			 csr ? (double)in->peak_rss_kb * 1024.0 / (double)csr
+			     : 0.0,
+			 "phases_peak_rss_kb", ph);
+}
+
 /* What Parsa's refinement phases did (part_run.h); bound_M_max/T_max:
  * what the last round kept them under (null: no bound), caps_met: false
  * when a --max-memory/--max-traffic below the step-1 result was held at
@@ -277,6 +308,8 @@ json_t *part_report_json(const struct part_report_info *in)
 	}
 	json_object_set_new(j, "seconds", seconds_json(in));
 	json_object_set_new(j, "peak_rss_kb", json_integer(in->peak_rss_kb));
+	if (in->ds)
+		json_object_set_new(j, "memory", memory_json(in));
 	if (in->par)
 		json_object_set_new(j, "parallel", parallel_json(in->par));
 	if (in->stream)
@@ -421,6 +454,11 @@ void part_report_print(FILE *f, const struct part_report_info *in)
 		r->t_partition_v,
 		nnz ? part * 1e9 / (double)nnz : 0.0, in->t_total,
 		(double)in->peak_rss_kb / 1024.0);
+	if (in->ds && nnz)
+		fprintf(f, "memory: the dataset %.1f MiB in memory, peak %.2fx "
+			   "that\n", (double)csr_bytes(in->ds) / 1048576.0,
+			(double)in->peak_rss_kb * 1024.0 /
+				(double)csr_bytes(in->ds));
 	if (r->time_limited)
 		fprintf(f, "refinement stopped at the time limit (%.3gs)\n",
 			in->opts ? in->opts->time_limit : 0.0);

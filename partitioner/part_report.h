@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "part_reader.h"
+#include "part_progress.h"
 #include "part_run.h"
 
 struct part_par_info;
@@ -23,6 +24,8 @@ struct part_report_info {
 	double t_load;                    /* seconds reading the data */
 	double t_total;                   /* seconds for the whole command */
 	long peak_rss_kb;
+	/* the peak of each phase (part_progress.h; NULL: not measured) */
+	const struct part_mem_phases *mem;
 	/* parallel runs (part_parallel.h): adds the "parallel" object and a
 	 * summary line; NULL for sequential runs and eval */
 	const struct part_par_info *par;

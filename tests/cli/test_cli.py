@@ -6,6 +6,7 @@ test runner sets it).  Datasets from ../shared/data are used when present;
 those tests are skipped with a message otherwise.  Ends with the line
 "N passed, N failed[, N skipped]".
 """
+import json
 import os
 
 from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
@@ -47,6 +48,28 @@ def test_summary_printed():
     p = run("partition", "data/a9a-sample.svm.gz", "-k", 4, "--out", tmp("sum"))
     for word in ("M_max", "T_max", "T_sum", "improvement", "random", "imbalance"):
         assert word in p.stdout, p.stdout
+
+
+@test
+def test_memory_in_the_report():
+    # memory.csr_bytes is the CSR (row offsets 8 bytes, column ids 4) and
+    # the feature id map (8 bytes a feature); partition measures each
+    # phase's peak, and the overall peak is the largest of them
+    out = tmp("mem")
+    run("partition", "data/reuters-sample.svm.gz", "-k", 8, "--out", out, "-q")
+    rep = json.load(open(out + ".json"))
+    d, mem = rep["dataset"], rep["memory"]
+    assert mem["csr_bytes"] == (d["examples"] + 1) * 8 + d["nonzeros"] * 4 + d["features"] * 8, (mem, d)
+    assert abs(mem["peak_per_csr"] - rep["peak_rss_kb"] * 1024 / mem["csr_bytes"]) < 1e-6
+    ph = mem["phases_peak_rss_kb"]
+    if ph is not None:  # where /proc/self/clear_refs can be written
+        assert set(ph) == {"load", "partition_u", "refine", "partition_v", "metrics"}, ph
+        assert rep["peak_rss_kb"] >= max(ph.values()), (rep["peak_rss_kb"], ph)
+        assert all(v > 0 for v in ph.values()), ph
+    p = run("partition", "data/reuters-sample.svm.gz", "-k", 8, "--out", out)
+    assert "memory: the dataset" in p.stdout, p.stdout
+    ev = json.loads(run("eval", "data/reuters-sample.svm.gz", "--placement", out, "--json").stdout)
+    assert ev["memory"]["csr_bytes"] == mem["csr_bytes"] and ev["memory"]["phases_peak_rss_kb"] is None
 
 
 @test
