@@ -188,6 +188,11 @@ $(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/tes
 # malloc, calloc, realloc and free calls go through its wrappers.
 $(BUILD)/tests/test_allocfail: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
+# The reader's own speed (BENCHMARKS.md "Reading"): not part of make all.
+$(BUILD)/bench/read_bench: bench/read_bench.c $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(ALL_INC) -o $@ $< $(ALL_LIBS) $(LDLIBS)
+
 # Fuzz targets: built here with a standalone main() that replays a corpus.
 $(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(ALL_LIBS)
 	@mkdir -p $(dir $@)
