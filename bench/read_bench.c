@@ -13,9 +13,6 @@
 #include "base_time.h"
 #include "part_reader.h"
 
-#ifndef PART_READ_SET_THREADS
-#define PART_READ_SET_THREADS(o, n) ((void)(n))
-#endif
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -41,7 +38,7 @@ int main(int argc, char **argv)
 	}
 	mb = (double)st.st_size / 1e6;
 	memset(&o, 0, sizeof(o));
-	PART_READ_SET_THREADS(o, threads);
+	o.threads = threads;
 	for (int i = 0; i < reps; i++) {
 		double t0 = base_now();
 

@@ -216,6 +216,26 @@ static long fill_from(struct part_lines *l, char *dst, size_t n,
 	return -1;
 }
 
+long part_lines_read_raw(struct part_lines *l, char *dst, size_t n,
+			 struct parsa_err *err)
+{
+	long got;
+
+	if (l->failed) {
+		parsa_fail(err, l->failed, "%s: read after an error", l->name);
+		return -1;
+	}
+	if (l->in_eof)
+		return 0;
+	got = fill_from(l, dst, n, err);
+	if (got == 0) {
+		l->in_eof = 1;
+		if (l->gz && check_gz_end(l, err))
+			return -1;
+	}
+	return got;
+}
+
 /* Make room after the partial line and read more input. */
 static int refill(struct part_lines *l, struct parsa_err *err)
 {

@@ -55,6 +55,18 @@ int part_lines_open_mem(struct part_lines **out, const char *name,
 int part_lines_next(struct part_lines *l, const char **line, size_t *len,
 		    int *eof, struct parsa_err *err);
 
+/*
+ * Raw bytes instead of lines, for a reader that splits lines itself (the
+ * parallel LIBSVM reader, part_preader.h): read up to n bytes (gzip
+ * decompressed) into dst with one read of the source, as part_lines_next
+ * does when it refills its buffer.  Returns the count, 0 at the end (after
+ * checking that a gzip stream ended cleanly), or -1 with *err set (PARSA_EIO,
+ * the same message part_lines_next gives).  Do not mix with part_lines_next
+ * on one reader.
+ */
+long part_lines_read_raw(struct part_lines *l, char *dst, size_t n,
+			 struct parsa_err *err);
+
 /* 1-based number of the line last returned (0 before the first). */
 unsigned long part_lines_lineno(const struct part_lines *l);
 

@@ -17,6 +17,7 @@
 
 #include "part_cache.h"
 #include "part_hash.h"
+#include "part_preader.h"
 
 #define PROGRESS_MASK 0xffffUL  /* progress every 64Ki lines */
 #define TOK_SHOW 40             /* bytes of a bad token quoted in messages */
@@ -806,6 +807,11 @@ int part_read_file(const char *path, const struct part_read_opts *o,
 
 	if (part_cache_probe(path))
 		return part_cache_read(path, o, ds, err);
+	/* LIBSVM files: the parallel reader (same result, part_preader.h) */
+	if ((!o || (unsigned)o->graph <= PART_GRAPH_EDGES) && ds &&
+	    (o && o->format ? o->format : part_format_guess(path)) ==
+		    PART_FMT_LIBSVM)
+		return part_preader_libsvm(path, o, ds, err);
 	rc = part_lines_open(&l, path, err);
 	if (rc)
 		return rc;

@@ -102,6 +102,11 @@ struct part_read_opts {
 	enum part_graph_mode graph;   /* SNAP only */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	uint32_t threads;             /* LIBSVM files: parsing threads
+					 (part_preader.h); 0 = the CPUs
+					 this process may use */
+	size_t chunk;                 /* tests only: bytes per parse chunk
+					 and read block; 0 = default */
 };
 
 struct part_dataset {

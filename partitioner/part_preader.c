@@ -1,0 +1,811 @@
+/*
+ * part_preader: the parallel LIBSVM reader (see part_preader.h).
+ *
+ * A read is a loop over batches:
+ *   1. the reading thread hands over a batch: whole lines in one buffer
+ *      (its own thread reads the next one meanwhile);
+ *   2. the batch is cut into chunks at line boundaries and `threads` tasks
+ *      parse them, each taking the next chunk (an atomic counter) with its
+ *      own id map and row scratch;
+ *   3. the calling thread merges the chunks in order: global compact ids
+ *      for each chunk's distinct features (in its order of first
+ *      appearance, so the global order is the file's), row offsets, line
+ *      numbers, the first error;
+ *   4. the tasks write each chunk's rows into the CSR, translated and
+ *      sorted (the CSR was grown once in step 3).
+ * The reading thread mirrors part_io's buffer: it asks for exactly the
+ * bytes part_lines_next would ask for (the first read 1 MiB, then its
+ * buffer size minus the partial line, the buffer doubling when the partial
+ * line takes more than half of it), so a failing read fails after the same
+ * lines.
+ */
+#include "part_preader.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base_cmp.h"
+#include "part_hash.h"
+#include "part_io.h"
+#include "part_pool.h"
+
+#define PR_BLOCK (1u << 20)        /* part_io's first read (IO_CHUNK) */
+#define PR_CHUNK (2u << 20)        /* bytes per parse chunk by default */
+#define PR_CHUNKS_PER_THREAD 4     /* chunks per thread in a batch */
+#define PR_MIN_BATCH (16u << 10)   /* smallest batch (tests' tiny chunks) */
+#define PR_SORT_SMALL 24           /* insertion sort up to this row length */
+
+/* ---- batches: the reading thread ---------------------------------------- */
+
+struct pr_batch {
+	char *buf;               /* whole lines in buf[0..len), buf[len] free */
+	size_t len;
+	int last;                /* nothing follows */
+	int io_rc;               /* reading failed after these lines */
+	struct parsa_err io_err;
+	uint64_t bytes;          /* part_lines_bytes after its reads */
+};
+
+struct pr_src {
+	struct part_lines *l;
+	size_t sim_cap;          /* part_io's buffer size, simulated */
+	size_t target;           /* bytes of whole lines per batch */
+	char *carry;             /* the partial line after the last batch */
+	size_t carry_len;
+	int done;                /* the end or a failure was reached */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pr_batch *ready;  /* handed over, not taken yet */
+	int stop;                /* the consumer quits */
+	int threaded;
+	pthread_t th;
+};
+
+static void batch_free(struct pr_batch *b)
+{
+	if (b) {
+		free(b->buf);
+		free(b);
+	}
+}
+
+static int batch_room(struct pr_batch *b, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 4096;
+	char *nb;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	nb = realloc(b->buf, ncap);
+	if (!nb)
+		return PARSA_ENOMEM;
+	b->buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+/* Read the next batch (NULL: out of memory). */
+static struct pr_batch *produce(struct pr_src *s)
+{
+	struct pr_batch *b = calloc(1, sizeof(*b));
+	size_t len, nl_end = 0, cap = 0;
+	int eof = 0;
+
+	if (!b)
+		return NULL;
+	if (batch_room(b, &cap, s->carry_len + s->target + 1)) {
+		free(b);
+		return NULL;
+	}
+	memcpy(b->buf, s->carry, s->carry_len);
+	len = s->carry_len;
+	while (!s->done && nl_end < s->target) {
+		size_t p = len - nl_end, req;
+		long got;
+		char *q;
+
+		if (p + 1 > s->sim_cap / 2)
+			s->sim_cap *= 2;
+		req = s->sim_cap - 1 - p;
+		if (batch_room(b, &cap, len + req + 1)) {
+			b->io_rc = parsa_fail(&b->io_err, PARSA_ENOMEM,
+					      "%s: out of memory for %zu bytes",
+					      part_lines_name(s->l), len + req);
+			s->done = 1;
+			break;
+		}
+		got = part_lines_read_raw(s->l, b->buf + len, req, &b->io_err);
+		if (got < 0) {
+			b->io_rc = b->io_err.code ? b->io_err.code : PARSA_EIO;
+			s->done = 1;
+			break;
+		}
+		if (got == 0) {
+			s->done = eof = 1;
+			break;
+		}
+		q = memrchr(b->buf + len, '\n', (size_t)got);
+		len += (size_t)got;
+		if (q)
+			nl_end = (size_t)(q - b->buf) + 1;
+	}
+	b->bytes = part_lines_bytes(s->l);
+	if (eof) {
+		b->len = len;
+		b->last = 1;
+		s->carry_len = 0;
+		return b;
+	}
+	b->len = nl_end;
+	b->last = s->done;
+	s->carry_len = 0;
+	if (!s->done && len > nl_end) {
+		char *c = realloc(s->carry, len - nl_end);
+
+		if (!c) {
+			b->io_rc = parsa_fail(&b->io_err, PARSA_ENOMEM,
+					      "%s: out of memory for a line",
+					      part_lines_name(s->l));
+			b->last = s->done = 1;
+			return b;
+		}
+		s->carry = c;
+		s->carry_len = len - nl_end;
+		memcpy(c, b->buf + nl_end, s->carry_len);
+	}
+	return b;
+}
+
+static void *reader_main(void *arg)
+{
+	struct pr_src *s = arg;
+
+	for (;;) {
+		struct pr_batch *b;
+		int last;
+
+		pthread_mutex_lock(&s->mu);
+		while (s->ready && !s->stop)
+			pthread_cond_wait(&s->cv, &s->mu);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&s->mu);
+		b = produce(s);
+		last = !b || b->last;
+		pthread_mutex_lock(&s->mu);
+		if (s->stop) {
+			pthread_mutex_unlock(&s->mu);
+			batch_free(b);
+			return NULL;
+		}
+		/* NULL (out of memory) is handed over as a sentinel */
+		s->ready = b ? b : (struct pr_batch *)s;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		if (last)
+			return NULL;
+	}
+}
+
+/* The next batch, or NULL when out of memory. */
+static struct pr_batch *next_batch(struct pr_src *s)
+{
+	struct pr_batch *b;
+
+	if (!s->threaded)
+		return produce(s);
+	pthread_mutex_lock(&s->mu);
+	while (!s->ready)
+		pthread_cond_wait(&s->cv, &s->mu);
+	b = s->ready;
+	s->ready = NULL;
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	return b == (struct pr_batch *)s ? NULL : b;
+}
+
+static void src_stop(struct pr_src *s)
+{
+	if (s->threaded) {
+		pthread_mutex_lock(&s->mu);
+		s->stop = 1;
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->th, NULL);
+		s->threaded = 0;
+		if (s->ready != (struct pr_batch *)s)
+			batch_free(s->ready);
+		s->ready = NULL;
+	}
+	free(s->carry);
+	s->carry = NULL;
+}
+
+/* ---- chunks: parsing ------------------------------------------------------ */
+
+enum { PR_OK = 0, PR_BAD_NUL, PR_BAD_LINE, PR_BAD_OTHER };
+
+struct pr_chunk {
+	char *s;
+	size_t len;
+	uint64_t *keys;          /* distinct features, first appearance */
+	uint32_t nkeys;
+	uint32_t *xl;            /* keys' global compact ids (merge) */
+	uint32_t *col;           /* rows' chunk-local ids, repeats dropped */
+	size_t ncol, col_cap;
+	uint32_t *rlen;          /* row lengths */
+	uint32_t nrows;
+	size_t rlen_cap;
+	uint64_t col_at;         /* the chunk's first entry in the CSR */
+	uint64_t lines, entries, dups, empty;
+	int bad;                 /* PR_BAD_*: parsing stopped at bad_line */
+	uint64_t bad_line;       /* 1-based, in the chunk */
+	const char *bad_text;    /* the line (NUL-terminated) */
+	unsigned long bad_col;   /* PR_BAD_NUL: the NUL's column */
+	struct parsa_err err;    /* PR_BAD_OTHER */
+};
+
+struct pr_worker {
+	struct part_idmap map;   /* chunk-local ids, cleared per chunk */
+	uint64_t *ids;           /* a row's indices */
+	size_t ids_cap;
+	uint32_t *stamp;         /* stamp[lid] = gen of the last row with lid */
+	size_t stamp_cap;
+	uint32_t gen;
+};
+
+struct pr_ctx {
+	const char *name;
+	struct pr_chunk *ch;
+	uint32_t nch;
+	atomic_uint next;        /* the next chunk to take */
+	struct pr_worker *w;     /* one per task */
+	const struct parsa_graph *g;
+};
+
+static inline int is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static inline int is_dig(char c)
+{
+	return (unsigned)(unsigned char)c - (unsigned)'0' <= 9;
+}
+
+/*
+ * The common LIBSVM line: a label, then `idx:val` tokens with idx of at
+ * most 19 digits and val a plain decimal; the indices in ids.  Returns
+ * their count, or -1 for anything else (a qid, "inf", an error ...): then
+ * the full parser decides.  Accepts only lines part_libsvm_row accepts,
+ * with the same indices.
+ */
+static long fast_line(const char *p, uint64_t *ids)
+{
+	long n = 0;
+
+	while (is_ws(*p))
+		p++;
+	for (; *p && !is_ws(*p); p++)
+		if (*p == ':')
+			return -1;
+	while (is_ws(*p))
+		p++;
+	if (p[0] == 'q' && p[1] == 'i' && p[2] == 'd' && p[3] == ':')
+		return -1;
+	while (*p && *p != '#') {
+		const char *s = p;
+		uint64_t x = 0;
+		int dig = 0;
+
+		for (; is_dig(*p); p++)
+			x = x * 10 + (uint64_t)(*p - '0');
+		if (p == s || p - s > 19 || *p != ':')
+			return -1;
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		for (; is_dig(*p); p++)
+			dig = 1;
+		if (*p == '.')
+			for (p++; is_dig(*p); p++)
+				dig = 1;
+		if (!dig)
+			return -1;
+		if (*p == 'e' || *p == 'E') {
+			p++;
+			if (*p == '+' || *p == '-')
+				p++;
+			if (!is_dig(*p))
+				return -1;
+			while (is_dig(*p))
+				p++;
+		}
+		if (*p && !is_ws(*p))
+			return -1;
+		ids[n++] = x;
+		while (is_ws(*p))
+			p++;
+	}
+	return n;
+}
+
+static int grow_u32(uint32_t **a, size_t *cap, size_t need, int zero)
+{
+	size_t ncap = *cap ? *cap : 1024;
+	uint32_t *na;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	if (ncap > SIZE_MAX / sizeof(uint32_t) ||
+	    !(na = realloc(*a, ncap * sizeof(uint32_t))))
+		return PARSA_ENOMEM;
+	if (zero)
+		memset(na + *cap, 0, (ncap - *cap) * sizeof(uint32_t));
+	*a = na;
+	*cap = ncap;
+	return 0;
+}
+
+static int chunk_oom(struct pr_chunk *c)
+{
+	c->bad = PR_BAD_OTHER;
+	return parsa_fail(&c->err, PARSA_ENOMEM,
+			  "out of memory reading a chunk of %zu bytes", c->len);
+}
+
+/* One data line (NUL-terminated, n bytes) of chunk c: one row. */
+static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
+		     struct pr_chunk *c, const char *line, size_t n)
+{
+	long k;
+	uint32_t m = 0;
+
+	if (n / 2 + 2 > w->ids_cap) {
+		size_t nc = n / 2 + 2;
+		uint64_t *q = realloc(w->ids, nc * sizeof(uint64_t));
+
+		if (!q)
+			return chunk_oom(c);
+		w->ids = q;
+		w->ids_cap = nc;
+	}
+	k = fast_line(line, w->ids);
+	if (k < 0) {
+		struct parsa_err e;
+		size_t kn = 0;
+		int rc;
+
+		parsa_err_clear(&e);
+		rc = part_libsvm_row(cx->name, 0, line, &w->ids, &kn,
+				     &w->ids_cap, &e);
+		if (rc == PARSA_EPARSE) {
+			c->bad = PR_BAD_LINE;
+			c->bad_text = line;
+			return rc;
+		}
+		if (rc) {
+			c->bad = PR_BAD_OTHER;
+			c->err = e;
+			return rc;
+		}
+		k = (long)kn;
+	}
+	if (grow_u32(&c->col, &c->col_cap, c->ncol + (size_t)k, 0) ||
+	    grow_u32(&c->rlen, &c->rlen_cap, (size_t)c->nrows + 1, 0))
+		return chunk_oom(c);
+	if (++w->gen == 0) {  /* wrapped: forget every stamp */
+		memset(w->stamp, 0, w->stamp_cap * sizeof(uint32_t));
+		w->gen = 1;
+	}
+	for (long i = 0; i < k; i++) {
+		uint32_t lid;
+		int rc = part_idmap_get(&w->map, w->ids[i], &lid, NULL,
+					"features", &c->err);
+
+		if (rc) {
+			c->bad = PR_BAD_OTHER;
+			return rc;
+		}
+		if (lid >= w->stamp_cap &&
+		    grow_u32(&w->stamp, &w->stamp_cap, (size_t)lid + 1, 1))
+			return chunk_oom(c);
+		if (w->stamp[lid] == w->gen)
+			continue;
+		w->stamp[lid] = w->gen;
+		c->col[c->ncol + m++] = lid;
+	}
+	c->ncol += m;
+	c->rlen[c->nrows++] = m;
+	c->entries += (uint64_t)k;
+	c->dups += (uint64_t)k - m;
+	if (k == 0)
+		c->empty++;
+	return 0;
+}
+
+static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
+			struct pr_chunk *c)
+{
+	char *p = c->s, *e = c->s + c->len;
+
+	part_idmap_clear(&w->map);
+	while (p < e) {
+		char *nl = memchr(p, '\n', (size_t)(e - p));
+		size_t n = (size_t)((nl ? nl : e) - p);
+		char *z;
+
+		c->lines++;
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		z = memchr(p, '\0', n);
+		if (z) {
+			c->bad = PR_BAD_NUL;
+			c->bad_col = (unsigned long)(z - p) + 1;
+			break;
+		}
+		p[n] = '\0';
+		if (!part_line_is_skippable(p, n) &&
+		    parse_row(cx, w, c, p, n) != 0)
+			break;
+		p = nl ? nl + 1 : e;
+	}
+	if (c->bad)
+		c->bad_line = c->lines;
+	if (w->map.n) {
+		c->keys = malloc((size_t)w->map.n * sizeof(uint64_t));
+		if (!c->keys) {
+			chunk_oom(c);
+			return;
+		}
+		memcpy(c->keys, w->map.ids, (size_t)w->map.n * sizeof(uint64_t));
+		c->nkeys = w->map.n;
+	}
+}
+
+static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	struct pr_ctx *cx = arg;
+	unsigned i;
+
+	(void)err;
+	while ((i = atomic_fetch_add(&cx->next, 1u)) < cx->nch)
+		parse_chunk(cx, &cx->w[t], &cx->ch[i]);
+	return 0;
+}
+
+static void sort_row(uint32_t *a, size_t n)
+{
+	if (n > PR_SORT_SMALL) {
+		qsort(a, n, sizeof(uint32_t), base_cmp_u32);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint32_t v = a[i];
+		size_t k = i;
+
+		for (; k > 0 && a[k - 1] > v; k--)
+			a[k] = a[k - 1];
+		a[k] = v;
+	}
+}
+
+/* Step 4: chunk t's rows into the CSR, global ids, sorted. */
+static int write_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	struct pr_ctx *cx = arg;
+	struct pr_chunk *c = &cx->ch[t];
+	uint32_t *dst = cx->g->col + c->col_at;
+	const uint32_t *src = c->col;
+
+	(void)err;
+	for (uint32_t r = 0; r < c->nrows; r++) {
+		uint32_t n = c->rlen[r];
+
+		for (uint32_t j = 0; j < n; j++)
+			dst[j] = c->xl[src[j]];
+		sort_row(dst, n);
+		dst += n;
+		src += n;
+	}
+	return 0;
+}
+
+/* ---- the read ------------------------------------------------------------- */
+
+struct pr_read {
+	const char *name;
+	struct part_dataset ds;
+	struct part_idmap fmap;
+	uint64_t lines;
+	uint32_t threads;
+	size_t chunk;
+	struct pr_worker *w;
+};
+
+static int grow_graph(struct pr_read *r, uint64_t rows, uint64_t nnz,
+		      struct parsa_err *err)
+{
+	struct parsa_graph *g = &r->ds.g;
+
+	if (rows > g->row_cap) {
+		uint64_t nc = g->row_cap ? g->row_cap : 1024;
+		uint64_t *p;
+
+		while (nc < rows)
+			nc *= 2;
+		p = nc <= SIZE_MAX / sizeof(uint64_t)
+			? realloc(g->row_ptr, (size_t)nc * sizeof(uint64_t)) : NULL;
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu rows",
+					  (unsigned long long)rows);
+		if (!g->row_ptr)
+			p[0] = 0;
+		g->row_ptr = p;
+		g->row_cap = nc;
+	}
+	if (nnz > g->col_cap) {
+		uint64_t nc = g->col_cap ? g->col_cap : 4096;
+		uint32_t *p;
+
+		while (nc < nnz)
+			nc *= 2;
+		p = nc <= SIZE_MAX / sizeof(uint32_t)
+			? realloc(g->col, (size_t)nc * sizeof(uint32_t)) : NULL;
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu entries",
+					  (unsigned long long)nnz);
+		g->col = p;
+		g->col_cap = nc;
+	}
+	return 0;
+}
+
+/* Step 3 for chunk c: ids, rows, counters; its error if it has one. */
+static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
+		       struct parsa_err *err)
+{
+	struct parsa_graph *g = &r->ds.g;
+	uint64_t nnz = g->row_ptr ? g->row_ptr[g->n_rows] : 0;
+	int rc;
+
+	if (c->nkeys && !(c->xl = malloc((size_t)c->nkeys * sizeof(uint32_t))))
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
+	for (uint32_t k = 0; k < c->nkeys; k++) {
+		rc = part_idmap_get(&r->fmap, c->keys[k], &c->xl[k], NULL,
+				    "features", err);
+		if (rc)
+			return rc;
+	}
+	if ((uint64_t)g->n_rows + c->nrows > UINT32_MAX - 1u)
+		return parsa_fail(err, PARSA_ERANGE, "more than %u examples",
+				  UINT32_MAX - 1u);
+	rc = grow_graph(r, (uint64_t)g->n_rows + c->nrows + 1, nnz + c->ncol,
+			err);
+	if (rc)
+		return rc;
+	c->col_at = nnz;
+	for (uint32_t i = 0; i < c->nrows; i++) {
+		nnz += c->rlen[i];
+		g->row_ptr[++g->n_rows] = nnz;
+	}
+	r->ds.entries += c->entries;
+	r->ds.duplicates += c->dups;
+	r->ds.empty_rows += c->empty;
+	if (c->bad == PR_BAD_NUL)
+		return parsa_fail_at(err, PARSA_EPARSE, r->name,
+				     (unsigned long)(r->lines + c->bad_line),
+				     c->bad_col,
+				     "NUL byte in the line (binary data?)");
+	if (c->bad == PR_BAD_LINE) {
+		uint64_t *ids = NULL;
+		size_t n = 0, cap = 0;
+
+		rc = part_libsvm_row(r->name,
+				     (unsigned long)(r->lines + c->bad_line),
+				     c->bad_text, &ids, &n, &cap, err);
+		free(ids);
+		return rc ? rc : parsa_fail(err, PARSA_EPARSE,
+					    "%s: internal: a line parsed twice "
+					    "differently", r->name);
+	}
+	if (c->bad) {
+		if (err && !err->code)
+			*err = c->err;
+		return c->err.code ? c->err.code : PARSA_ENOMEM;
+	}
+	r->lines += c->lines;
+	return 0;
+}
+
+static void chunks_free(struct pr_chunk *ch, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(ch[i].keys);
+		free(ch[i].xl);
+		free(ch[i].col);
+		free(ch[i].rlen);
+	}
+	free(ch);
+}
+
+/* Cut b into chunks of about r->chunk bytes of whole lines. */
+static struct pr_chunk *cut(const struct pr_read *r, struct pr_batch *b,
+			    uint32_t *n)
+{
+	size_t at = 0, cap = 16;
+	struct pr_chunk *ch = malloc(cap * sizeof(*ch));
+
+	*n = 0;
+	while (ch && at < b->len) {
+		size_t from = at + r->chunk - 1, end = b->len;
+		char *q;
+
+		if (from < b->len &&
+		    (q = memchr(b->buf + from, '\n', b->len - from)) != NULL)
+			end = (size_t)(q - b->buf) + 1;
+		if (*n == cap) {
+			struct pr_chunk *nc = realloc(ch, 2 * cap * sizeof(*ch));
+
+			if (!nc) {
+				chunks_free(ch, *n);
+				return NULL;
+			}
+			ch = nc;
+			cap *= 2;
+		}
+		memset(&ch[*n], 0, sizeof(ch[0]));
+		ch[*n].s = b->buf + at;
+		ch[*n].len = end - at;
+		(*n)++;
+		at = end;
+	}
+	return ch;
+}
+
+/* Steps 2-4 for one batch. */
+static int do_batch(struct pr_read *r, struct pr_batch *b,
+		    struct parsa_err *err)
+{
+	struct pr_ctx cx;
+	uint32_t n, i, tasks;
+	int rc = 0;
+
+	memset(&cx, 0, sizeof(cx));
+	cx.name = r->name;
+	cx.ch = cut(r, b, &n);
+	if (!cx.ch)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory for chunks");
+	cx.nch = n;
+	cx.w = r->w;
+	atomic_init(&cx.next, 0u);
+	tasks = r->threads < n ? r->threads : n;
+	if (n)
+		rc = part_pool_run(tasks, tasks, parse_task, &cx, err);
+	for (i = 0; i < n && !rc; i++)
+		rc = merge_chunk(r, &cx.ch[i], err);
+	if (!rc && b->io_rc) {
+		if (err && !err->code)
+			*err = b->io_err;
+		rc = b->io_rc;
+	}
+	if (!rc && n) {
+		cx.g = &r->ds.g;
+		rc = part_pool_run(n, tasks, write_task, &cx, err);
+	}
+	chunks_free(cx.ch, n);
+	return rc;
+}
+
+static int read_all(struct pr_read *r, struct pr_src *s,
+		    const struct part_read_opts *o, struct parsa_err *err)
+{
+	for (;;) {
+		struct pr_batch *b = next_batch(s);
+		int rc, last;
+
+		if (!b)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "%s: out of memory reading",
+					  r->name);
+		rc = do_batch(r, b, err);
+		last = b->last;
+		if (!rc && o->progress)
+			o->progress(o->progress_arg, b->bytes,
+				    part_lines_size(s->l));
+		batch_free(b);
+		if (rc || last)
+			return rc;
+	}
+}
+
+static void pr_release(struct pr_read *r)
+{
+	part_dataset_release(&r->ds);
+	part_idmap_release(&r->fmap);
+	for (uint32_t t = 0; r->w && t < r->threads; t++) {
+		part_idmap_release(&r->w[t].map);
+		free(r->w[t].ids);
+		free(r->w[t].stamp);
+	}
+	free(r->w);
+}
+
+int part_preader_libsvm(const char *path, const struct part_read_opts *o,
+			struct part_dataset *ds, struct parsa_err *err)
+{
+	static const struct part_read_opts defaults;
+	struct pr_read r;
+	struct pr_src s;
+	size_t block;
+	uint32_t n_feat;
+	int rc;
+
+	if (!o)
+		o = &defaults;
+	memset(&r, 0, sizeof(r));
+	memset(&s, 0, sizeof(s));
+	rc = part_lines_open(&s.l, path, err);
+	if (rc)
+		return rc;
+	r.name = part_lines_name(s.l);
+	r.threads = o->threads ? o->threads : part_pool_cpus();
+	if (r.threads > PART_POOL_MAX_THREADS)
+		r.threads = PART_POOL_MAX_THREADS;
+	r.chunk = o->chunk ? o->chunk : PR_CHUNK;
+	block = o->chunk ? o->chunk : PR_BLOCK;
+	s.sim_cap = block + 1;
+	s.target = r.chunk * r.threads * PR_CHUNKS_PER_THREAD;
+	if (s.target < PR_MIN_BATCH)
+		s.target = PR_MIN_BATCH;
+	part_dataset_init(&r.ds);
+	r.w = calloc(r.threads, sizeof(*r.w));
+	if (!r.w) {
+		part_lines_close(s.l);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	s.threaded = pthread_create(&s.th, NULL, reader_main, &s) == 0;
+	rc = read_all(&r, &s, o, err);
+	src_stop(&s);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.mu);
+	if (!rc && o->progress)
+		o->progress(o->progress_arg, part_lines_bytes(s.l),
+			    part_lines_size(s.l));
+	part_lines_close(s.l);
+	if (rc) {
+		pr_release(&r);
+		return rc;
+	}
+	n_feat = r.fmap.n;
+	r.ds.feat_id = part_idmap_take_ids(&r.fmap);
+	if (r.ds.g.n_rows == 0) {
+		/* no examples: no arrays either */
+		free(r.ds.feat_id);
+		r.ds.feat_id = NULL;
+		parsa_graph_release(&r.ds.g);
+	} else {
+		r.ds.g.n_cols = n_feat;
+		parsa_graph_trim(&r.ds.g);
+	}
+	r.ds.format = PART_FMT_LIBSVM;
+	r.ds.graph = o->graph;
+	r.ds.lines = r.lines;
+	part_dataset_release(ds);
+	*ds = r.ds;
+	part_dataset_init(&r.ds);
+	pr_release(&r);
+	return 0;
+}
