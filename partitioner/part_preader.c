@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base_cmp.h"
 #include "part_hash.h"
 #include "part_io.h"
 #include "part_pool.h"
@@ -36,6 +35,7 @@
 #define PR_CHUNKS_PER_THREAD 4     /* chunks per thread in a batch */
 #define PR_MIN_BATCH (16u << 10)   /* smallest batch (tests' tiny chunks) */
 #define PR_SORT_SMALL 24           /* insertion sort up to this row length */
+#define PR_DIRECT_MAX (1u << 24)   /* keys below: a worker's direct array */
 
 /* ---- batches: the reading thread ---------------------------------------- */
 
@@ -251,13 +251,37 @@ struct pr_chunk {
 	struct parsa_err err;    /* PR_BAD_OTHER */
 };
 
+/*
+ * A worker's chunk-local id map: keys below PR_DIRECT_MAX in a direct array
+ * grown to cover them (lid1 = local id + 1, 0 = absent; reset at the end of
+ * each chunk through the chunk's keys), others in an open-addressing table
+ * whose slots belong to the current chunk when their gen is the worker's.
+ * keys[lid] is the key of local id lid.  Each slot also holds the stamp of
+ * the last row that had the key (rows drop repeated indices with it), on
+ * the same cache line as the id.
+ */
+struct pr_dslot {
+	uint32_t lid1, stamp;
+};
+
+struct pr_hslot {
+	uint64_t key;
+	uint32_t gen, lid, stamp;
+};
+
 struct pr_worker {
-	struct part_idmap map;   /* chunk-local ids, cleared per chunk */
+	struct pr_dslot *dir;    /* dcap entries */
+	size_t dcap;
+	struct pr_hslot *tab;    /* hcap entries (0 or a power of two) */
+	size_t hcap, hn;         /* hn: the chunk's keys in tab */
+	uint32_t cgen;           /* the current chunk's generation (tab) */
+	uint32_t gen;            /* the current row's stamp */
+	uint64_t *keys;          /* keys[lid] */
+	uint32_t nkeys;
+	size_t keys_cap;
 	uint64_t *ids;           /* a row's indices */
 	size_t ids_cap;
-	uint32_t *stamp;         /* stamp[lid] = gen of the last row with lid */
-	size_t stamp_cap;
-	uint32_t gen;
+	char pad[64];            /* workers' hot fields on their own lines */
 };
 
 struct pr_ctx {
@@ -362,6 +386,146 @@ static int chunk_oom(struct pr_chunk *c)
 			  "out of memory reading a chunk of %zu bytes", c->len);
 }
 
+static inline uint64_t pr_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Start a chunk: every table slot becomes stale. */
+static void wmap_clear(struct pr_worker *w)
+{
+	w->nkeys = 0;
+	w->hn = 0;
+	if (++w->cgen == 0) {  /* wrapped: really clear */
+		for (size_t i = 0; i < w->hcap; i++)
+			w->tab[i].gen = 0;
+		w->cgen = 1;
+	}
+}
+
+/* End a chunk: empty the direct array's slots it used. */
+static void wmap_reset_dir(struct pr_worker *w)
+{
+	for (uint32_t k = 0; k < w->nkeys; k++)
+		if (w->keys[k] < w->dcap)
+			w->dir[w->keys[k]].lid1 = 0;
+}
+
+/* The next row: a new stamp. */
+static void wmap_next_row(struct pr_worker *w)
+{
+	if (++w->gen == 0) {  /* wrapped: forget every stamp */
+		for (size_t i = 0; i < w->dcap; i++)
+			w->dir[i].stamp = 0;
+		for (size_t i = 0; i < w->hcap; i++)
+			w->tab[i].stamp = 0;
+		w->gen = 1;
+	}
+}
+
+static int wmap_new_id(struct pr_worker *w, uint64_t key, uint32_t *lid)
+{
+	if (w->nkeys == w->keys_cap) {
+		size_t nc = w->keys_cap ? w->keys_cap * 2 : 4096;
+		uint64_t *k = realloc(w->keys, nc * sizeof(uint64_t));
+
+		if (!k)
+			return PARSA_ENOMEM;
+		w->keys = k;
+		w->keys_cap = nc;
+	}
+	w->keys[w->nkeys] = key;
+	*lid = w->nkeys++;
+	return 0;
+}
+
+static int wmap_rehash(struct pr_worker *w)
+{
+	size_t nc = w->hcap ? w->hcap * 2 : 4096, mask = nc - 1;
+	struct pr_hslot *t = calloc(nc, sizeof(*t));
+
+	if (!t)
+		return PARSA_ENOMEM;
+	for (size_t i = 0; i < w->hcap; i++) {
+		size_t h;
+
+		if (w->tab[i].gen != w->cgen)
+			continue;
+		for (h = pr_mix(w->tab[i].key) & mask; t[h].gen == w->cgen;
+		     h = (h + 1) & mask)
+			;
+		t[h] = w->tab[i];
+	}
+	free(w->tab);
+	w->tab = t;
+	w->hcap = nc;
+	return 0;
+}
+
+static int wmap_grow_dir(struct pr_worker *w, uint64_t key)
+{
+	size_t nc = w->dcap ? w->dcap : 1u << 16;
+	struct pr_dslot *nd;
+
+	while (nc <= key)
+		nc *= 2;
+	nd = realloc(w->dir, nc * sizeof(*nd));
+	if (!nd)
+		return PARSA_ENOMEM;
+	memset(nd + w->dcap, 0, (nc - w->dcap) * sizeof(*nd));
+	w->dir = nd;
+	w->dcap = nc;
+	return 0;
+}
+
+/*
+ * The chunk-local id of key (new keys get the next id) in *lid and its
+ * row stamp in *st: 0 or ENOMEM.
+ */
+static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
+			   uint32_t **st)
+{
+	size_t h, mask;
+
+	if (key >= w->dcap && key < PR_DIRECT_MAX && wmap_grow_dir(w, key))
+		return PARSA_ENOMEM;
+	if (key < w->dcap) {
+		struct pr_dslot *d = &w->dir[key];
+
+		if (!d->lid1) {
+			if (wmap_new_id(w, key, lid))
+				return PARSA_ENOMEM;
+			d->lid1 = *lid + 1;
+		}
+		*lid = d->lid1 - 1;
+		*st = &d->stamp;
+		return 0;
+	}
+	if ((w->hn + 1) * 2 > w->hcap && wmap_rehash(w))
+		return PARSA_ENOMEM;
+	mask = w->hcap - 1;
+	for (h = pr_mix(key) & mask; w->tab[h].gen == w->cgen;
+	     h = (h + 1) & mask) {
+		if (w->tab[h].key == key) {
+			*lid = w->tab[h].lid;
+			*st = &w->tab[h].stamp;
+			return 0;
+		}
+	}
+	if (wmap_new_id(w, key, lid))
+		return PARSA_ENOMEM;
+	w->tab[h].key = key;
+	w->tab[h].gen = w->cgen;
+	w->tab[h].lid = *lid;
+	w->tab[h].stamp = 0;
+	w->hn++;
+	*st = &w->tab[h].stamp;
+	return 0;
+}
+
 /* One data line (NUL-terminated, n bytes) of chunk c: one row. */
 static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 		     struct pr_chunk *c, const char *line, size_t n)
@@ -402,25 +566,18 @@ static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 	if (grow_u32(&c->col, &c->col_cap, c->ncol + (size_t)k, 0) ||
 	    grow_u32(&c->rlen, &c->rlen_cap, (size_t)c->nrows + 1, 0))
 		return chunk_oom(c);
-	if (++w->gen == 0) {  /* wrapped: forget every stamp */
-		memset(w->stamp, 0, w->stamp_cap * sizeof(uint32_t));
-		w->gen = 1;
-	}
+	wmap_next_row(w);
+	for (long i = 0; i < k; i++)  /* the slots' cache lines, at once */
+		if (w->ids[i] < w->dcap)
+			__builtin_prefetch(&w->dir[w->ids[i]]);
 	for (long i = 0; i < k; i++) {
-		uint32_t lid;
-		int rc = part_idmap_get(&w->map, w->ids[i], &lid, NULL,
-					"features", &c->err);
+		uint32_t lid, *st;
 
-		if (rc) {
-			c->bad = PR_BAD_OTHER;
-			return rc;
-		}
-		if (lid >= w->stamp_cap &&
-		    grow_u32(&w->stamp, &w->stamp_cap, (size_t)lid + 1, 1))
+		if (wmap_get(w, w->ids[i], &lid, &st))
 			return chunk_oom(c);
-		if (w->stamp[lid] == w->gen)
+		if (*st == w->gen)
 			continue;
-		w->stamp[lid] = w->gen;
+		*st = w->gen;
 		c->col[c->ncol + m++] = lid;
 	}
 	c->ncol += m;
@@ -437,7 +594,7 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 {
 	char *p = c->s, *e = c->s + c->len;
 
-	part_idmap_clear(&w->map);
+	wmap_clear(w);
 	while (p < e) {
 		char *nl = memchr(p, '\n', (size_t)(e - p));
 		size_t n = (size_t)((nl ? nl : e) - p);
@@ -460,14 +617,12 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 	}
 	if (c->bad)
 		c->bad_line = c->lines;
-	if (w->map.n) {
-		c->keys = malloc((size_t)w->map.n * sizeof(uint64_t));
-		if (!c->keys) {
-			chunk_oom(c);
-			return;
-		}
-		memcpy(c->keys, w->map.ids, (size_t)w->map.n * sizeof(uint64_t));
-		c->nkeys = w->map.n;
+	wmap_reset_dir(w);
+	if (w->nkeys) {  /* the chunk takes the keys array */
+		c->keys = w->keys;
+		c->nkeys = w->nkeys;
+		w->keys = NULL;
+		w->keys_cap = 0;
 	}
 }
 
@@ -482,11 +637,27 @@ static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
 	return 0;
 }
 
+/* Sort a[0..n) ascending: quicksort down to insertion sort. */
 static void sort_row(uint32_t *a, size_t n)
 {
-	if (n > PR_SORT_SMALL) {
-		qsort(a, n, sizeof(uint32_t), base_cmp_u32);
-		return;
+	while (n > PR_SORT_SMALL) {
+		uint32_t piv = a[n / 2], t;
+		size_t i = 0, j = n - 1;
+
+		for (;;) {
+			while (a[i] < piv)
+				i++;
+			while (a[j] > piv)
+				j--;
+			if (i >= j)
+				break;
+			t = a[i];
+			a[i++] = a[j];
+			a[j--] = t;
+		}
+		sort_row(a, j + 1);  /* rows are short: recursion is shallow */
+		a += j + 1;
+		n -= j + 1;
 	}
 	for (size_t i = 1; i < n; i++) {
 		uint32_t v = a[i];
@@ -734,9 +905,10 @@ static void pr_release(struct pr_read *r)
 	part_dataset_release(&r->ds);
 	part_idmap_release(&r->fmap);
 	for (uint32_t t = 0; r->w && t < r->threads; t++) {
-		part_idmap_release(&r->w[t].map);
+		free(r->w[t].dir);
+		free(r->w[t].tab);
+		free(r->w[t].keys);
 		free(r->w[t].ids);
-		free(r->w[t].stamp);
 	}
 	free(r->w);
 }
