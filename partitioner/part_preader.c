@@ -41,7 +41,7 @@
 
 struct pr_batch {
 	char *buf;               /* whole lines in buf[0..len), buf[len] free */
-	size_t len;
+	size_t len, cap;
 	int last;                /* nothing follows */
 	int io_rc;               /* reading failed after these lines */
 	struct parsa_err io_err;
@@ -58,6 +58,7 @@ struct pr_src {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct pr_batch *ready;  /* handed over, not taken yet */
+	struct pr_batch *spare;  /* done with: its buffer is reused */
 	int stop;                /* the consumer quits */
 	int threaded;
 	pthread_t th;
@@ -88,17 +89,43 @@ static int batch_room(struct pr_batch *b, size_t *cap, size_t need)
 	return 0;
 }
 
+/* The consumer is done with b: keep one for its buffer. */
+static void give_back(struct pr_src *s, struct pr_batch *b)
+{
+	pthread_mutex_lock(&s->mu);
+	if (!s->spare) {
+		s->spare = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	batch_free(b);
+}
+
 /* Read the next batch (NULL: out of memory). */
 static struct pr_batch *produce(struct pr_src *s)
 {
-	struct pr_batch *b = calloc(1, sizeof(*b));
-	size_t len, nl_end = 0, cap = 0;
+	struct pr_batch *b;
+	size_t len, nl_end = 0, cap;
 	int eof = 0;
 
+	pthread_mutex_lock(&s->mu);
+	b = s->spare;
+	s->spare = NULL;
+	pthread_mutex_unlock(&s->mu);
+	if (b) {
+		char *buf = b->buf;
+
+		cap = b->cap;
+		memset(b, 0, sizeof(*b));
+		b->buf = buf;
+	} else {
+		b = calloc(1, sizeof(*b));
+		cap = 0;
+	}
 	if (!b)
 		return NULL;
 	if (batch_room(b, &cap, s->carry_len + s->target + 1)) {
-		free(b);
+		batch_free(b);
 		return NULL;
 	}
 	memcpy(b->buf, s->carry, s->carry_len);
@@ -134,6 +161,7 @@ static struct pr_batch *produce(struct pr_src *s)
 			nl_end = (size_t)(q - b->buf) + 1;
 	}
 	b->bytes = part_lines_bytes(s->l);
+	b->cap = cap;
 	if (eof) {
 		b->len = len;
 		b->last = 1;
@@ -223,6 +251,8 @@ static void src_stop(struct pr_src *s)
 			batch_free(s->ready);
 		s->ready = NULL;
 	}
+	batch_free(s->spare);
+	s->spare = NULL;
 	free(s->carry);
 	s->carry = NULL;
 }
@@ -236,7 +266,9 @@ struct pr_chunk {
 	size_t len;
 	uint64_t *keys;          /* distinct features, first appearance */
 	uint32_t nkeys;
+	size_t keys_cap;
 	uint32_t *xl;            /* keys' global compact ids (merge) */
+	size_t xl_cap;
 	uint32_t *col;           /* rows' chunk-local ids, repeats dropped */
 	size_t ncol, col_cap;
 	uint32_t *rlen;          /* row lengths */
@@ -618,11 +650,15 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 	if (c->bad)
 		c->bad_line = c->lines;
 	wmap_reset_dir(w);
-	if (w->nkeys) {  /* the chunk takes the keys array */
+	if (w->nkeys) {  /* the chunk and the worker swap keys arrays */
+		uint64_t *k = c->keys;
+		size_t kc = c->keys_cap;
+
 		c->keys = w->keys;
+		c->keys_cap = w->keys_cap;
 		c->nkeys = w->nkeys;
-		w->keys = NULL;
-		w->keys_cap = 0;
+		w->keys = k;
+		w->keys_cap = kc;
 	}
 }
 
@@ -700,6 +736,8 @@ struct pr_read {
 	uint32_t threads;
 	size_t chunk;
 	struct pr_worker *w;
+	struct pr_chunk *ch;     /* chunks, reused from batch to batch */
+	uint32_t nch_cap;
 };
 
 static int grow_graph(struct pr_read *r, uint64_t rows, uint64_t nnz,
@@ -750,7 +788,7 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 	uint64_t nnz = g->row_ptr ? g->row_ptr[g->n_rows] : 0;
 	int rc;
 
-	if (c->nkeys && !(c->xl = malloc((size_t)c->nkeys * sizeof(uint32_t))))
+	if (grow_u32(&c->xl, &c->xl_cap, c->nkeys, 0))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
 	for (uint32_t k = 0; k < c->nkeys; k++) {
 		rc = part_idmap_get(&r->fmap, c->keys[k], &c->xl[k], NULL,
@@ -801,7 +839,7 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 
 static void chunks_free(struct pr_chunk *ch, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; ch && i < n; i++) {
 		free(ch[i].keys);
 		free(ch[i].xl);
 		free(ch[i].col);
@@ -810,38 +848,50 @@ static void chunks_free(struct pr_chunk *ch, uint32_t n)
 	free(ch);
 }
 
-/* Cut b into chunks of about r->chunk bytes of whole lines. */
-static struct pr_chunk *cut(const struct pr_read *r, struct pr_batch *b,
-			    uint32_t *n)
+/*
+ * Cut b into chunks of about r->chunk bytes of whole lines, in r->ch (kept
+ * from batch to batch with their arrays); their number in *n.
+ */
+static int cut(struct pr_read *r, struct pr_batch *b, uint32_t *n)
 {
-	size_t at = 0, cap = 16;
-	struct pr_chunk *ch = malloc(cap * sizeof(*ch));
+	size_t at = 0;
 
 	*n = 0;
-	while (ch && at < b->len) {
+	while (at < b->len) {
 		size_t from = at + r->chunk - 1, end = b->len;
+		struct pr_chunk *c;
 		char *q;
 
 		if (from < b->len &&
 		    (q = memchr(b->buf + from, '\n', b->len - from)) != NULL)
 			end = (size_t)(q - b->buf) + 1;
-		if (*n == cap) {
-			struct pr_chunk *nc = realloc(ch, 2 * cap * sizeof(*ch));
+		if (*n == r->nch_cap) {
+			uint32_t nc = r->nch_cap ? 2 * r->nch_cap : 16;
+			struct pr_chunk *p = nc < UINT32_MAX / 2
+				? realloc(r->ch, nc * sizeof(*p)) : NULL;
 
-			if (!nc) {
-				chunks_free(ch, *n);
-				return NULL;
-			}
-			ch = nc;
-			cap *= 2;
+			if (!p)
+				return PARSA_ENOMEM;
+			memset(p + r->nch_cap, 0,
+			       (nc - r->nch_cap) * sizeof(*p));
+			r->ch = p;
+			r->nch_cap = nc;
 		}
-		memset(&ch[*n], 0, sizeof(ch[0]));
-		ch[*n].s = b->buf + at;
-		ch[*n].len = end - at;
-		(*n)++;
+		c = &r->ch[(*n)++];
+		c->s = b->buf + at;
+		c->len = end - at;
+		c->nkeys = 0;
+		c->ncol = 0;
+		c->nrows = 0;
+		c->col_at = c->lines = c->entries = c->dups = c->empty = 0;
+		c->bad = PR_OK;
+		c->bad_line = 0;
+		c->bad_text = NULL;
+		c->bad_col = 0;
+		parsa_err_clear(&c->err);
 		at = end;
 	}
-	return ch;
+	return 0;
 }
 
 /* Steps 2-4 for one batch. */
@@ -854,9 +904,9 @@ static int do_batch(struct pr_read *r, struct pr_batch *b,
 
 	memset(&cx, 0, sizeof(cx));
 	cx.name = r->name;
-	cx.ch = cut(r, b, &n);
-	if (!cx.ch)
+	if (cut(r, b, &n))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory for chunks");
+	cx.ch = r->ch;
 	cx.nch = n;
 	cx.w = r->w;
 	atomic_init(&cx.next, 0u);
@@ -874,7 +924,6 @@ static int do_batch(struct pr_read *r, struct pr_batch *b,
 		cx.g = &r->ds.g;
 		rc = part_pool_run(n, tasks, write_task, &cx, err);
 	}
-	chunks_free(cx.ch, n);
 	return rc;
 }
 
@@ -894,7 +943,7 @@ static int read_all(struct pr_read *r, struct pr_src *s,
 		if (!rc && o->progress)
 			o->progress(o->progress_arg, b->bytes,
 				    part_lines_size(s->l));
-		batch_free(b);
+		give_back(s, b);
 		if (rc || last)
 			return rc;
 	}
@@ -911,6 +960,7 @@ static void pr_release(struct pr_read *r)
 		free(r->w[t].ids);
 	}
 	free(r->w);
+	chunks_free(r->ch, r->nch_cap);
 }
 
 int part_preader_libsvm(const char *path, const struct part_read_opts *o,
