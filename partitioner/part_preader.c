@@ -35,6 +35,7 @@
 #define PR_CHUNKS_PER_THREAD 4     /* chunks per thread in a batch */
 #define PR_MIN_BATCH (16u << 10)   /* smallest batch (tests' tiny chunks) */
 #define PR_SORT_SMALL 24           /* insertion sort up to this row length */
+#define PR_RANK_MAX 32             /* rows up to this length: rank sort */
 #define PR_DIRECT_MAX (1u << 24)   /* keys below: a worker's direct array */
 
 /* ---- batches: the reading thread ---------------------------------------- */
@@ -338,11 +339,12 @@ static inline int is_dig(char c)
 /*
  * The common LIBSVM line: a label, then `idx:val` tokens with idx of at
  * most 19 digits and val a plain decimal; the indices in ids.  Returns
- * their count, or -1 for anything else (a qid, "inf", an error ...): then
+ * their count (*end: where it stopped, at the NUL or a '#'), or -1 for
+ * anything else (a qid, "inf", an error ...): then
  * the full parser decides.  Accepts only lines part_libsvm_row accepts,
  * with the same indices.
  */
-static long fast_line(const char *p, uint64_t *ids)
+static long fast_line(const char *p, uint64_t *ids, const char **end)
 {
 	long n = 0;
 
@@ -389,6 +391,7 @@ static long fast_line(const char *p, uint64_t *ids)
 		while (is_ws(*p))
 			p++;
 	}
+	*end = p;
 	return n;
 }
 
@@ -562,6 +565,7 @@ static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
 static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 		     struct pr_chunk *c, const char *line, size_t n)
 {
+	const char *end;
 	long k;
 	uint32_t m = 0;
 
@@ -574,7 +578,16 @@ static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 		w->ids = q;
 		w->ids_cap = nc;
 	}
-	k = fast_line(line, w->ids);
+	k = fast_line(line, w->ids, &end);
+	if (k < 0 || end != line + n) {  /* a NUL inside, a comment, ... */
+		const char *z = memchr(line, '\0', n);
+
+		if (z) {
+			c->bad = PR_BAD_NUL;
+			c->bad_col = (unsigned long)(z - line) + 1;
+			return PARSA_EPARSE;
+		}
+	}
 	if (k < 0) {
 		struct parsa_err e;
 		size_t kn = 0;
@@ -630,21 +643,22 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 	while (p < e) {
 		char *nl = memchr(p, '\n', (size_t)(e - p));
 		size_t n = (size_t)((nl ? nl : e) - p);
-		char *z;
 
 		c->lines++;
 		if (n > 0 && p[n - 1] == '\r')
 			n--;
-		z = memchr(p, '\0', n);
-		if (z) {
-			c->bad = PR_BAD_NUL;
-			c->bad_col = (unsigned long)(z - p) + 1;
+		p[n] = '\0';
+		if (part_line_is_skippable(p, n)) {
+			char *z = memchr(p, '\0', n);
+
+			if (z) {
+				c->bad = PR_BAD_NUL;
+				c->bad_col = (unsigned long)(z - p) + 1;
+				break;
+			}
+		} else if (parse_row(cx, w, c, p, n) != 0) {
 			break;
 		}
-		p[n] = '\0';
-		if (!part_line_is_skippable(p, n) &&
-		    parse_row(cx, w, c, p, n) != 0)
-			break;
 		p = nl ? nl + 1 : e;
 	}
 	if (c->bad)
@@ -705,6 +719,21 @@ static void sort_row(uint32_t *a, size_t n)
 	}
 }
 
+/* How many of a[0..PR_RANK_MAX) are below v (n: those that matter). */
+static inline uint32_t rank_of(const uint32_t *a, uint32_t v, uint32_t n)
+{
+	uint32_t r = 0;
+
+	if (n <= PR_RANK_MAX / 2) {
+		for (uint32_t i = 0; i < PR_RANK_MAX / 2; i++)
+			r += a[i] < v;
+		return r;
+	}
+	for (uint32_t i = 0; i < PR_RANK_MAX; i++)
+		r += a[i] < v;
+	return r;
+}
+
 /* Step 4: chunk t's rows into the CSR, global ids, sorted. */
 static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 {
@@ -715,11 +744,25 @@ static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 
 	(void)err;
 	for (uint32_t r = 0; r < c->nrows; r++) {
-		uint32_t n = c->rlen[r];
+		uint32_t n = c->rlen[r], tmp[PR_RANK_MAX];
 
-		for (uint32_t j = 0; j < n; j++)
-			dst[j] = c->xl[src[j]];
-		sort_row(dst, n);
+		if (n <= PR_RANK_MAX) {
+			/* short rows: each id goes to its rank (ids are
+			 * distinct; a fixed-length count the compiler
+			 * vectorises, padded with ids larger than any) */
+			uint32_t j;
+
+			for (j = 0; j < n; j++)
+				tmp[j] = c->xl[src[j]];
+			for (; j < PR_RANK_MAX; j++)
+				tmp[j] = UINT32_MAX;
+			for (j = 0; j < n; j++)
+				dst[rank_of(tmp, tmp[j], n)] = tmp[j];
+		} else {
+			for (uint32_t j = 0; j < n; j++)
+				dst[j] = c->xl[src[j]];
+			sort_row(dst, n);
+		}
 		dst += n;
 		src += n;
 	}
