@@ -834,6 +834,9 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 	if (grow_u32(&c->xl, &c->xl_cap, c->nkeys, 0))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
 	for (uint32_t k = 0; k < c->nkeys; k++) {
+		/* the map's direct part, a few keys ahead */
+		if (k + 16 < c->nkeys && c->keys[k + 16] < r->fmap.dense_cap)
+			__builtin_prefetch(&r->fmap.dense[c->keys[k + 16]]);
 		rc = part_idmap_get(&r->fmap, c->keys[k], &c->xl[k], NULL,
 				    "features", err);
 		if (rc)
