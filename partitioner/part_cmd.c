@@ -97,6 +97,7 @@ static int load(struct cmd_opts *in, struct part_dataset *ds,
 	part_progress_begin(pg, "reading");
 	in->o.read.progress = part_progress_cb;
 	in->o.read.progress_arg = pg;
+	in->o.read.threads = in->o.run.threads;  /* --threads: every phase */
 	rc = part_read_file(in->data, &in->o.read, ds, err);
 	part_progress_end(pg);
 	*secs = part_now() - t0;

@@ -212,10 +212,11 @@ const struct part_opt part_opts_table[] = {
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",
 	 .report_when = PART_REP_PARSA, .report = rep_threads,
-	 .help = "threads for the independent chains of V-cycles\n"
-		 "(best) and for the metrics and the random\n"
-		 "baseline's trials; the result is the same for\n"
-		 "every N (default: the CPUs this process may use)"},
+	 .help = "threads for reading LIBSVM files, the\n"
+		 "independent chains of V-cycles (best), the\n"
+		 "metrics and the random baseline's trials; the\n"
+		 "result is the same for every N (default: the\n"
+		 "CPUs this process may use)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),
 	 .dlo = 1e-6, .dhi = 1e9, .what = "must be a number of seconds > 0",
