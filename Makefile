@@ -4,8 +4,9 @@
 #   make test     layers-check, then unit, reader, corpus, CLI, HTTP and
 #                 trainer tests; the last line is "N passed, N failed"
 #   make check    the same tests under ASan+UBSan (build/asan)
-#   make tsan     the parameter server's and the thread pool's tests, threaded
-#                 parsa runs and the HTTP service's tests under TSan (build/tsan)
+#   make tsan     the parameter server's, the thread pool's and the parallel
+#                 reader's tests, threaded parsa runs and the HTTP service's
+#                 tests under TSan (build/tsan)
 #   make demo     partition the bundled samples in data/ and print the reports
 #   make bench    benchmarks on ../shared/data (long; writes bench/results)
 #   make fuzz     libFuzzer targets with clang (bounded run per target)
@@ -217,11 +218,12 @@ check: deps
 
 # The parameter server's thread tests under ThreadSanitizer.
 tsan: deps
-	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/tests/test_ps_consist build/tsan/tests/test_pool build/tsan/tests/test_fm build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
+	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/tests/test_ps_consist build/tsan/tests/test_pool build/tsan/tests/test_fm build/tsan/tests/test_preader build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_threads
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_consist
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_pool
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_fm
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_preader
 	bash scripts/tsan-cli.sh build/tsan
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_http.py
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_events.py
