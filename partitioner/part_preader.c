@@ -129,7 +129,8 @@ static struct pr_batch *produce(struct pr_src *s)
 		batch_free(b);
 		return NULL;
 	}
-	memcpy(b->buf, s->carry, s->carry_len);
+	if (s->carry_len)
+		memcpy(b->buf, s->carry, s->carry_len);
 	len = s->carry_len;
 	while (!s->done && nl_end < s->target) {
 		size_t p = len - nl_end, req;

@@ -64,9 +64,10 @@ static int same_dataset(const struct part_dataset *a,
 	if (a->g.n_rows &&
 	    (memcmp(a->g.row_ptr, b->g.row_ptr,
 		    ((size_t)a->g.n_rows + 1) * sizeof(uint64_t)) ||
-	     memcmp(a->g.col, b->g.col, (size_t)nnz * sizeof(uint32_t))))
+	     (nnz && memcmp(a->g.col, b->g.col,
+			    (size_t)nnz * sizeof(uint32_t)))))
 		return 0;
-	return !a->feat_id ||
+	return !a->feat_id || !a->g.n_cols ||
 	       !memcmp(a->feat_id, b->feat_id,
 		       (size_t)a->g.n_cols * sizeof(uint64_t));
 }
