@@ -313,8 +313,9 @@ struct pr_worker {
 	uint64_t *keys;          /* keys[lid] */
 	uint32_t nkeys;
 	size_t keys_cap;
-	uint64_t *ids;           /* a row's indices */
-	size_t ids_cap;
+	uint64_t *ids[2];        /* two rows' indices (parse_chunk) */
+	size_t ids_cap[2];
+	int cur;                 /* the one being parsed */
 	char pad[64];            /* workers' hot fields on their own lines */
 };
 
@@ -562,31 +563,37 @@ static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
 	return 0;
 }
 
-/* One data line (NUL-terminated, n bytes) of chunk c: one row. */
-static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
-		     struct pr_chunk *c, const char *line, size_t n)
+/*
+ * The indices of one data line (NUL-terminated, n bytes) into
+ * w->ids[w->cur]: their count, or -1 with the chunk's error set.
+ */
+static long parse_ids(const struct pr_ctx *cx, struct pr_worker *w,
+		      struct pr_chunk *c, const char *line, size_t n)
 {
 	const char *end;
+	uint64_t *ids;
 	long k;
-	uint32_t m = 0;
 
-	if (n / 2 + 2 > w->ids_cap) {
+	if (n / 2 + 2 > w->ids_cap[w->cur]) {
 		size_t nc = n / 2 + 2;
-		uint64_t *q = realloc(w->ids, nc * sizeof(uint64_t));
+		uint64_t *q = realloc(w->ids[w->cur], nc * sizeof(uint64_t));
 
-		if (!q)
-			return chunk_oom(c);
-		w->ids = q;
-		w->ids_cap = nc;
+		if (!q) {
+			chunk_oom(c);
+			return -1;
+		}
+		w->ids[w->cur] = q;
+		w->ids_cap[w->cur] = nc;
 	}
-	k = fast_line(line, w->ids, &end);
+	ids = w->ids[w->cur];
+	k = fast_line(line, ids, &end);
 	if (k < 0 || end != line + n) {  /* a NUL inside, a comment, ... */
 		const char *z = memchr(line, '\0', n);
 
 		if (z) {
 			c->bad = PR_BAD_NUL;
 			c->bad_col = (unsigned long)(z - line) + 1;
-			return PARSA_EPARSE;
+			return -1;
 		}
 	}
 	if (k < 0) {
@@ -595,31 +602,41 @@ static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 		int rc;
 
 		parsa_err_clear(&e);
-		rc = part_libsvm_row(cx->name, 0, line, &w->ids, &kn,
-				     &w->ids_cap, &e);
+		rc = part_libsvm_row(cx->name, 0, line, &w->ids[w->cur], &kn,
+				     &w->ids_cap[w->cur], &e);
 		if (rc == PARSA_EPARSE) {
 			c->bad = PR_BAD_LINE;
 			c->bad_text = line;
-			return rc;
+			return -1;
 		}
 		if (rc) {
 			c->bad = PR_BAD_OTHER;
 			c->err = e;
-			return rc;
+			return -1;
 		}
+		ids = w->ids[w->cur];
 		k = (long)kn;
 	}
+	for (long i = 0; i < k; i++)  /* the slots' lines, for map_row */
+		if (ids[i] < w->dcap)
+			__builtin_prefetch(&w->dir[ids[i]]);
+	return k;
+}
+
+/* The row of k indices in w->ids[b]: local ids, repeats dropped. */
+static int map_row(struct pr_worker *w, struct pr_chunk *c, int b, long k)
+{
+	const uint64_t *ids = w->ids[b];
+	uint32_t m = 0;
+
 	if (grow_u32(&c->col, &c->col_cap, c->ncol + (size_t)k, 0) ||
 	    grow_u32(&c->rlen, &c->rlen_cap, (size_t)c->nrows + 1, 0))
 		return chunk_oom(c);
 	wmap_next_row(w);
-	for (long i = 0; i < k; i++)  /* the slots' cache lines, at once */
-		if (w->ids[i] < w->dcap)
-			__builtin_prefetch(&w->dir[w->ids[i]]);
 	for (long i = 0; i < k; i++) {
 		uint32_t lid, *st;
 
-		if (wmap_get(w, w->ids[i], &lid, &st))
+		if (wmap_get(w, ids[i], &lid, &st))
 			return chunk_oom(c);
 		if (*st == w->gen)
 			continue;
@@ -635,15 +652,21 @@ static int parse_row(const struct pr_ctx *cx, struct pr_worker *w,
 	return 0;
 }
 
+/*
+ * The lines of chunk c.  A row is mapped after the next data line has been
+ * parsed (its slots prefetched meanwhile: the lookups find them in cache).
+ */
 static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 			struct pr_chunk *c)
 {
 	char *p = c->s, *e = c->s + c->len;
+	long pending = -1;  /* indices of the row in w->ids[!w->cur] */
 
 	wmap_clear(w);
 	while (p < e) {
 		char *nl = memchr(p, '\n', (size_t)(e - p));
 		size_t n = (size_t)((nl ? nl : e) - p);
+		long k;
 
 		c->lines++;
 		if (n > 0 && p[n - 1] == '\r')
@@ -657,11 +680,21 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 				c->bad_col = (unsigned long)(z - p) + 1;
 				break;
 			}
-		} else if (parse_row(cx, w, c, p, n) != 0) {
-			break;
+			p = nl ? nl + 1 : e;
+			continue;
 		}
+		k = parse_ids(cx, w, c, p, n);
+		if (k < 0)
+			break;
+		if (pending >= 0 && map_row(w, c, !w->cur, pending))
+			break;
+		pending = k;
+		w->cur = !w->cur;
 		p = nl ? nl + 1 : e;
 	}
+	/* the last row (before a bad line: the rows before it are kept) */
+	if (pending >= 0 && c->bad != PR_BAD_OTHER)
+		map_row(w, c, !w->cur, pending);
 	if (c->bad)
 		c->bad_line = c->lines;
 	wmap_reset_dir(w);
@@ -1004,7 +1037,8 @@ static void pr_release(struct pr_read *r)
 		free(r->w[t].dir);
 		free(r->w[t].tab);
 		free(r->w[t].keys);
-		free(r->w[t].ids);
+		free(r->w[t].ids[0]);
+		free(r->w[t].ids[1]);
 	}
 	free(r->w);
 	chunks_free(r->ch, r->nch_cap);
