@@ -75,6 +75,11 @@
  * peak is about the final CSR plus 8 bytes per entry; the text is never
  * held.  Ids are mapped through open-addressing hash tables (part_hash.h).
  *
+ * Threads.  part_read_file reads LIBSVM files (format LIBSVM given or
+ * guessed by name) with part_preader (o->threads threads, part_preader.h):
+ * the same dataset and errors as part_read_lines, which reads line by line
+ * on the calling thread (SNAP, pairs, AUTO without a guess, memory).
+ *
  * Progress.  When o->progress is set it is called every 64Ki lines and at
  * the end with (bytes consumed, file size or 0 if unknown), compressed bytes
  * for gzip files.
