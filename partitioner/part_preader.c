@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
 #include "part_hash.h"
 #include "part_io.h"
 #include "part_pool.h"
@@ -34,9 +35,29 @@
 #define PR_CHUNK (2u << 20)        /* bytes per parse chunk by default */
 #define PR_CHUNKS_PER_THREAD 4     /* chunks per thread in a batch */
 #define PR_MIN_BATCH (16u << 10)   /* smallest batch (tests' tiny chunks) */
-#define PR_SORT_SMALL 24           /* insertion sort up to this row length */
 #define PR_RANK_MAX 32             /* rows up to this length: rank sort */
 #define PR_DIRECT_MAX (1u << 24)   /* keys below: a worker's direct array */
+
+/*
+ * Grow the array *a of *cap elements of elt bytes to hold need (doubling,
+ * from first): 0 or PARSA_ENOMEM (then *a is unchanged).
+ */
+static int grow_arr(void **a, size_t *cap, size_t need, size_t elt,
+		    size_t first)
+{
+	size_t ncap = *cap ? *cap : first;
+	void *na;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap == *cap)
+		return 0;
+	if (ncap > SIZE_MAX / elt || !(na = realloc(*a, ncap * elt)))
+		return PARSA_ENOMEM;
+	*a = na;
+	*cap = ncap;
+	return 0;
+}
 
 /* ---- batches: the reading thread ---------------------------------------- */
 
@@ -73,22 +94,6 @@ static void batch_free(struct pr_batch *b)
 	}
 }
 
-static int batch_room(struct pr_batch *b, size_t *cap, size_t need)
-{
-	size_t ncap = *cap ? *cap : 4096;
-	char *nb;
-
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap == *cap)
-		return 0;
-	nb = realloc(b->buf, ncap);
-	if (!nb)
-		return PARSA_ENOMEM;
-	b->buf = nb;
-	*cap = ncap;
-	return 0;
-}
 
 /* The consumer is done with b: keep one for its buffer. */
 static void give_back(struct pr_src *s, struct pr_batch *b)
@@ -125,7 +130,8 @@ static struct pr_batch *produce(struct pr_src *s)
 	}
 	if (!b)
 		return NULL;
-	if (batch_room(b, &cap, s->carry_len + s->target + 1)) {
+	if (grow_arr((void **)&b->buf, &cap, s->carry_len + s->target + 1, 1,
+		     4096)) {
 		batch_free(b);
 		return NULL;
 	}
@@ -140,7 +146,7 @@ static struct pr_batch *produce(struct pr_src *s)
 		if (p + 1 > s->sim_cap / 2)
 			s->sim_cap *= 2;
 		req = s->sim_cap - 1 - p;
-		if (batch_room(b, &cap, len + req + 1)) {
+		if (grow_arr((void **)&b->buf, &cap, len + req + 1, 1, 4096)) {
 			b->io_rc = parsa_fail(&b->io_err, PARSA_ENOMEM,
 					      "%s: out of memory for %zu bytes",
 					      part_lines_name(s->l), len + req);
@@ -397,24 +403,6 @@ static long fast_line(const char *p, uint64_t *ids, const char **end)
 	return n;
 }
 
-static int grow_u32(uint32_t **a, size_t *cap, size_t need, int zero)
-{
-	size_t ncap = *cap ? *cap : 1024;
-	uint32_t *na;
-
-	while (ncap < need)
-		ncap *= 2;
-	if (ncap == *cap)
-		return 0;
-	if (ncap > SIZE_MAX / sizeof(uint32_t) ||
-	    !(na = realloc(*a, ncap * sizeof(uint32_t))))
-		return PARSA_ENOMEM;
-	if (zero)
-		memset(na + *cap, 0, (ncap - *cap) * sizeof(uint32_t));
-	*a = na;
-	*cap = ncap;
-	return 0;
-}
 
 static int chunk_oom(struct pr_chunk *c)
 {
@@ -629,8 +617,10 @@ static int map_row(struct pr_worker *w, struct pr_chunk *c, int b, long k)
 	const uint64_t *ids = w->ids[b];
 	uint32_t m = 0;
 
-	if (grow_u32(&c->col, &c->col_cap, c->ncol + (size_t)k, 0) ||
-	    grow_u32(&c->rlen, &c->rlen_cap, (size_t)c->nrows + 1, 0))
+	if (grow_arr((void **)&c->col, &c->col_cap, c->ncol + (size_t)k,
+		     sizeof(uint32_t), 1024) ||
+	    grow_arr((void **)&c->rlen, &c->rlen_cap, (size_t)c->nrows + 1,
+		     sizeof(uint32_t), 1024))
 		return chunk_oom(c);
 	wmap_next_row(w);
 	for (long i = 0; i < k; i++) {
@@ -721,38 +711,6 @@ static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
 	return 0;
 }
 
-/* Sort a[0..n) ascending: quicksort down to insertion sort. */
-static void sort_row(uint32_t *a, size_t n)
-{
-	while (n > PR_SORT_SMALL) {
-		uint32_t piv = a[n / 2], t;
-		size_t i = 0, j = n - 1;
-
-		for (;;) {
-			while (a[i] < piv)
-				i++;
-			while (a[j] > piv)
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
-		}
-		sort_row(a, j + 1);  /* rows are short: recursion is shallow */
-		a += j + 1;
-		n -= j + 1;
-	}
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = a[i];
-		size_t k = i;
-
-		for (; k > 0 && a[k - 1] > v; k--)
-			a[k] = a[k - 1];
-		a[k] = v;
-	}
-}
-
 /* How many of a[0..PR_RANK_MAX) are below v (n: those that matter). */
 static inline uint32_t rank_of(const uint32_t *a, uint32_t v, uint32_t n)
 {
@@ -795,7 +753,7 @@ static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 		} else {
 			for (uint32_t j = 0; j < n; j++)
 				dst[j] = c->xl[src[j]];
-			sort_row(dst, n);
+			base_sort_u32(dst, n);
 		}
 		dst += n;
 		src += n;
@@ -821,39 +779,22 @@ static int grow_graph(struct pr_read *r, uint64_t rows, uint64_t nnz,
 		      struct parsa_err *err)
 {
 	struct parsa_graph *g = &r->ds.g;
+	size_t rcap = (size_t)g->row_cap, ccap = (size_t)g->col_cap;
+	int first = !g->row_ptr;
 
-	if (rows > g->row_cap) {
-		uint64_t nc = g->row_cap ? g->row_cap : 1024;
-		uint64_t *p;
-
-		while (nc < rows)
-			nc *= 2;
-		p = nc <= SIZE_MAX / sizeof(uint64_t)
-			? realloc(g->row_ptr, (size_t)nc * sizeof(uint64_t)) : NULL;
-		if (!p)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %llu rows",
-					  (unsigned long long)rows);
-		if (!g->row_ptr)
-			p[0] = 0;
-		g->row_ptr = p;
-		g->row_cap = nc;
-	}
-	if (nnz > g->col_cap) {
-		uint64_t nc = g->col_cap ? g->col_cap : 4096;
-		uint32_t *p;
-
-		while (nc < nnz)
-			nc *= 2;
-		p = nc <= SIZE_MAX / sizeof(uint32_t)
-			? realloc(g->col, (size_t)nc * sizeof(uint32_t)) : NULL;
-		if (!p)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %llu entries",
-					  (unsigned long long)nnz);
-		g->col = p;
-		g->col_cap = nc;
-	}
+	if (rows > SIZE_MAX || nnz > SIZE_MAX ||
+	    grow_arr((void **)&g->row_ptr, &rcap, (size_t)rows,
+		     sizeof(uint64_t), 1024) ||
+	    grow_arr((void **)&g->col, &ccap, (size_t)nnz, sizeof(uint32_t),
+		     4096))
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %llu rows of %llu entries",
+				  (unsigned long long)rows,
+				  (unsigned long long)nnz);
+	if (first)
+		g->row_ptr[0] = 0;
+	g->row_cap = rcap;
+	g->col_cap = ccap;
 	return 0;
 }
 
@@ -865,7 +806,8 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 	uint64_t nnz = g->row_ptr ? g->row_ptr[g->n_rows] : 0;
 	int rc;
 
-	if (grow_u32(&c->xl, &c->xl_cap, c->nkeys, 0))
+	if (grow_arr((void **)&c->xl, &c->xl_cap, c->nkeys, sizeof(uint32_t),
+		     1024))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
 	for (uint32_t k = 0; k < c->nkeys; k++) {
 		/* the map's direct part, a few keys ahead */

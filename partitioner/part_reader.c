@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base_cmp.h"
 #include "part_cache.h"
 #include "part_hash.h"
 #include "part_preader.h"
@@ -543,46 +544,6 @@ static void bucket_pairs(struct pairbuf *pb, uint64_t *start, uint64_t *next,
 	flag_sort(pb, start, next, n_ex, 0);
 }
 
-/* Sort a[0..n) ascending: quicksort, insertion sort for short ranges. */
-static void sort_ids(uint32_t *a, size_t n)
-{
-	while (n > 16) {
-		uint32_t x = a[0], y = a[n / 2], z = a[n - 1], piv, t;
-		size_t i = 0, j = n - 1;
-
-		piv = x < y ? (y < z ? y : (x < z ? z : x))
-			    : (x < z ? x : (y < z ? z : y));
-		for (;;) {
-			while (a[i] < piv)
-				i++;
-			while (a[j] > piv)
-				j--;
-			if (i >= j)
-				break;
-			t = a[i];
-			a[i++] = a[j];
-			a[j--] = t;
-		}
-		/* recurse into the smaller side, loop on the larger */
-		if (j + 1 < n - j - 1) {
-			sort_ids(a, j + 1);
-			a += j + 1;
-			n -= j + 1;
-		} else {
-			sort_ids(a + j + 1, n - j - 1);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = a[i];
-		size_t k = i;
-
-		for (; k > 0 && a[k - 1] > v; k--)
-			a[k] = a[k - 1];
-		a[k] = v;
-	}
-}
-
 /* Preallocate g for n_ex rows and at most nnz entries. */
 static int reserve_graph(struct parsa_graph *g, uint32_t n_ex, size_t nnz,
 			 struct parsa_err *err)
@@ -622,7 +583,7 @@ static int build_from_pairs(struct rd *r, uint32_t n_ex)
 		uint64_t n = start[b + 1] - start[b];
 		uint32_t *row = n ? pb->ft + start[b] : NULL;
 
-		sort_ids(row, (size_t)n);  /* add_row is fast on sorted rows */
+		base_sort_u32(row, (size_t)n);  /* add_row is fast on sorted rows */
 		rc = parsa_graph_add_row(g, row, (size_t)n, r->err);
 		if (!rc && n == 0)
 			r->ds.empty_rows++;
