@@ -1,11 +1,11 @@
 /*
  * read_bench: time part_read_file on one file (the reader's own speed,
- * nothing else): `read_bench FILE [THREADS|serial [REPEATS]]` prints, per run and
+ * nothing else): `read_bench FILE [THREADS|serial [REPEATS [CHUNK]]]` prints, per run and
  * as the median, seconds, MB/s of the file's bytes (compressed bytes for
  * gzip), MB/s per thread, MB per CPU-second of the process (user + system:
  * a per-core figure that holds on a loaded machine) and ns per nonzero.  THREADS 0 = the
  * reader's default, "serial" the line reader (part_read_lines, as before
- * part_preader).  Built by `make build/bench/read_bench`.
+ * part_preader); CHUNK sets part_read_opts.chunk (bytes; 0 = default).  Built by `make build/bench/read_bench`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +61,13 @@ int main(int argc, char **argv)
 	uint64_t entries = 0;
 
 	if (argc < 2 || stat(argv[1], &st) != 0 || reps < 1 || reps > 64) {
-		fprintf(stderr, "usage: read_bench FILE [THREADS|serial [REPEATS]]\n");
+		fprintf(stderr, "usage: read_bench FILE [THREADS|serial [REPEATS [CHUNK]]]\n");
 		return 2;
 	}
 	mb = (double)st.st_size / 1e6;
 	memset(&o, 0, sizeof(o));
 	o.threads = threads;
+	o.chunk = argc > 4 ? (size_t)atol(argv[4]) : 0;
 	for (int i = 0; i < reps; i++) {
 		double t0 = base_now(), c0 = cpu_now();
 
