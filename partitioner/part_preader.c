@@ -350,10 +350,41 @@ static inline int is_dig(char c)
  * their count (*end: where it stopped, at the NUL or a '#'), or -1 for
  * anything else (a qid, "inf", an error ...): then
  * the full parser decides.  Accepts only lines part_libsvm_row accepts,
- * with the same indices.
+ * with the same indices.  Reads no byte at or after lim (the line's NUL
+ * + 1: the bytes after it belong to other lines, maybe other threads').
  */
-static long fast_line(const char *p, uint64_t *ids, const char **end)
+/*
+ * The leading decimal digits of the 8 bytes at p (at most 8): their count,
+ * their value in *v (eight bytes at once: the digits' mask, then pairs,
+ * quads and octets of digits combined by multiplications).
+ */
+static inline unsigned swar_digits(const char *p, uint64_t *v)
 {
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t x, m, d;
+	unsigned n;
+
+	memcpy(&x, p, 8);
+	m = ((x & 0xf0 * ones) ^ 0x30 * ones) |
+	    (((x + 0x06 * ones) & 0xf0 * ones) ^ 0x30 * ones);
+	n = m ? (unsigned)__builtin_ctzll(m) / 8 : 8;
+	if (n == 0) {
+		*v = 0;
+		return 0;
+	}
+	d = (x - 0x30 * ones) << (8 * (8 - n));  /* little-endian */
+	d = (d * 10 + (d >> 8)) & 0x00ff00ff00ff00ffULL;
+	d = (d * 100 + (d >> 16)) & 0x0000ffff0000ffffULL;
+	d = (d * 10000 + (d >> 32)) & 0xffffffffULL;
+	*v = d;
+	return n;
+}
+
+static long fast_line(const char *p, const char *lim, uint64_t *ids,
+		      const char **end)
+{
+	static const uint64_t pow10[9] = { 1, 10, 100, 1000, 10000, 100000,
+					   1000000, 10000000, 100000000 };
 	long n = 0;
 
 	while (is_ws(*p))
@@ -370,8 +401,21 @@ static long fast_line(const char *p, uint64_t *ids, const char **end)
 		uint64_t x = 0;
 		int dig = 0;
 
-		for (; is_dig(*p); p++)
-			x = x * 10 + (uint64_t)(*p - '0');
+		for (;;) {  /* 8 bytes at a time while the line has them */
+			uint64_t v;
+			unsigned k;
+
+			if (lim - p < 8) {
+				for (; is_dig(*p); p++)
+					x = x * 10 + (uint64_t)(*p - '0');
+				break;
+			}
+			k = swar_digits(p, &v);
+			x = x * pow10[k] + v;  /* > 19 digits: refused below */
+			p += k;
+			if (k < 8)
+				break;
+		}
 		if (p == s || p - s > 19 || *p != ':')
 			return -1;
 		p++;
@@ -574,7 +618,7 @@ static long parse_ids(const struct pr_ctx *cx, struct pr_worker *w,
 		w->ids_cap[w->cur] = nc;
 	}
 	ids = w->ids[w->cur];
-	k = fast_line(line, ids, &end);
+	k = fast_line(line, line + n + 1, ids, &end);
 	if (k < 0 || end != line + n) {  /* a NUL inside, a comment, ... */
 		const char *z = memchr(line, '\0', n);
 

@@ -213,7 +213,10 @@ static size_t random_line(char *buf, uint32_t bad_rate)
 	static const char *odd_vals[] = { "inf", "nan", "-Inf", "0x1p3",
 					  "1E-0", "-.0" };
 	static const char *odd_idx[] = { "00000000000000000000007",
-					 "18446744073709551615", "0" };
+					 "18446744073709551615", "0",
+					 "12345678901234567", "123456789",
+					 "99999999", "0000000012",
+					 "1234567890123456789" };
 	static const char *bad_vals[] = { "1e", "abc", "", "1:2", "1e+",
 					  "--1", ".", "1.5x", "0x" };
 	static const char *bad_idx[] = { "18446744073709551616",
@@ -247,7 +250,7 @@ static size_t random_line(char *buf, uint32_t bad_rate)
 		if (r < 5)
 			snprintf(val, sizeof(val), "%s", odd_vals[rnd(6)]);
 		else if (r < 8)
-			snprintf(idx, sizeof(idx), "%s", odd_idx[rnd(3)]);
+			snprintf(idx, sizeof(idx), "%s", odd_idx[rnd(8)]);
 		else if (rnd(100) < bad_rate)
 			snprintf(idx, sizeof(idx), "%s", bad_idx[rnd(5)]);
 		else if (rnd(100) < bad_rate)
