@@ -170,6 +170,7 @@ static struct pr_batch *produce(struct pr_src *s)
 	}
 	b->bytes = part_lines_bytes(s->l);
 	b->cap = cap;
+	b->buf[len] = '\n';  /* a last line without one ends here too */
 	if (eof) {
 		b->len = len;
 		b->last = 1;
@@ -344,11 +345,19 @@ static inline int is_dig(char c)
 	return (unsigned)(unsigned char)c - (unsigned)'0' <= 9;
 }
 
+/* The end of a line: its NUL (lines cut by the slow path) or its '\n'. */
+static inline int is_end(char c)
+{
+	return c == '\0' || c == '\n';
+}
+
 /*
  * The common LIBSVM line: a label, then `idx:val` tokens with idx of at
- * most 19 digits and val a plain decimal; the indices in ids.  Returns
- * their count (*end: where it stopped, at the NUL or a '#'), or -1 for
- * anything else (a qid, "inf", an error ...): then
+ * most 19 digits and val a plain decimal; the indices in ids (at most cap).
+ * The line ends at a NUL or a '\n' (then '\r' before it is whitespace, as
+ * for the line reader).  Returns their count (*end: where it stopped, at
+ * the line's end or a '#'), or -1 for anything else (a blank or comment
+ * line (a qid, "inf", an error ...): then
  * the full parser decides.  Accepts only lines part_libsvm_row accepts,
  * with the same indices.  Reads no byte at or after lim (the line's NUL
  * + 1: the bytes after it belong to other lines, maybe other threads').
@@ -381,7 +390,7 @@ static inline unsigned swar_digits(const char *p, uint64_t *v)
 }
 
 static long fast_line(const char *p, const char *lim, uint64_t *ids,
-		      const char **end)
+		      size_t cap, const char **end)
 {
 	static const uint64_t pow10[9] = { 1, 10, 100, 1000, 10000, 100000,
 					   1000000, 10000000, 100000000 };
@@ -389,14 +398,16 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 
 	while (is_ws(*p))
 		p++;
-	for (; *p && !is_ws(*p); p++)
+	if (is_end(*p) || *p == '#')  /* blank or comment: not here */
+		return -1;
+	for (; !is_end(*p) && !is_ws(*p); p++)
 		if (*p == ':')
 			return -1;
 	while (is_ws(*p))
 		p++;
 	if (p[0] == 'q' && p[1] == 'i' && p[2] == 'd' && p[3] == ':')
 		return -1;
-	while (*p && *p != '#') {
+	while (!is_end(*p) && *p != '#') {
 		const char *s = p;
 		uint64_t x = 0;
 		int dig = 0;
@@ -437,7 +448,9 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 			while (is_dig(*p))
 				p++;
 		}
-		if (*p && !is_ws(*p))
+		if (!is_end(*p) && !is_ws(*p))
+			return -1;
+		if ((size_t)n == cap)
 			return -1;
 		ids[n++] = x;
 		while (is_ws(*p))
@@ -595,6 +608,15 @@ static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
 	return 0;
 }
 
+/* The direct slots of a row's indices, for map_row. */
+static inline void prefetch_row(const struct pr_worker *w,
+				const uint64_t *ids, long k)
+{
+	for (long i = 0; i < k; i++)
+		if (ids[i] < w->dcap)
+			__builtin_prefetch(&w->dir[ids[i]]);
+}
+
 /*
  * The indices of one data line (NUL-terminated, n bytes) into
  * w->ids[w->cur]: their count, or -1 with the chunk's error set.
@@ -618,7 +640,7 @@ static long parse_ids(const struct pr_ctx *cx, struct pr_worker *w,
 		w->ids_cap[w->cur] = nc;
 	}
 	ids = w->ids[w->cur];
-	k = fast_line(line, line + n + 1, ids, &end);
+	k = fast_line(line, line + n + 1, ids, w->ids_cap[w->cur], &end);
 	if (k < 0 || end != line + n) {  /* a NUL inside, a comment, ... */
 		const char *z = memchr(line, '\0', n);
 
@@ -649,9 +671,7 @@ static long parse_ids(const struct pr_ctx *cx, struct pr_worker *w,
 		ids = w->ids[w->cur];
 		k = (long)kn;
 	}
-	for (long i = 0; i < k; i++)  /* the slots' lines, for map_row */
-		if (ids[i] < w->dcap)
-			__builtin_prefetch(&w->dir[ids[i]]);
+	prefetch_row(w, ids, k);
 	return k;
 }
 
@@ -698,33 +718,46 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 
 	wmap_clear(w);
 	while (p < e) {
-		char *nl = memchr(p, '\n', (size_t)(e - p));
-		size_t n = (size_t)((nl ? nl : e) - p);
+		const char *end;
+		char *next;
 		long k;
 
 		c->lines++;
-		if (n > 0 && p[n - 1] == '\r')
-			n--;
-		p[n] = '\0';
-		if (part_line_is_skippable(p, n)) {
-			char *z = memchr(p, '\0', n);
+		/* the common line, parsed where it lies up to its '\n' (the
+		 * chunk's last line at the end of the input: up to the '\n'
+		 * the batch has after it) */
+		k = fast_line(p, e, w->ids[w->cur], w->ids_cap[w->cur], &end);
+		if (k >= 0 && *end == '\n') {
+			prefetch_row(w, w->ids[w->cur], k);
+			next = (char *)end + 1;
+		} else {  /* anything else: cut the line first */
+			char *nl = memchr(p, '\n', (size_t)(e - p));
+			size_t n = (size_t)((nl ? nl : e) - p);
 
-			if (z) {
-				c->bad = PR_BAD_NUL;
-				c->bad_col = (unsigned long)(z - p) + 1;
-				break;
+			next = nl ? nl + 1 : e;
+			if (n > 0 && p[n - 1] == '\r')
+				n--;
+			p[n] = '\0';
+			if (part_line_is_skippable(p, n)) {
+				char *z = memchr(p, '\0', n);
+
+				if (z) {
+					c->bad = PR_BAD_NUL;
+					c->bad_col = (unsigned long)(z - p) + 1;
+					break;
+				}
+				p = next;
+				continue;
 			}
-			p = nl ? nl + 1 : e;
-			continue;
+			k = parse_ids(cx, w, c, p, n);
+			if (k < 0)
+				break;
 		}
-		k = parse_ids(cx, w, c, p, n);
-		if (k < 0)
-			break;
 		if (pending >= 0 && map_row(w, c, !w->cur, pending))
 			break;
 		pending = k;
 		w->cur = !w->cur;
-		p = nl ? nl + 1 : e;
+		p = next;
 	}
 	/* the last row (before a bad line: the rows before it are kept) */
 	if (pending >= 0 && c->bad != PR_BAD_OTHER)
