@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #define IO_GZBUF (1u << 20)    /* zlib's input buffer */
-#define IO_CHUNK (1u << 20)    /* initial line buffer for files */
+#define IO_CHUNK PART_LINES_CHUNK /* initial line buffer for files */
 #define IO_MEM_MIN 16u         /* smallest line buffer for memory input */
 
 struct part_lines {

@@ -30,6 +30,9 @@
 
 #include "parsa_err.h"
 
+/* The line buffer's first size for files: also the first read's size. */
+#define PART_LINES_CHUNK (1u << 20)
+
 struct part_lines;
 
 /*

@@ -31,7 +31,7 @@
 #include "part_io.h"
 #include "part_pool.h"
 
-#define PR_BLOCK (1u << 20)        /* part_io's first read (IO_CHUNK) */
+#define PR_BLOCK PART_LINES_CHUNK  /* part_io's first read */
 #define PR_CHUNK (2u << 20)        /* bytes per parse chunk by default */
 #define PR_CHUNKS_PER_THREAD 4     /* chunks per thread in a batch */
 #define PR_MIN_BATCH (16u << 10)   /* smallest batch (tests' tiny chunks) */

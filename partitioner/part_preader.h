@@ -25,7 +25,10 @@
  *
  * Memory: the CSR (grown geometrically) plus two batches of text (the one
  * being parsed and the one being read) and their chunks' arrays, about
- * 16 MiB of text per thread by default.
+ * 16 MiB of text per thread by default, and per thread a direct array of
+ * 8 bytes per feature index up to the largest one seen below 2^24 (at most
+ * 128 MiB; larger indices go to a hash table).  Progress is reported after
+ * each batch.
  */
 #ifndef PART_PREADER_H
 #define PART_PREADER_H
