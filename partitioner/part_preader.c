@@ -803,38 +803,107 @@ static inline uint32_t rank_of(const uint32_t *a, uint32_t v, uint32_t n)
 	return r;
 }
 
+/*
+ * Sort the n distinct ids of src into dst (n <= PR_RANK_MAX): each goes to
+ * its rank, a fixed-length count the compiler vectorises (tmp padded with
+ * ids larger than any); no branches to mispredict.
+ */
+static void rank_sort(const uint32_t *src, uint32_t *dst, uint32_t n)
+{
+	uint32_t tmp[PR_RANK_MAX], j;
+
+	for (j = 0; j < n; j++)
+		tmp[j] = src[j];
+	for (; j < PR_RANK_MAX; j++)
+		tmp[j] = UINT32_MAX;
+	for (j = 0; j < n; j++)
+		dst[rank_of(tmp, tmp[j], n)] = tmp[j];
+}
+
+/* Merge the sorted a[0..na) and b[0..nb) into out (selects, no jumps). */
+static void merge_runs(const uint32_t *a, size_t na, const uint32_t *b,
+		       size_t nb, uint32_t *out)
+{
+	size_t i = 0, j = 0, k = 0;
+
+	while (i < na && j < nb) {
+		uint32_t x = a[i], y = b[j];
+		int t = y < x;
+
+		out[k++] = t ? y : x;
+		j += (size_t)t;
+		i += (size_t)!t;
+	}
+	while (i < na)
+		out[k++] = a[i++];
+	while (j < nb)
+		out[k++] = b[j++];
+}
+
+/*
+ * Sort the n distinct ids a[0..n) in place, buf having room for n: runs
+ * of PR_RANK_MAX rank-sorted, then merged bottom-up.
+ */
+static void long_sort(uint32_t *a, uint32_t *buf, size_t n)
+{
+	uint32_t *from = a, *to = buf, *t;
+
+	for (size_t i = 0; i < n; i += PR_RANK_MAX) {
+		uint32_t m = n - i < PR_RANK_MAX ? (uint32_t)(n - i)
+						 : PR_RANK_MAX;
+
+		memcpy(buf, a + i, m * sizeof(uint32_t));
+		rank_sort(buf, a + i, m);
+	}
+	for (size_t w = PR_RANK_MAX; w < n; w *= 2) {
+		for (size_t i = 0; i < n; i += 2 * w) {
+			size_t na = n - i < w ? n - i : w;
+			size_t nb = n - i - na < w ? n - i - na : w;
+
+			merge_runs(from + i, na, from + i + na, nb, to + i);
+		}
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != a)
+		memcpy(a, from, n * sizeof(uint32_t));
+}
+
 /* Step 4: chunk t's rows into the CSR, global ids, sorted. */
 static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 {
 	struct pr_ctx *cx = arg;
 	struct pr_chunk *c = &cx->ch[t];
-	uint32_t *dst = cx->g->col + c->col_at;
+	uint32_t *dst = cx->g->col + c->col_at, *buf = NULL;
 	const uint32_t *src = c->col;
+	uint32_t longest = 0;
 
 	(void)err;
+	for (uint32_t r = 0; r < c->nrows; r++)
+		if (c->rlen[r] > longest)
+			longest = c->rlen[r];
+	if (longest > PR_RANK_MAX)  /* without it: quicksort, slower */
+		buf = malloc((size_t)longest * sizeof(uint32_t));
 	for (uint32_t r = 0; r < c->nrows; r++) {
 		uint32_t n = c->rlen[r], tmp[PR_RANK_MAX];
 
 		if (n <= PR_RANK_MAX) {
-			/* short rows: each id goes to its rank (ids are
-			 * distinct; a fixed-length count the compiler
-			 * vectorises, padded with ids larger than any) */
-			uint32_t j;
-
-			for (j = 0; j < n; j++)
+			for (uint32_t j = 0; j < n; j++)
 				tmp[j] = c->xl[src[j]];
-			for (; j < PR_RANK_MAX; j++)
-				tmp[j] = UINT32_MAX;
-			for (j = 0; j < n; j++)
-				dst[rank_of(tmp, tmp[j], n)] = tmp[j];
+			rank_sort(tmp, dst, n);
 		} else {
 			for (uint32_t j = 0; j < n; j++)
 				dst[j] = c->xl[src[j]];
-			base_sort_u32(dst, n);
+			if (buf)
+				long_sort(dst, buf, n);
+			else
+				base_sort_u32(dst, n);
 		}
 		dst += n;
 		src += n;
 	}
+	free(buf);
 	return 0;
 }
 

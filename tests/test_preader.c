@@ -223,7 +223,8 @@ static size_t random_line(char *buf, uint32_t bad_rate)
 					 "99999999999999999999", "-3", "x",
 					 "" };
 	size_t n = 0;
-	int k = (int)rnd(8);
+	/* mostly short rows; some long ones (the merge sort of long rows) */
+	int k = rnd(20) ? (int)rnd(8) : 30 + (int)rnd(300);
 
 	switch (rnd(16)) {
 	case 0:
@@ -245,7 +246,8 @@ static size_t random_line(char *buf, uint32_t bad_rate)
 		uint32_t r = rnd(100);
 		char idx[32], val[32];
 
-		snprintf(idx, sizeof(idx), "%u", rnd(4) ? rnd(60) : rnd(100000));
+		snprintf(idx, sizeof(idx), "%u",
+			 rnd(4) && k < 30 ? rnd(60) : rnd(100000));
 		snprintf(val, sizeof(val), "%s", vals[rnd(8)]);
 		if (r < 5)
 			snprintf(val, sizeof(val), "%s", odd_vals[rnd(6)]);
@@ -286,7 +288,7 @@ static void write_pair(const char *path, const char *text, size_t n)
 
 static void test_random_files(void)
 {
-	char *text = malloc(1 << 20);
+	char *text = malloc(8 << 20);  /* > 400 lines of 330 tokens */
 	char path[512], gz[600];
 
 	REQUIRE(text);
@@ -313,6 +315,34 @@ static void test_random_files(void)
 	free(text);
 }
 
+/* Rows of 1 to 700 distinct indices in random order, some repeated: the
+ * rank sort of short rows and the merge sort of long ones. */
+static void test_long_rows(void)
+{
+	size_t cap = 8 << 20, n = 0;
+	char *text = malloc(cap);
+	char path[512];
+
+	REQUIRE(text);
+	rng_state = 12345;
+	for (int i = 0; i < 60; i++) {
+		int len = i < 40 ? i : 40 + (int)rnd(660);
+
+		n += (size_t)sprintf(text + n, "%d", i % 2);
+		for (int j = 0; j < len; j++)
+			n += (size_t)sprintf(text + n, " %u:1",
+					     rnd(i % 3 ? 100000 : 1000));
+		text[n++] = '\n';
+	}
+	snprintf(path, sizeof(path), "%s/long.svm", tmpdir);
+	write_pair(path, text, n);
+	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/long.svm.gz", tmpdir);
+	remove(path);
+	free(text);
+}
+
 /* A missing file and a directory: the line reader's I/O errors. */
 static void test_open_errors(void)
 {
@@ -331,6 +361,7 @@ int main(void)
 	RUN(test_samples);
 	RUN(test_bad_corpus);
 	RUN(test_random_files);
+	RUN(test_long_rows);
 	RUN(test_open_errors);
 	printf("  %d comparisons\n", ncompared);
 	rmdir(tmpdir);
