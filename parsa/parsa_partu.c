@@ -137,6 +137,44 @@ void parsa_balance_release(struct parsa_balance *b)
 	memset(b, 0, sizeof(*b));
 }
 
+void parsa_balance_split(uint32_t W, uint32_t k, const uint64_t *nw,
+			 const uint64_t *avail, uint64_t *caps,
+			 uint64_t *spare)
+{
+	uint64_t n_rest = 0;
+	uint32_t i = 0;
+
+	for (uint32_t w = 0; w < W; w++)
+		n_rest += nw[w];
+	for (uint32_t q = 0; q < k; q++)
+		spare[q] = avail[q];
+	for (uint32_t w = 0; w < W; w++)
+		for (uint32_t q = 0; q < k; q++) {
+			uint64_t base = n_rest ? avail[q] * nw[w] / n_rest : 0;
+
+			caps[(uint64_t)w * k + q] = base; /* avail, nw < 2^32 */
+			spare[q] -= base;
+		}
+	for (uint32_t w = 0; w < W; w++) {
+		uint64_t have = 0, need;
+
+		for (uint32_t q = 0; q < k; q++)
+			have += caps[(uint64_t)w * k + q];
+		need = nw[w] > have ? nw[w] - have : 0;
+		for (uint32_t turns = 0; need > 0 && turns < k; i = (i + 1) % k) {
+			if (spare[i] == 0) {
+				turns++;
+				continue;
+			}
+			turns = 0;
+			caps[(uint64_t)w * k + i]++;
+			spare[i]--;
+			need--;
+		}
+		assert(need == 0); /* Σ avail >= n_rest */
+	}
+}
+
 /* ------------------------------------------------------------------ block */
 
 void parsa_block_init(struct parsa_block *b)

@@ -110,6 +110,22 @@ int parsa_balance_init(struct parsa_balance *b, uint32_t k, uint64_t n_total,
 void parsa_balance_release(struct parsa_balance *b);
 
 /*
+ * Caps for W block runs that go on at once against the same balance (the
+ * parameter server's workers, the lanes of part_lanes.h): partition i has
+ * avail[i] free slots, run w has nw[w] examples to place (Σ avail >=
+ * Σ nw).  caps[w * k + i] (W * k) gets floor(avail[i] nw[w] / Σ nw) (so
+ * Σ_w caps[., i] <= avail[i]), then each run takes the spare slots it
+ * still needs round-robin over the partitions from one cursor shared by
+ * the runs (with equal avail: fewer than k per run, on distinct
+ * partitions), so Σ_i caps[w, .] >= nw[w].  spare (k) is scratch.  A run
+ * holds its caps by starting from count[i] = cap - caps[w * k + i].
+ * With W = 1 and nw[0] > 0, caps = avail.
+ */
+void parsa_balance_split(uint32_t W, uint32_t k, const uint64_t *nw,
+			 const uint64_t *avail, uint64_t *caps,
+			 uint64_t *spare);
+
+/*
  * A block: the examples rows[0..g.n_rows) of the full graph, as a subgraph
  * whose columns are local feature ids; feat[l] is the global id of local
  * feature l, and feat is strictly increasing (a sorted unique key list, as

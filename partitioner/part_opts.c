@@ -17,6 +17,7 @@
 
 #include "parsa_partu.h"
 #include "part_cli.h"
+#include "part_lanes.h"
 #include "part_pool.h"
 
 #define STR_(x) #x
@@ -72,6 +73,15 @@ static json_t *rep_threads(const struct part_run_opts *o,
 {
 	(void)f;
 	return json_integer(o->threads ? o->threads : part_pool_cpus());
+}
+
+static json_t *rep_lanes(const struct part_run_opts *o,
+			 const struct part_opts_facts *f)
+{
+	uint32_t b = f->blocks ? f->blocks
+			       : parsa_partu_blocks(&o->pu, (uint32_t)f->examples);
+
+	return json_integer(part_lanes_count(o->lanes, b, o->pu.init_blocks));
 }
 
 static json_t *rep_incremental(const struct part_run_opts *o,
@@ -217,6 +227,15 @@ const struct part_opt part_opts_table[] = {
 		 "metrics and the random baseline's trials; the\n"
 		 "result is the same for every N (default: the\n"
 		 "CPUs this process may use)"},
+	{.name = "lanes", .key = "lanes", .where = P | H,
+	 .type = PART_OPT_UINT, AT(run.lanes), .lo = 1, .hi = PART_LANES_MAX,
+	 .arg = "L", .report_when = PART_REP_PARSA, .report = rep_lanes,
+	 .help = "Parsa: Algorithm 13 in rounds of L blocks run side\n"
+		 "by side on the threads, each against the sets at\n"
+		 "the round's start; the result depends on L, not\n"
+		 "on --threads (default: auto = 1, the sequential\n"
+		 "run, below " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " * 2 blocks; else the largest of\n"
+		 "2, 4, .., " STR(PART_LANES_AUTO_MAX) " with " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " blocks per lane)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),
 	 .dlo = 1e-6, .dhi = 1e9, .what = "must be a number of seconds > 0",

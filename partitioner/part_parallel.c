@@ -117,52 +117,6 @@ double part_par_auto_sample(const struct part_par_opts *po, uint32_t workers,
 /* ---------------------------------------------------------- shared job */
 
 /*
- * Per-worker caps (part_parallel.h "Balance").  Partition i has avail[i]
- * free slots (C, less the kept sample's examples in it); worker w has
- * nw[w] examples to place, n_rest in all (Σ avail >= n_rest).  Base
- * floor(avail[i] nw[w] / n_rest) (Σ_w <= avail[i]), then each worker takes
- * the spare slots it still needs round-robin over the partitions, from
- * one cursor shared by the workers (with equal avail: unit-major, so
- * fewer than k per worker and on distinct partitions).  caps is W * k.
- */
-static void plan_caps(uint32_t W, uint32_t k, const uint64_t *nw,
-		      const uint64_t *avail, uint64_t *caps, uint64_t *spare)
-{
-	uint64_t n_rest = 0;
-	uint32_t i = 0;
-
-	for (uint32_t w = 0; w < W; w++)
-		n_rest += nw[w];
-	for (uint32_t q = 0; q < k; q++)
-		spare[q] = avail[q];
-	for (uint32_t w = 0; w < W; w++)
-		for (uint32_t q = 0; q < k; q++) {
-			uint64_t base = n_rest ? avail[q] * nw[w] / n_rest : 0;
-
-			caps[(uint64_t)w * k + q] = base; /* avail, nw < 2^32 */
-			spare[q] -= base;
-		}
-	for (uint32_t w = 0; w < W; w++) {
-		uint64_t have = 0, need;
-
-		for (uint32_t q = 0; q < k; q++)
-			have += caps[(uint64_t)w * k + q];
-		need = nw[w] > have ? nw[w] - have : 0;
-		for (uint32_t turns = 0; need > 0 && turns < k; i = (i + 1) % k) {
-			if (spare[i] == 0) {
-				turns++;
-				continue;
-			}
-			turns = 0;
-			caps[(uint64_t)w * k + i]++;
-			spare[i]--;
-			need--;
-		}
-		assert(need == 0); /* Σ avail >= n_rest */
-	}
-}
-
-/*
  * Worker caps given the kept sample's count per partition (k uint32 in
  * the task payload, not necessarily aligned), into caps (W * k).  Every
  * rank computes the same.
@@ -195,7 +149,7 @@ static int job_caps(const struct job *jb, const unsigned char *sample_count,
 		}
 		avail[i] = jb->cap - c;
 	}
-	plan_caps(jb->W, jb->k, nw, avail, caps, spare);
+	parsa_balance_split(jb->W, jb->k, nw, avail, caps, spare);
 out:
 	free(nw);
 	free(avail);

@@ -18,6 +18,7 @@
 #include "parsa_refine.h"
 #include "parsa_rng.h"
 #include "parsa_stop.h"
+#include "part_lanes.h"
 #include "part_metis.h"
 #include "part_pool.h"
 #include "part_progress.h"
@@ -125,7 +126,7 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct part_result *r, struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
-	uint32_t k = o->pu.k;
+	uint32_t k = o->pu.k, lanes;
 	struct parsa_nbrset S;
 	int rc;
 
@@ -147,7 +148,15 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 		return rc;
 	if (o->init_S)
 		parsa_nbrset_copy(&S, o->init_S);
-	rc = parsa_partition_u(g, &o->pu, &S, r->part, &r->pu_stats, err);
+	lanes = part_lanes_count(o->lanes,
+				 parsa_partu_blocks(&o->pu, g->n_rows),
+				 o->pu.init_blocks);
+	if (lanes > 1)
+		rc = part_lanes_partition_u(g, &o->pu, lanes, o->threads, &S,
+					    r->part, &r->pu_stats, err);
+	else
+		rc = parsa_partition_u(g, &o->pu, &S, r->part, &r->pu_stats,
+				       err);
 	parsa_nbrset_release(&S);
 	return rc;
 }

@@ -123,6 +123,11 @@ struct part_run_opts {
 				     * chains of V-cycles (part_pool.h; the
 				     * result does not depend on it);
 				     * 0 = the CPUs the process may use */
+	uint32_t lanes;             /* Parsa: lanes of Algorithm 13 on
+				     * threads (part_lanes.h; the result
+				     * does not depend on threads); 0 =
+				     * auto (part_lanes_count: 1, the
+				     * sequential run, on small data) */
 	double guard_slack;         /* Parsa: the guard's bound (see top): phases
 				     * 2-3 may end with T_max and M_max up to
 				     * guard_slack times the step-1 result's

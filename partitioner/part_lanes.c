@@ -1,0 +1,356 @@
+/*
+ * part_lanes: Algorithm 13 in deterministic rounds of lanes on threads
+ * (see part_lanes.h).
+ *
+ * A round: the caps of its lanes from the room left (main thread), the
+ * lanes on part_pool (each extracts its block with a thread's scratch
+ * map, gathers its slice from the frozen S, and runs parsa_partu_block
+ * with its own balance), then the merge in lane order (main thread).
+ * Nothing a lane computes depends on which thread ran it or when.
+ */
+#include "part_lanes.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "part_pool.h"
+
+/* A thread's scratch: the block-extract map (all UINT32_MAX between uses)
+ * and Algorithm 13's context.  Taken from a free list for one lane. */
+struct scratch {
+	uint32_t *map;
+	struct parsa_partu_ctx *ctx;
+};
+
+/* One lane: its block, slice, balance and parts, kept to the merge. */
+struct lane {
+	uint32_t j;                /* block index */
+	struct parsa_block blk;
+	struct parsa_nbrset slice;
+	struct parsa_balance bal;
+	uint32_t *lpart;           /* block rows' partitions */
+	struct parsa_partu_stats st;
+};
+
+struct lanes_run {
+	const struct parsa_graph *g;
+	const struct parsa_partu_opts *o;
+	struct parsa_nbrset *S;    /* frozen while lanes run */
+	uint32_t b, L, T;          /* blocks, lanes, threads */
+	uint32_t *perm, *start;    /* the random split */
+	uint32_t max_rows;
+	uint64_t cap;              /* global cap per partition */
+	uint64_t *count;           /* k: examples placed so far */
+	uint64_t rr;               /* round-robin cursor */
+	uint64_t *caps;            /* L * k: this round's lane caps */
+	uint64_t *nw, *avail, *spare;
+	struct lane *lane;         /* L */
+	uint32_t n_lanes;          /* lanes in this round */
+	struct scratch *sc;        /* min(T, L) */
+	uint32_t n_sc, *free_sc, n_free;
+	pthread_mutex_t mu;        /* guards free_sc / n_free */
+};
+
+uint32_t part_lanes_count(uint32_t lanes, uint32_t b, uint32_t init_blocks)
+{
+	uint32_t L = 1;
+
+	if (lanes > 0)
+		return b > 0 && lanes > b ? b : lanes;
+	if (init_blocks > 0)
+		return 1;
+	while (L * 2 <= PART_LANES_AUTO_MAX &&
+	       (uint64_t)L * 2 * PART_LANES_MIN_BLOCKS_PER_LANE <= b)
+		L *= 2;
+	return L;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void lanes_free(struct lanes_run *r)
+{
+	for (uint32_t l = 0; r->lane && l < r->L; l++) {
+		parsa_block_release(&r->lane[l].blk);
+		parsa_nbrset_release(&r->lane[l].slice);
+		parsa_balance_release(&r->lane[l].bal);
+		free(r->lane[l].lpart);
+	}
+	for (uint32_t t = 0; r->sc && t < r->n_sc; t++) {
+		free(r->sc[t].map);
+		parsa_partu_ctx_destroy(r->sc[t].ctx);
+	}
+	free(r->lane);
+	free(r->sc);
+	free(r->free_sc);
+	free(r->perm);
+	free(r->start);
+	free(r->count);
+	free(r->caps);
+	free(r->nw);
+	free(r->avail);
+	free(r->spare);
+}
+
+static int setup_lanes(struct lanes_run *r, struct parsa_err *err)
+{
+	const struct parsa_partu_opts *o = r->o;
+	int rc = 0;
+
+	for (uint32_t l = 0; l < r->L && !rc; l++) {
+		struct lane *ln = &r->lane[l];
+
+		parsa_block_init(&ln->blk);
+		ln->lpart = malloc(r->max_rows * sizeof(uint32_t));
+		if (!ln->lpart)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for lane %u", l);
+		rc = parsa_balance_init(&ln->bal, o->k, r->g->n_rows, o->rule,
+					o->imbalance, err);
+		if (!rc && o->block_imbalance > 0)
+			ln->bal.block_imbalance = o->block_imbalance;
+	}
+	return rc;
+}
+
+static int setup_scratch(struct lanes_run *r, struct parsa_err *err)
+{
+	uint32_t nc = r->g->n_cols;
+	int rc = 0;
+
+	for (uint32_t t = 0; t < r->n_sc && !rc; t++) {
+		r->sc[t].map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+		if (!r->sc[t].map)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %u features", nc);
+		memset(r->sc[t].map, 0xff, (size_t)nc * sizeof(uint32_t));
+		rc = parsa_partu_ctx_create(&r->sc[t].ctx, r->o->k, r->max_rows,
+					    err);
+		r->free_sc[t] = t;
+	}
+	r->n_free = r->n_sc;
+	return rc;
+}
+
+static int lanes_setup(struct lanes_run *r, struct parsa_err *err)
+{
+	uint32_t n = r->g->n_rows, k = r->o->k;
+	int rc;
+
+	r->max_rows = n / r->b + (n % r->b != 0);
+	r->max_rows = r->max_rows ? r->max_rows : 1;
+	r->n_sc = r->T < r->L ? r->T : r->L;
+	r->perm = malloc((n ? n : 1) * sizeof(uint32_t));
+	r->start = malloc(((size_t)r->b + 1) * sizeof(uint32_t));
+	r->count = calloc(k, sizeof(uint64_t));
+	r->caps = calloc((size_t)r->L * k, sizeof(uint64_t));
+	r->nw = calloc(r->L, sizeof(uint64_t));
+	r->avail = calloc(k, sizeof(uint64_t));
+	r->spare = calloc(k, sizeof(uint64_t));
+	r->lane = calloc(r->L, sizeof(*r->lane));
+	r->sc = calloc(r->n_sc, sizeof(*r->sc));
+	r->free_sc = calloc(r->n_sc, sizeof(uint32_t));
+	if (!r->perm || !r->start || !r->count || !r->caps || !r->nw ||
+	    !r->avail || !r->spare || !r->lane || !r->sc || !r->free_sc)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %u lanes over %u examples",
+				  r->L, n);
+	parsa_blocks_split(n, r->b, r->o->seed, r->perm, r->start, NULL);
+	r->cap = parsa_balance_cap(n, k, r->o->imbalance);
+	rc = setup_lanes(r, err);
+	return rc ? rc : setup_scratch(r, err);
+}
+
+/* ------------------------------------------------------------ one lane */
+
+static struct scratch *take_scratch(struct lanes_run *r)
+{
+	struct scratch *s;
+
+	pthread_mutex_lock(&r->mu);
+	/* at most min(T, L) lanes run at once, so one is always free */
+	s = &r->sc[r->free_sc[--r->n_free]];
+	pthread_mutex_unlock(&r->mu);
+	return s;
+}
+
+static void give_scratch(struct lanes_run *r, struct scratch *s)
+{
+	pthread_mutex_lock(&r->mu);
+	r->free_sc[r->n_free++] = (uint32_t)(s - r->sc);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Lane l's balance: the global cap, count[i] = cap - its cap, the frozen
+ * global |S_i|, the round's cursor. */
+static void lane_balance(const struct lanes_run *r, uint32_t l)
+{
+	struct parsa_balance *bal = &r->lane[l].bal;
+	uint32_t k = r->o->k;
+
+	for (uint32_t i = 0; i < k; i++)
+		bal->count[i] = r->cap - r->caps[(uint64_t)l * k + i];
+	memcpy(bal->s_size, r->S->size, (size_t)k * sizeof(uint64_t));
+	bal->rr = r->rr;
+}
+
+static int lane_solve(struct lanes_run *r, struct lane *ln,
+		      struct scratch *sc, struct parsa_err *err)
+{
+	uint32_t j = ln->j, n = r->start[j + 1] - r->start[j];
+	int rc;
+
+	rc = parsa_block_extract(&ln->blk, r->g, r->perm + r->start[j], n,
+				 sc->map, err);
+	if (rc)
+		return rc;
+	parsa_nbrset_release(&ln->slice);
+	rc = parsa_nbrset_init(&ln->slice, ln->blk.g.n_cols, r->S->k, err);
+	if (rc)
+		return rc;
+	parsa_nbrset_gather(&ln->slice, r->S, ln->blk.feat);
+	return parsa_partu_block(sc->ctx, &ln->blk, &ln->slice, &ln->bal,
+				 ln->lpart, &ln->st, err);
+}
+
+/* part_pool task: lane l of the current round. */
+static int lane_task(void *arg, uint32_t l, struct parsa_err *err)
+{
+	struct lanes_run *r = arg;
+	struct scratch *sc;
+	int rc;
+
+	if (r->o->cancel && *r->o->cancel)
+		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
+	lane_balance(r, l);
+	sc = take_scratch(r);
+	rc = lane_solve(r, &r->lane[l], sc, err);
+	give_scratch(r, sc);
+	return rc;
+}
+
+/* -------------------------------------------------------------- rounds */
+
+/* Blocks first .. first + m - 1 as this round's lanes; their caps. */
+static void plan_round(struct lanes_run *r, uint32_t first, uint32_t m)
+{
+	uint32_t k = r->o->k;
+
+	r->n_lanes = m;
+	for (uint32_t l = 0; l < m; l++) {
+		r->lane[l].j = first + l;
+		r->nw[l] = r->start[first + l + 1] - r->start[first + l];
+		memset(&r->lane[l].st, 0, sizeof(r->lane[l].st));
+	}
+	for (uint32_t i = 0; i < k; i++)
+		r->avail[i] = r->count[i] < r->cap ? r->cap - r->count[i] : 0;
+	parsa_balance_split(m, k, r->nw, r->avail, r->caps, r->spare);
+}
+
+/* The round's lanes into S, part, count and st, in lane order. */
+static void merge_round(struct lanes_run *r, uint32_t *part,
+			struct parsa_partu_stats *st)
+{
+	for (uint32_t l = 0; l < r->n_lanes; l++) {
+		struct lane *ln = &r->lane[l];
+
+		st->new_bits += parsa_nbrset_scatter_or(r->S, &ln->slice,
+							ln->blk.feat);
+		st->assigned += ln->st.assigned;
+		st->decrements += ln->st.decrements;
+		for (uint32_t q = 0; q < ln->blk.g.n_rows; q++) {
+			part[ln->blk.rows[q]] = ln->lpart[q];
+			r->count[ln->lpart[q]]++;
+		}
+		if (ln->blk.g.n_rows)
+			r->rr = ln->bal.rr;
+	}
+}
+
+static int run_rounds(struct lanes_run *r, uint32_t *part,
+		      struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	uint32_t first = 0;
+	int rc = 0;
+
+	while (first < r->b && !rc) {
+		/* round 0: the lead block alone */
+		uint32_t m = first == 0 ? 1 : r->L;
+
+		m = m < r->b - first ? m : r->b - first;
+		if (r->o->cancel && *r->o->cancel)
+			return parsa_fail(err, PARSA_ECANCEL, "cancelled");
+		plan_round(r, first, m);
+		rc = part_pool_run(m, r->T, lane_task, r, err);
+		if (rc)
+			break;
+		merge_round(r, part, st);
+		first += m;
+		if (r->o->progress)
+			r->o->progress(r->o->progress_arg, first, r->b);
+	}
+	return rc;
+}
+
+static int check_lanes(const struct parsa_graph *g,
+		       const struct parsa_partu_opts *o, uint32_t lanes,
+		       const struct parsa_nbrset *S, struct parsa_err *err)
+{
+	if (lanes == 0 || lanes > PART_LANES_MAX)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "lanes must be in 1..%u (got %u)",
+				  PART_LANES_MAX, lanes);
+	if (lanes > 1 && o->init_blocks > 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "lanes %u with init_blocks %u: the warm-up "
+				  "(individual initialization) is sequential; "
+				  "use one lane", lanes, o->init_blocks);
+	if (o->k == 0 || S->k != o->k || S->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "neighbor sets (%u features, k=%u) do not "
+				  "match the graph (%u features, k=%u)",
+				  S->n_feat, S->k, g->n_cols, o->k);
+	return 0;
+}
+
+int part_lanes_partition_u(const struct parsa_graph *g,
+			   const struct parsa_partu_opts *o, uint32_t lanes,
+			   uint32_t threads, struct parsa_nbrset *S,
+			   uint32_t *part, struct parsa_partu_stats *st,
+			   struct parsa_err *err)
+{
+	struct lanes_run r = {.g = g, .o = o, .S = S};
+	struct parsa_partu_stats dummy = {0};
+	struct parsa_balance probe;
+	int rc;
+
+	rc = check_lanes(g, o, lanes, S, err);
+	if (rc)
+		return rc;
+	if (o->init_blocks > 0) /* one lane: the sequential run, warm-up */
+		return parsa_partition_u(g, o, S, part, st, err);
+	/* the option checks parsa_partition_u makes (imbalance, rule) */
+	rc = parsa_balance_init(&probe, o->k, g->n_rows, o->rule, o->imbalance,
+				err);
+	parsa_balance_release(&probe);
+	if (rc)
+		return rc;
+	if (o->block_imbalance != 0 && !(o->block_imbalance >= 1.0))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "block imbalance must be 0, >= 1 or infinity (got %g)",
+				  o->block_imbalance);
+	if (g->n_rows == 0)
+		return 0;
+	r.b = parsa_partu_blocks(o, g->n_rows);
+	r.L = lanes < r.b ? lanes : r.b;
+	r.T = threads ? threads : part_pool_cpus();
+	r.T = r.T < r.L ? r.T : r.L;
+	if (pthread_mutex_init(&r.mu, NULL))
+		return parsa_fail(err, PARSA_ENOMEM, "cannot create a mutex");
+	rc = lanes_setup(&r, err);
+	if (!rc)
+		rc = run_rounds(&r, part, st ? st : &dummy, err);
+	lanes_free(&r);
+	pthread_mutex_destroy(&r.mu);
+	return rc;
+}
