@@ -160,6 +160,22 @@ static void random_setup(struct setup *s, struct parsa_rng *r)
 	s->init_seed = parsa_rng_next(r);
 }
 
+/* A fixed clustered graph (seed, n, m, dmax, topics) with k and blocks. */
+static void fixed_setup(struct setup *s, uint64_t seed, uint32_t n,
+			uint32_t m, uint32_t dmax, uint32_t topics, uint32_t k,
+			uint32_t blocks)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, seed);
+	random_graph(&s->g, &r, n, m, dmax, 0, topics);
+	parsa_partu_opts_default(&s->o);
+	s->o.k = k;
+	s->o.blocks = blocks;
+	s->init = 0;
+	s->init_seed = 0;
+}
+
 /* Run with L lanes on T threads (L == 0: parsa_partition_u). */
 static int run(const struct setup *s, uint32_t L, uint32_t T, uint32_t *part,
 	       struct parsa_nbrset *S, struct parsa_partu_stats *st)
@@ -280,20 +296,13 @@ static void test_threads_and_validity(void)
  * not a benchmark: the connectivity within 10%). */
 static void test_quality_close(void)
 {
-	struct parsa_rng r;
 	struct setup s;
 	struct parsa_nbrset S0, S4;
 	struct parsa_partu_stats st0, st4;
 	uint32_t *p0, *p4;
 	uint64_t c0 = 0, c4 = 0;
 
-	parsa_rng_seed(&r, 13);
-	random_graph(&s.g, &r, 6000, 3000, 12, 0, 16);
-	parsa_partu_opts_default(&s.o);
-	s.o.k = 8;
-	s.o.blocks = 40;
-	s.init = 0;
-	s.init_seed = 0;
+	fixed_setup(&s, 13, 6000, 3000, 12, 16, 8, 40);
 	p0 = new_part(s.g.n_rows);
 	p4 = new_part(s.g.n_rows);
 	CHECK(run(&s, 1, 1, p0, &S0, &st0) == 0);
@@ -325,7 +334,6 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 
 static void test_progress_cancel_and_errors(void)
 {
-	struct parsa_rng r;
 	struct setup s;
 	struct parsa_nbrset S, S0;
 	struct parsa_partu_stats st, st0;
@@ -334,13 +342,7 @@ static void test_progress_cancel_and_errors(void)
 	atomic_int cancel = 1;
 	uint32_t *p, *p0;
 
-	parsa_rng_seed(&r, 14);
-	random_graph(&s.g, &r, 500, 200, 8, 0, 4);
-	parsa_partu_opts_default(&s.o);
-	s.o.k = 4;
-	s.o.blocks = 10;
-	s.init = 0;
-	s.init_seed = 0;
+	fixed_setup(&s, 14, 500, 200, 8, 4, 4, 10);
 	p = new_part(s.g.n_rows);
 	p0 = new_part(s.g.n_rows);
 	/* progress: 1 + ceil(9 / 3) = 4 rounds, the last at 10 of 10 */
