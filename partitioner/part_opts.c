@@ -233,9 +233,10 @@ const struct part_opt part_opts_table[] = {
 	 .help = "Parsa: Algorithm 13 in rounds of L blocks run side\n"
 		 "by side on the threads, each against the sets at\n"
 		 "the round's start; the result depends on L, not\n"
-		 "on --threads (default: auto = 1, the sequential\n"
-		 "run, below " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " * 2 blocks; else the largest of\n"
-		 "2, 4, .., " STR(PART_LANES_AUTO_MAX) " with " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " blocks per lane)"},
+		 "on --threads (default: auto = the largest of 2,\n"
+		 "4, .., " STR(PART_LANES_AUTO_MAX) " with at least " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " blocks per lane, else\n"
+		 "1, the sequential run; not with --init-blocks;\n"
+		 "--workers runs use their own schedule)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),
 	 .dlo = 1e-6, .dhi = 1e9, .what = "must be a number of seconds > 0",
