@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "part_pool.h"
 
@@ -31,6 +32,7 @@ struct lane {
 	struct parsa_balance bal;
 	uint32_t *lpart;           /* block rows' partitions */
 	struct parsa_partu_stats st;
+	double cpu;                /* thread CPU seconds of the lane */
 };
 
 struct lanes_run {
@@ -50,7 +52,18 @@ struct lanes_run {
 	struct scratch *sc;        /* min(T, L) */
 	uint32_t n_sc, *free_sc, n_free;
 	pthread_mutex_t mu;        /* guards free_sc / n_free */
+	double *slot;              /* T: the span's schedule of a round */
+	struct part_lanes_stats ls;
 };
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 uint32_t part_lanes_count(uint32_t lanes, uint32_t b, uint32_t init_blocks)
 {
@@ -90,6 +103,7 @@ static void lanes_free(struct lanes_run *r)
 	free(r->nw);
 	free(r->avail);
 	free(r->spare);
+	free(r->slot);
 }
 
 static int setup_lanes(struct lanes_run *r, struct parsa_err *err)
@@ -150,7 +164,8 @@ static int lanes_setup(struct lanes_run *r, struct parsa_err *err)
 	r->lane = calloc(r->L, sizeof(*r->lane));
 	r->sc = calloc(r->n_sc, sizeof(*r->sc));
 	r->free_sc = calloc(r->n_sc, sizeof(uint32_t));
-	if (!r->perm || !r->start || !r->count || !r->caps || !r->nw ||
+	r->slot = calloc(r->T, sizeof(double));
+	if (!r->slot || !r->perm || !r->start || !r->count || !r->caps || !r->nw ||
 	    !r->avail || !r->spare || !r->lane || !r->sc || !r->free_sc)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for %u lanes over %u examples",
@@ -218,6 +233,7 @@ static int lane_task(void *arg, uint32_t l, struct parsa_err *err)
 {
 	struct lanes_run *r = arg;
 	struct scratch *sc;
+	double t0 = thread_cpu();
 	int rc;
 
 	if (r->o->cancel && *r->o->cancel)
@@ -226,6 +242,7 @@ static int lane_task(void *arg, uint32_t l, struct parsa_err *err)
 	sc = take_scratch(r);
 	rc = lane_solve(r, &r->lane[l], sc, err);
 	give_scratch(r, sc);
+	r->lane[l].cpu = thread_cpu() - t0;
 	return rc;
 }
 
@@ -267,6 +284,27 @@ static void merge_round(struct lanes_run *r, uint32_t *part,
 	}
 }
 
+/* The round's lanes in order on the first free of T threads: its span;
+ * serial is the calling thread's planning and merging. */
+static void account_round(struct lanes_run *r, double serial)
+{
+	double span = 0;
+
+	memset(r->slot, 0, r->T * sizeof(double));
+	for (uint32_t l = 0; l < r->n_lanes; l++) {
+		uint32_t best = 0;
+
+		for (uint32_t t = 1; t < r->T; t++)
+			best = r->slot[t] < r->slot[best] ? t : best;
+		r->slot[best] += r->lane[l].cpu;
+		span = r->slot[best] > span ? r->slot[best] : span;
+		r->ls.cpu_work += r->lane[l].cpu;
+	}
+	r->ls.cpu_work += serial;
+	r->ls.cpu_span += span + serial;
+	r->ls.rounds++;
+}
+
 static int run_rounds(struct lanes_run *r, uint32_t *part,
 		      struct parsa_partu_stats *st, struct parsa_err *err)
 {
@@ -276,15 +314,19 @@ static int run_rounds(struct lanes_run *r, uint32_t *part,
 	while (first < r->b && !rc) {
 		/* round 0: the lead block alone */
 		uint32_t m = first == 0 ? 1 : r->L;
+		double t0 = thread_cpu(), t1, t2;
 
 		m = m < r->b - first ? m : r->b - first;
 		if (r->o->cancel && *r->o->cancel)
 			return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 		plan_round(r, first, m);
+		t1 = thread_cpu();
 		rc = part_pool_run(m, r->T, lane_task, r, err);
 		if (rc)
 			break;
+		t2 = thread_cpu();
 		merge_round(r, part, st);
+		account_round(r, (t1 - t0) + (thread_cpu() - t2));
 		first += m;
 		if (r->o->progress)
 			r->o->progress(r->o->progress_arg, first, r->b);
@@ -317,13 +359,15 @@ int part_lanes_partition_u(const struct parsa_graph *g,
 			   const struct parsa_partu_opts *o, uint32_t lanes,
 			   uint32_t threads, struct parsa_nbrset *S,
 			   uint32_t *part, struct parsa_partu_stats *st,
-			   struct parsa_err *err)
+			   struct part_lanes_stats *ls, struct parsa_err *err)
 {
 	struct lanes_run r = {.g = g, .o = o, .S = S};
 	struct parsa_partu_stats dummy = {0};
 	struct parsa_balance probe;
 	int rc;
 
+	if (ls)
+		memset(ls, 0, sizeof(*ls));
 	rc = check_lanes(g, o, lanes, S, err);
 	if (rc)
 		return rc;
@@ -347,9 +391,13 @@ int part_lanes_partition_u(const struct parsa_graph *g,
 	r.T = r.T < r.L ? r.T : r.L;
 	if (pthread_mutex_init(&r.mu, NULL))
 		return parsa_fail(err, PARSA_ENOMEM, "cannot create a mutex");
+	r.ls.lanes = r.L;
+	r.ls.threads = r.T;
 	rc = lanes_setup(&r, err);
 	if (!rc)
 		rc = run_rounds(&r, part, st ? st : &dummy, err);
+	if (!rc && ls)
+		*ls = r.ls;
 	lanes_free(&r);
 	pthread_mutex_destroy(&r.mu);
 	return rc;

@@ -59,6 +59,22 @@
 uint32_t part_lanes_count(uint32_t lanes, uint32_t b, uint32_t init_blocks);
 
 /*
+ * What a run cost in CPU time (clock_gettime's thread clocks), so the
+ * speed-up of the threads can be judged on a machine whose other load
+ * makes wall times noisy: cpu_work is the CPU time of every lane plus the
+ * calling thread's planning and merging; cpu_span the wall time the run
+ * would take on as many free cores as it had threads: each round's lanes
+ * laid out in lane order on the first free of `threads` threads (as
+ * part_pool takes them), plus the planning and merging, summed over the
+ * rounds.  Lane times are measured on the threads that ran them, so
+ * memory contention between the lanes is in them.
+ */
+struct part_lanes_stats {
+	uint32_t lanes, threads, rounds;
+	double cpu_work, cpu_span; /* seconds */
+};
+
+/*
  * Algorithm 13 over the blocks of o (o->blocks, 0 = auto) in rounds of
  * `lanes` lanes (>= 1) on `threads` threads (0 = part_pool_cpus()).  S
  * (n_feat == g->n_cols, k == o->k) is the initial neighbor sets on entry
@@ -66,12 +82,14 @@ uint32_t part_lanes_count(uint32_t lanes, uint32_t b, uint32_t init_blocks);
  * done, b) after each round; o->cancel checked before each round and each
  * lane (PARSA_ECANCEL).  st (may be NULL) is added to (new_bits: the bits
  * added to S).  0, PARSA_ENOMEM or PARSA_EINVAL (as parsa_partition_u;
- * init_blocks > 0 with lanes > 1).
+ * init_blocks > 0 with lanes > 1).  ls (may be NULL) receives the CPU
+ * times above (zero rounds when the run was delegated to
+ * parsa_partition_u for its warm-up).
  */
 int part_lanes_partition_u(const struct parsa_graph *g,
 			   const struct parsa_partu_opts *o, uint32_t lanes,
 			   uint32_t threads, struct parsa_nbrset *S,
 			   uint32_t *part, struct parsa_partu_stats *st,
-			   struct parsa_err *err);
+			   struct part_lanes_stats *ls, struct parsa_err *err);
 
 #endif /* PART_LANES_H */

@@ -170,10 +170,22 @@ static json_t *refine_json(const struct part_result *r)
  * decrements (with several workers, summed over them). */
 static json_t *partu_json(const struct part_result *r)
 {
-	return json_pack("{s:I, s:I, s:I}", "assigned",
-			 (json_int_t)r->pu_stats.assigned, "new_bits",
-			 (json_int_t)r->pu_stats.new_bits, "decrements",
-			 (json_int_t)r->pu_stats.decrements);
+	json_t *j = json_pack("{s:I, s:I, s:I}", "assigned",
+			      (json_int_t)r->pu_stats.assigned, "new_bits",
+			      (json_int_t)r->pu_stats.new_bits, "decrements",
+			      (json_int_t)r->pu_stats.decrements);
+	const struct part_lanes_stats *ls = &r->lanes_stats;
+
+	/* lanes on threads (part_lanes.h): rounds and CPU work and span */
+	if (j && ls->rounds)
+		json_object_set_new(j, "lanes",
+				    json_pack("{s:i, s:i, s:i, s:f, s:f}",
+					      "lanes", (int)ls->lanes,
+					      "threads", (int)ls->threads,
+					      "rounds", (int)ls->rounds,
+					      "cpu_work_seconds", ls->cpu_work,
+					      "cpu_span_seconds", ls->cpu_span));
+	return j;
 }
 
 static json_t *seconds_json(const struct part_report_info *in)

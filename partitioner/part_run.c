@@ -153,7 +153,8 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 				 o->pu.init_blocks);
 	if (lanes > 1)
 		rc = part_lanes_partition_u(g, &o->pu, lanes, o->threads, &S,
-					    r->part, &r->pu_stats, err);
+					    r->part, &r->pu_stats,
+					    &r->lanes_stats, err);
 	else
 		rc = parsa_partition_u(g, &o->pu, &S, r->part, &r->pu_stats,
 				       err);

@@ -50,6 +50,7 @@
 #include "parsa_partu.h"
 #include "parsa_partv.h"
 #include "parsa_refine.h"
+#include "part_lanes.h"
 #include "part_reader.h"
 
 enum part_method {
@@ -205,6 +206,7 @@ struct part_result {
 	int time_limited;        /* 1: the time limit was reached before the
 				  * refinement phases ended (they were cut) */
 	struct parsa_partu_stats pu_stats;
+	struct part_lanes_stats lanes_stats; /* lanes > 1: CPU work and span */
 	struct parsa_partv_stats pv_stats;
 };
 

@@ -182,6 +182,7 @@ static int run(const struct setup *s, uint32_t L, uint32_t T, uint32_t *part,
 {
 	struct parsa_rng r;
 	struct parsa_err err = {0};
+	struct part_lanes_stats ls;
 	int rc;
 
 	if (parsa_nbrset_init(S, s->g.n_cols, s->o.k, NULL))
@@ -193,9 +194,20 @@ static int run(const struct setup *s, uint32_t L, uint32_t T, uint32_t *part,
 		rc = parsa_partition_u(&s->g, &s->o, S, part, st, &err);
 	else
 		rc = part_lanes_partition_u(&s->g, &s->o, L, T, S, part, st,
-					    &err);
+					    &ls, &err);
 	if (rc)
 		fprintf(stderr, "run: %s\n", err.msg);
+	if (rc == 0 && L > 0 && s->o.init_blocks == 0 && s->g.n_rows > 0) {
+		/* rounds: the lead block, then ceil((b - 1) / L) */
+		uint32_t b = parsa_partu_blocks(&s->o, s->g.n_rows);
+		uint32_t lanes = L < b ? L : b;
+
+		CHECK_INT(ls.lanes, ==, lanes);
+		CHECK_INT(ls.threads, ==, T < lanes ? T : lanes);
+		CHECK_INT(ls.rounds, ==, 1 + (b - 1 + lanes - 1) / lanes);
+		CHECK(ls.cpu_work >= 0 && ls.cpu_span >= 0);
+		CHECK(ls.cpu_span <= ls.cpu_work + 1e-6);
+	}
 	return rc;
 }
 
@@ -357,15 +369,15 @@ static void test_progress_cancel_and_errors(void)
 	/* cancel */
 	s.o.cancel = &cancel;
 	REQUIRE(parsa_nbrset_init(&S, s.g.n_cols, s.o.k, NULL) == 0);
-	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 3, 2, &S, p, NULL, &err),
+	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 3, 2, &S, p, NULL, NULL, &err),
 		  ==, PARSA_ECANCEL);
 	s.o.cancel = NULL;
 	/* 0 lanes; warm-up with lanes; mismatched sets */
-	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 0, 2, &S, p, NULL, &err),
+	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 0, 2, &S, p, NULL, NULL, &err),
 		  ==, PARSA_EINVAL);
 	s.o.init_blocks = 2;
 	memset(&err, 0, sizeof(err));
-	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, &err),
+	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, NULL, &err),
 		  ==, PARSA_EINVAL);
 	CHECK_CONTAINS(err.msg, "sequential");
 	/* one lane with warm-up: the sequential run with it */
@@ -377,11 +389,11 @@ static void test_progress_cancel_and_errors(void)
 	parsa_nbrset_release(&S0);
 	s.o.init_blocks = 0;
 	s.o.k = 5; /* S has k = 4 */
-	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, &err),
+	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, NULL, &err),
 		  ==, PARSA_EINVAL);
 	s.o.k = 4;
 	s.o.imbalance = 0.5;
-	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, &err),
+	CHECK_INT(part_lanes_partition_u(&s.g, &s.o, 2, 2, &S, p, NULL, NULL, &err),
 		  ==, PARSA_EINVAL);
 	parsa_nbrset_release(&S);
 	parsa_graph_release(&s.g);

@@ -53,7 +53,14 @@ def test_lanes_same_placement_for_every_thread_count():
                 assert same_files(first, prefix), (args, t)
                 first_rep = json.load(open(first + ".json"))
                 assert quality(rep) == quality(first_rep)
-                assert rep["partition_u"] == first_rep["partition_u"]
+                for key in ("assigned", "new_bits", "decrements"):
+                    assert rep["partition_u"][key] == first_rep["partition_u"][key]
+            lanes = args[args.index("--lanes") + 1]
+            ls = rep["partition_u"]["lanes"]
+            blocks = args[args.index("--blocks") + 1]
+            assert ls["lanes"] == lanes and ls["threads"] == min(t, lanes), ls
+            assert ls["rounds"] == 1 + (blocks - 1 + lanes - 1) // lanes, ls
+            assert 0 <= ls["cpu_span_seconds"] <= ls["cpu_work_seconds"] + 1e-6, ls
 
 
 @test
@@ -79,6 +86,7 @@ def test_auto_is_sequential_on_small_data():
     rep = json.load(open(tmp("small-auto") + ".json"))
     assert rep["params"]["lanes"] == 1, rep["params"]
     assert same_files(tmp("small-auto"), tmp("small-one"))
+    assert "lanes" not in rep["partition_u"], rep["partition_u"]
 
 
 @test
