@@ -88,7 +88,7 @@ static void on_closed(struct evhttp_connection *evcon, void *arg)
 static void finish(struct sse *x)
 {
 	unlink_sse(x);
-	evhttp_connection_set_closecb(x->evcon, NULL, NULL);
+	http_conns_set_closecb(x->E->o.conns, x->evcon, NULL, NULL);
 	evhttp_send_reply_end(x->req);
 	free(x);
 }
@@ -269,7 +269,7 @@ int http_events_open(struct http_events *E, struct evhttp_request *req,
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_add_header(h, "Connection", "close");
 	evhttp_add_header(h, "X-Accel-Buffering", "no");
-	evhttp_connection_set_closecb(x->evcon, on_closed, x);
+	http_conns_set_closecb(E->o.conns, x->evcon, on_closed, x);
 	evhttp_send_reply_start(req, 200, "OK");
 	http_metrics_request(E->o.metrics, HTTP_R_EVENTS, 200, base_now() - t0);
 	{

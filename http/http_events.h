@@ -33,6 +33,7 @@
 #include <event2/http.h>
 
 #include "parsa_err.h"
+#include "http_conn.h"
 #include "http_jobs.h"
 #include "http_metrics.h"
 
@@ -43,6 +44,7 @@ struct http_events_opts {
 	unsigned max_streams;          /* open streams at most (>= 1) */
 	double interval;               /* seconds between checks (0.2) */
 	double heartbeat;              /* seconds between pings (15) */
+	struct http_conns *conns;      /* borrowed: close callbacks */
 };
 
 struct http_events;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "part_cli.h"
 #include "part_pool.h"
@@ -53,10 +54,17 @@ static const char usage_serve[] =
 	"                      by --workers, at least 1)\n"
 	"  --max-streams N     event streams (GET /v1/jobs/{id}/events) open at\n"
 	"                      once; more get 503 (64)\n"
+	"  --read-timeout S    a client silent this long while it sends a request\n"
+	"                      (or does not read the reply, or between requests)\n"
+	"                      is disconnected (10)\n"
+	"  --max-connections N open connections at most; a new one beyond is\n"
+	"                      closed at once (default: the descriptor limit\n"
+	"                      less 64, at most 10000)\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
-       O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS, O_STREAMS };
+       O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS, O_STREAMS,
+       O_RTIMEOUT, O_MAXCONN };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -72,6 +80,8 @@ static const struct option longopts[] = {
 	{"job-time-limit", required_argument, NULL, O_TLIMIT},
 	{"job-threads", required_argument, NULL, O_THREADS},
 	{"max-streams", required_argument, NULL, O_STREAMS},
+	{"read-timeout", required_argument, NULL, O_RTIMEOUT},
+	{"max-connections", required_argument, NULL, O_MAXCONN},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -127,6 +137,32 @@ static int read_token(const char *path, char **out)
 	return 0;
 }
 
+/* Raise the descriptor limit to its hard limit (a service holds a
+ * descriptor per connection), and leave 64 for files, threads and the
+ * listener: the default --max-connections. */
+static unsigned default_max_connections(void)
+{
+	struct rlimit r;
+	rlim_t n;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0)
+		return 1024;
+	if (r.rlim_cur < r.rlim_max) {
+		rlim_t want = r.rlim_max == RLIM_INFINITY || r.rlim_max > 65536
+			? 65536 : r.rlim_max;
+
+		if (want > r.rlim_cur) {
+			struct rlimit t = {want, r.rlim_max};
+
+			if (setrlimit(RLIMIT_NOFILE, &t) == 0)
+				r.rlim_cur = want;
+		}
+	}
+	n = r.rlim_cur == RLIM_INFINITY ? 65536 : r.rlim_cur;
+	n = n > 64 + 16 ? n - 64 : 16;
+	return n > 10000 ? 10000 : (unsigned)n;
+}
+
 struct serve_args {
 	char host[256];
 	struct http_server_opts o;
@@ -175,6 +211,15 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 			return usage_error("--max-streams must be an integer in 1..100000, got '%s'", arg);
 		a->o.max_streams = (unsigned)v;
 		return 0;
+	case O_RTIMEOUT:
+		if (part_cli_dbl(arg, 0.01, 3600, &a->o.read_timeout))
+			return usage_error("--read-timeout must be seconds in 0.01..3600, got '%s'", arg);
+		return 0;
+	case O_MAXCONN:
+		if (part_cli_dbl(arg, 1, 1000000, &v) || v != (unsigned)v)
+			return usage_error("--max-connections must be an integer in 1..1000000, got '%s'", arg);
+		a->o.max_connections = (unsigned)v;
+		return 0;
 	case O_GRACE:
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))
 			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
@@ -200,7 +245,7 @@ int http_main(int argc, char **argv)
 	a.o = (struct http_server_opts){
 		.port = 8080, .state_dir = "parsa-state", .workers = 1,
 		.max_upload = DEFAULT_MAX_UPLOAD, .grace = 30, .cache = 4,
-		.nice = 10, .max_streams = 64,
+		.nice = 10, .max_streams = 64, .read_timeout = 10,
 	};
 	optind = 1;
 	opterr = 0;
@@ -220,6 +265,8 @@ int http_main(int argc, char **argv)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (a.token_file && read_token(a.token_file, &token))
 		return 1;
+	if (!a.o.max_connections)
+		a.o.max_connections = default_max_connections();
 	a.o.host = a.host;
 	a.o.token = token;
 	parsa_err_clear(&err);

@@ -31,6 +31,7 @@
 #include "base_time.h"
 #include "part_reader.h"
 #include "part_assign.h"
+#include "http_conn.h"
 #include "http_data.h"
 #include "http_events.h"
 #include "http_jobs.h"
@@ -54,6 +55,7 @@ struct svc {
 	struct http_jobs *jobs;
 	struct http_metrics *metrics;
 	struct http_events *events;  /* GET /v1/jobs/{id}/events */
+	struct http_conns *conns;    /* connection cap, accept back-off */
 	double flush_until;          /* stop: let closed streams flush */
 	char data_dir[PATH_MAX];     /* realpath of --data-dir, "" if none */
 	char state_dir[PATH_MAX];    /* realpath of --state-dir */
@@ -893,7 +895,7 @@ static void stream_next(struct evhttp_connection *evcon, void *arg)
 
 	(void)evcon;
 	if (st->pos == st->n && st->done) {
-		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
+		http_conns_set_closecb(st->c.s->conns, st->evcon, NULL, NULL);
 		evhttp_send_reply_end(st->c.req);
 		http_metrics_request(st->c.s->metrics, st->c.r.id, 200,
 				     base_now() - st->c.t0);
@@ -902,7 +904,7 @@ static void stream_next(struct evhttp_connection *evcon, void *arg)
 	}
 	b = evbuffer_new();
 	if (!b) { /* give up: close the connection */
-		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
+		http_conns_set_closecb(st->c.s->conns, st->evcon, NULL, NULL);
 		evhttp_send_reply_end(st->c.req);
 		free(st);
 		return;
@@ -952,7 +954,7 @@ static void h_placement(struct rctx *c)
 	st->evcon = evhttp_request_get_connection(c->req);
 	evhttp_add_header(evhttp_request_get_output_headers(c->req), "Content-Type",
 			  st->json ? "application/json" : "text/plain; charset=utf-8");
-	evhttp_connection_set_closecb(st->evcon, stream_closed, st);
+	http_conns_set_closecb(c->s->conns, st->evcon, stream_closed, st);
 	evhttp_send_reply_start(c->req, 200, "OK");
 	stream_next(NULL, st);
 }
@@ -1310,6 +1312,10 @@ static void fix_page(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (hit.pos < 0 || evbuffer_copyout_from(buf, &hit, line, 13) != 13 ||
 	    sscanf(line, "HTTP/1.%1d %3d", &minor, &status) != 2)
 		return;
+	/* a Content-Length refused at once by http_conn: a 413 */
+	if (status == 400 &&
+	    http_conns_take_oversize(((struct svc *)arg)->conns, buf))
+		status = 413;
 	fixing = 1;
 	rewrite_page(arg, buf, (size_t)hit.pos, status, minor);
 	fixing = 0;
@@ -1317,10 +1323,13 @@ static void fix_page(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 
 static struct bufferevent *make_bev(struct event_base *base, void *arg)
 {
+	struct svc *s = arg;
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
 
-	if (bev)
+	if (bev) {
 		evbuffer_add_cb(bufferevent_get_output(bev), fix_page, arg);
+		http_conns_track(s->conns, bev);
+	}
 	return bev;
 }
 
@@ -1390,6 +1399,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	s->stopping = 1;
 	s->stop_deadline = base_now() + s->o.grace;
 	if (s->bound) {
+		http_conns_watch_listener(s->conns, NULL);
 		evhttp_del_accept_socket(s->http, s->bound);
 		s->bound = NULL;
 	}
@@ -1420,6 +1430,8 @@ static int listen_on(struct svc *s, struct parsa_err *err)
 	 * delayed ACK */
 	setsockopt(evhttp_bound_socket_get_fd(s->bound), IPPROTO_TCP, TCP_NODELAY,
 		   &one, sizeof(one));
+	http_conns_watch_listener(s->conns,
+				  evhttp_bound_socket_get_listener(s->bound));
 	if (getsockname(evhttp_bound_socket_get_fd(s->bound),
 			(struct sockaddr *)&ss, &sl) == 0) {
 		if (ss.ss_family == AF_INET)
@@ -1436,12 +1448,18 @@ static int listen_on(struct svc *s, struct parsa_err *err)
 
 static int setup_http(struct svc *s, struct parsa_err *err)
 {
+	struct timeval tv;
+
 	s->http = evhttp_new(s->base);
 	if (!s->http)
 		return parsa_fail(err, PARSA_ENOMEM, "cannot create the HTTP server");
 	evhttp_set_max_body_size(s->http, (ev_ssize_t)s->o.max_upload);
 	evhttp_set_max_headers_size(s->http, 65536);
-	evhttp_set_timeout(s->http, 120);
+	/* a client silent this long while sending its request (or not
+	 * reading the reply) is dropped; between requests, too */
+	tv.tv_sec = (time_t)s->o.read_timeout;
+	tv.tv_usec = (suseconds_t)((s->o.read_timeout - (double)tv.tv_sec) * 1e6);
+	evhttp_set_timeout_tv(s->http, &tv);
 	evhttp_set_flags(s->http, EVHTTP_SERVER_LINGERING_CLOSE);
 	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 				   EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD |
@@ -1494,9 +1512,14 @@ static int setup(struct svc *s, struct parsa_err *err)
 	rc = http_jobs_open(&s->jobs, &jo, err);
 	if (rc)
 		return rc;
+	rc = http_conns_create(&s->conns, s->base, s->o.max_connections,
+			       s->o.max_upload, s->o.read_timeout, err);
+	if (rc)
+		return rc;
 	rc = http_events_create(&s->events, &(struct http_events_opts){
 		.base = s->base, .jobs = s->jobs, .metrics = s->metrics,
 		.max_streams = s->o.max_streams, .interval = 0.2,
+		.conns = s->conns,
 		.heartbeat = 15}, err);
 	if (rc)
 		return rc;
@@ -1516,6 +1539,7 @@ static void teardown(struct svc *s)
 	http_events_destroy(s->events);
 	if (s->http)
 		evhttp_free(s->http);
+	http_conns_destroy(s->conns);
 	http_datasets_close(s->data);
 	if (s->notify_ev)
 		event_free(s->notify_ev);

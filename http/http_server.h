@@ -34,6 +34,9 @@ struct http_server_opts {
 	unsigned job_threads;    /* threads of a job without "threads"; 0 =
 				  * the CPUs / workers (http_jobs_opts) */
 	unsigned max_streams;    /* open event streams at most (>= 1) */
+	double read_timeout;     /* seconds a client may stay silent while
+				  * sending a request (or not read a reply) */
+	unsigned max_connections; /* open connections at most (>= 1) */
 };
 
 /*

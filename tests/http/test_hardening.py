@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Hardening of the HTTP service against hostile and careless clients, and
+its answers to bad datasets (issue 19's HTTP defects): slow and idle
+clients, descriptor exhaustion, absurd lengths, the upload's format
+guess, client errors as 422, ids up to 2^64-1, start-up recovery.
+
+Each server is the real binary (PARSA_BIN) on 127.0.0.1 with an ephemeral
+port and its own state dir.  Ends with "N passed, N failed[, N skipped]".
+"""
+import os
+import resource
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from clitest import BIN, SLOWDOWN, Skip, finish, tmp  # noqa: E402,F401
+
+from httptest import (DATA, ML, SLOW, Server, register_path,  # noqa: E402,F401
+                      servers, serving, submit)
+
+
+class LimitedServer(Server):
+    """A server with a low descriptor limit (RLIMIT_NOFILE soft = hard =
+    nofile) and its stderr in a file (its size is the log's size)."""
+
+    def __init__(self, state, *extra, nofile=None):
+        self.state, self.data_dir = state, DATA
+        self.log = state + ".log"
+        args = [BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", state,
+                "--data-dir", DATA] + list(extra)
+
+        def limit():
+            if nofile:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        with open(self.log, "w") as err:
+            self.p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err,
+                                      text=True, preexec_fn=limit)
+        self.p.stderr = open(self.log)  # read by serving() at the end
+        servers.append(self)
+        line = self.p.stdout.readline()
+        if "listening on http://" not in line:
+            self.kill()
+            raise AssertionError("server did not start: %r %s" %
+                                 (line, open(self.log).read()))
+        self.port = int(line.strip().rsplit(":", 1)[1])
+        self.token = None
+
+    def cpu(self):
+        """Seconds of CPU the server has used (utime + stime)."""
+        with open("/proc/%d/stat" % self.p.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def connect(port):
+    return socket.create_connection(("127.0.0.1", port), timeout=10)
+
+
+def closed_within(sock, seconds):
+    """Seconds until the server closed sock (reading and discarding what
+    it sends), or None if it is still open after `seconds`."""
+    t0 = time.time()
+    sock.settimeout(0.1)
+    while time.time() - t0 < seconds:
+        try:
+            if not sock.recv(65536):
+                return time.time() - t0
+        except socket.timeout:
+            continue
+        except OSError:
+            return time.time() - t0
+    return None
+
+
+def healthz(port, timeout):
+    """True once GET /healthz answers 200 within `timeout` seconds."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=1)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while True:
+                b = s.recv(4096)
+                if not b:
+                    break
+                data += b
+            s.close()
+            if data.startswith(b"HTTP/1.1 200"):
+                return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+# ---- defect 2: idle, slow and hostile clients ----
+
+@serving
+def test_slowloris_is_closed_after_the_read_timeout():
+    s = LimitedServer(tmp("h-slow"), "--read-timeout", "1")
+    # partial headers, then silence (a "slowloris" connection)
+    a = connect(s.port)
+    a.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n")
+    # a connection that never sends anything
+    b = connect(s.port)
+    # a partial body: the headers are complete, the body never is
+    c = connect(s.port)
+    c.sendall(b"POST /v1/datasets?format=libsvm HTTP/1.1\r\nHost: x\r\n"
+              b"Content-Length: 1000\r\n\r\n1 1:1\n")
+    for name, sock in (("partial headers", a), ("silent", b), ("partial body", c)):
+        t = closed_within(sock, 5 * SLOWDOWN)
+        assert t is not None, "%s connection still open after 5 s" % name
+        sock.close()
+    # headers trickled a byte every 0.3 s: under the inactivity timeout,
+    # but the headers as a whole must come within it too
+    d = connect(s.port)
+    d.sendall(b"GET /healthz HTTP/1.1\r\n")
+    t0 = time.time()
+    d.settimeout(0.3)
+    gone = None
+    while time.time() - t0 < 6 * SLOWDOWN:
+        try:
+            d.sendall(b"X")
+            if d.recv(65536) == b"":
+                gone = time.time() - t0
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            gone = time.time() - t0
+            break
+    d.close()
+    assert gone is not None and gone < 4 * SLOWDOWN, "trickling client kept: %s" % gone
+    assert healthz(s.port, 5)
+    # a well-behaved keep-alive client is not hurt by the timeout
+    st, hd, body = s.req("GET", "/healthz")
+    assert st == 200, (st, body)
+
+
+@serving
+def test_absurd_content_length_is_answered_at_once():
+    s = LimitedServer(tmp("h-len"), "--max-upload", "1M")
+    for length in (b"99999999999999999999", b"9999999999999", b"1048577000"):
+        a = connect(s.port)
+        t0 = time.time()
+        a.sendall(b"POST /v1/datasets?format=libsvm HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Length: " + length + b"\r\n\r\n1 1:1\n")
+        a.settimeout(3)
+        try:
+            data = a.recv(65536)
+        except socket.timeout:
+            raise AssertionError("Content-Length %s: no answer in 3 s" % length.decode())
+        finally:
+            a.close()
+        took = time.time() - t0
+        head = data.split(b"\r\n", 1)[0]
+        assert head.startswith(b"HTTP/1.1 413"), data[:300]
+        assert b"application/problem+json" in data, data[:300]
+        assert took < 2 * SLOWDOWN, took
+    # a body within the limit still works
+    st, hd, body = s.req("POST", "/v1/datasets?format=libsvm", b"1 1:1 2:1\n0 2:1\n")
+    assert st == 201, (st, body)
+
+
+@serving
+def test_connection_cap_closes_the_excess_at_once():
+    s = LimitedServer(tmp("h-cap"), "--max-connections", "6", "--read-timeout", "30")
+    idle = [connect(s.port) for _ in range(6)]
+    time.sleep(0.2)
+    extra = connect(s.port)
+    t = closed_within(extra, 3)
+    assert t is not None and t < 2, "the connection over the cap was not closed: %s" % t
+    extra.close()
+    # the ones within the cap are still open
+    assert closed_within(idle[0], 0.3) is None
+    for c in idle:
+        c.close()
+    assert healthz(s.port, 5), "no /healthz after the idle connections closed"
+    log = open(s.log).read()
+    assert "--max-connections" in log, log
+
+
+def exhaust(extra):
+    """A server limited to 64 descriptors flooded with 150 idle
+    connections: its CPU over 1.5 s, whether /healthz answers once they are
+    closed, and its log."""
+    s = LimitedServer(tmp("h-fd%d" % len(extra)), *extra, nofile=64)
+    socks = []
+    for _ in range(150):
+        try:
+            socks.append(connect(s.port))
+        except OSError:
+            break
+    time.sleep(0.3)
+    c0 = s.cpu()
+    time.sleep(1.5)
+    cpu = s.cpu() - c0
+    for c in socks:
+        c.close()
+    ok = healthz(s.port, 10 * SLOWDOWN)
+    return s, cpu, ok, os.path.getsize(s.log)
+
+
+@serving
+def test_descriptor_exhaustion_default_cap():
+    s, cpu, ok, logsize = exhaust([])
+    assert ok, "/healthz does not answer after the connections closed"
+    assert cpu < 0.3 * SLOWDOWN, "the server used %.2f s of CPU in 1.5 s" % cpu
+    assert logsize < 8192, "log of %d bytes: %s" % (logsize, open(s.log).read()[-2000:])
+
+
+@serving
+def test_descriptor_exhaustion_pauses_accept():
+    # a cap above the descriptor limit: accept() itself fails with EMFILE
+    s, cpu, ok, logsize = exhaust(["--read-timeout", "30", "--max-connections", "1000"])
+    assert ok, "/healthz does not answer after the connections closed"
+    assert cpu < 0.3 * SLOWDOWN, "the server used %.2f s of CPU in 1.5 s" % cpu
+    assert logsize < 8192, "log of %d bytes: %s" % (logsize, open(s.log).read()[-2000:])
+    log = open(s.log).read()
+    assert "Too many open files" in log, log
+
+
+if __name__ == "__main__":
+    finish()
