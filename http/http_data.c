@@ -88,10 +88,11 @@ static int put_locked(struct http_datasets *r, struct http_dataset *d,
 
 json_t *http_dataset_json(const struct http_dataset *d)
 {
-	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:s}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:s}",
 			 "id", d->id, "name", d->name,
 			 "source", d->uploaded ? "upload" : "path",
 			 "format", part_format_name(d->format),
+			 "format_from", d->format_from,
 			 "graph", part_graph_mode_name(d->graph),
 			 "examples", (json_int_t)d->examples,
 			 "features", (json_int_t)d->features,
@@ -122,16 +123,16 @@ static struct http_dataset *from_json(json_t *j)
 {
 	struct http_dataset *d = calloc(1, sizeof(*d));
 	const char *id = NULL, *name = NULL, *path = NULL, *src = NULL;
-	const char *fmt = NULL, *graph = NULL, *created = NULL;
+	const char *fmt = NULL, *graph = NULL, *created = NULL, *from = NULL;
 	json_int_t ex = 0, fe = 0, nz = 0, by = 0;
 	double ls = 0;
 
-	if (!d || json_unpack(j, "{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s?I, s?F, s?s}",
+	if (!d || json_unpack(j, "{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s?I, s?F, s?s, s?s}",
 			      "id", &id, "name", &name, "path", &path,
 			      "source", &src, "format", &fmt, "graph", &graph,
 			      "examples", &ex, "features", &fe, "nonzeros", &nz,
 			      "bytes", &by, "load_seconds", &ls,
-			      "created", &created) != 0 ||
+			      "created", &created, "format_from", &from) != 0 ||
 	    strlen(id) >= HTTP_ID_MAX) {
 		free(d);
 		return NULL;
@@ -141,6 +142,8 @@ static struct http_dataset *from_json(json_t *j)
 	d->path = strdup(path);
 	d->uploaded = strcmp(src, "upload") == 0;
 	part_format_parse(fmt, &d->format);
+	snprintf(d->format_from, sizeof(d->format_from), "%s",
+		 from ? from : "request");
 	part_graph_mode_parse(graph, &d->graph);
 	d->examples = (uint64_t)ex;
 	d->features = (uint64_t)fe;
@@ -310,8 +313,8 @@ static uint64_t file_size(const char *path)
 
 int http_datasets_register(struct http_datasets *r, const char *id,
 			   const char *name, const char *path, int uploaded,
-			   enum part_format format, enum part_graph_mode graph,
-			   struct parsa_err *err)
+			   enum part_format format, const char *format_from,
+			   enum part_graph_mode graph, struct parsa_err *err)
 {
 	struct http_dataset *d = calloc(1, sizeof(*d));
 	double t0 = base_now();
@@ -323,6 +326,8 @@ int http_datasets_register(struct http_datasets *r, const char *id,
 	d->name = strdup(name);
 	d->path = strdup(path);
 	d->uploaded = uploaded;
+	snprintf(d->format_from, sizeof(d->format_from), "%s",
+		 format == PART_FMT_AUTO ? "content" : format_from);
 	http_now_iso(d->created);
 	rc = d->name && d->path ? 0 : parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	if (rc == 0)

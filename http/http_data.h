@@ -30,6 +30,7 @@ struct http_dataset {
 	char *path;                /* the file read */
 	int uploaded;              /* 1: path is under the state dir */
 	enum part_format format;   /* as read (AUTO resolved) */
+	char format_from[12];      /* "request", "name" or "content" */
 	enum part_graph_mode graph;
 	uint64_t examples, features, nonzeros, bytes;
 	double load_seconds;       /* reading it at registration */
@@ -58,7 +59,9 @@ void http_datasets_upload_path(const struct http_datasets *r, const char *id,
 			       char *buf, size_t len);
 
 /*
- * Read path (format/graph as on the CLI), and on success store the
+ * Read path (format/graph as on the CLI; format AUTO: by content, as
+ * the CLI's reader, then format_from is "content"; else format_from says
+ * where the format came from, "request" or "name"), and on success store the
  * description and add the dataset under id (its parsed data cached).
  * Errors are the reader's (PARSA_EPARSE with file:line:col, PARSA_EIO...)
  * or PARSA_EINVAL for an empty dataset; nothing is stored then.  Slow:
@@ -66,8 +69,8 @@ void http_datasets_upload_path(const struct http_datasets *r, const char *id,
  */
 int http_datasets_register(struct http_datasets *r, const char *id,
 			   const char *name, const char *path, int uploaded,
-			   enum part_format format, enum part_graph_mode graph,
-			   struct parsa_err *err);
+			   enum part_format format, const char *format_from,
+			   enum part_graph_mode graph, struct parsa_err *err);
 
 /* The dataset with this id (borrowed, valid until close) or NULL. */
 const struct http_dataset *http_datasets_find(struct http_datasets *r,

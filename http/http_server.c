@@ -263,6 +263,7 @@ struct reg_task {
 	int uploaded;
 	struct evbuffer *body;     /* upload: the file (owned) */
 	enum part_format format;
+	const char *format_from;   /* "request" or "name" (AUTO: content) */
 	enum part_graph_mode graph;
 	int rc;
 	struct parsa_err err;
@@ -307,7 +308,8 @@ static void *reg_main(void *arg)
 	}
 	if (t->rc == 0)
 		t->rc = http_datasets_register(s->data, t->id, t->name, t->path,
-					       t->uploaded, t->format, t->graph,
+					       t->uploaded, t->format,
+					       t->format_from, t->graph,
 					       &t->err);
 	if (t->rc && t->uploaded)
 		unlink(t->path);
@@ -439,8 +441,11 @@ static void datasets_upload(struct rctx *c)
 		reg_free(t);
 		return;
 	}
-	if (!f && n)
+	t->format_from = "request";
+	if (!f && n) {
 		t->format = part_format_guess(n);
+		t->format_from = "name";
+	}
 	t->name = strdup(n ? n : "upload");
 	t->uploaded = 1;
 	http_datasets_upload_path(c->s->data, t->id, t->path, sizeof(t->path));
@@ -534,8 +539,11 @@ static void datasets_by_path(struct rctx *c)
 	    parse_fmt(c, t, json_string_value(f), json_string_value(g)) ||
 	    resolve_path(c, t, json_string_value(p)))
 		goto end;
-	if (!f)
+	t->format_from = "request";
+	if (!f) {
 		t->format = part_format_guess(t->path);
+		t->format_from = "name";
+	}
 	t->name = strdup(json_string_value(p));
 	if (!t->name) {
 		problem(c, 503, NULL, "out of memory");

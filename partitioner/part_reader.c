@@ -41,6 +41,8 @@ struct rd {                     /* the state of one read */
 	struct pairbuf pb;
 	unsigned long lineno;       /* line number when l is NULL */
 	int seen_data;              /* a data line was handled */
+	int user_header;            /* the last comment before the data
+				     * names a user column (format guess) */
 	int have_last;              /* first column's last id is cached: */
 	uint64_t last_key;          /* (SNAP and pairs files are often */
 	uint32_t last_id;           /* sorted by their first column) */
@@ -639,11 +641,35 @@ static void report_progress(const struct rd *r, const struct part_read_opts *o)
 			    part_lines_size(r->l));
 }
 
+/* Does the text (a comment without its '#', or a header line) begin
+ * with a column named user..., as "UserId<TAB>ItemId" or "userId,movieId"? */
+static int names_user(const char *line, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (line[i] == '#' || line[i] == ' ' || line[i] == '\t'))
+		i++;
+	return len - i >= 4 && strncasecmp(line + i, "user", 4) == 0;
+}
+
+/* The guess by content (PART_FMT_AUTO, the name said nothing), from the
+ * first data line: ':' -> LIBSVM; ',' or a first column named user...
+ * (in that line, a header, or the last comment before it) -> pairs;
+ * else SNAP. */
+static enum part_format guess_by_content(const struct rd *r,
+					 const char *line, size_t len)
+{
+	if (memchr(line, ':', len))
+		return PART_FMT_LIBSVM;
+	if (memchr(line, ',', len) || r->user_header || names_user(line, len))
+		return PART_FMT_PAIRS;
+	return PART_FMT_SNAP;
+}
+
 static int handle_line(struct rd *r, const char *line, size_t len)
 {
 	if (r->fmt == PART_FMT_AUTO)
-		r->fmt = memchr(line, ':', len) ? PART_FMT_LIBSVM
-						: PART_FMT_SNAP;
+		r->fmt = guess_by_content(r, line, len);
 	switch (r->fmt) {
 	case PART_FMT_LIBSVM:
 		return libsvm_line(r, line);
@@ -666,8 +692,12 @@ static int read_loop(struct rd *r, const struct part_read_opts *o)
 			return rc;
 		if ((part_lines_lineno(r->l) & PROGRESS_MASK) == 0)
 			report_progress(r, o);
-		if (part_line_is_skippable(line, len))
+		if (part_line_is_skippable(line, len)) {
+			if (r->fmt == PART_FMT_AUTO && !r->seen_data &&
+			    memchr(line, '#', len))
+				r->user_header = names_user(line, len);
 			continue;
+		}
 		rc = handle_line(r, line, len);
 		if (rc)
 			return rc;

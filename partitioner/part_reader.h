@@ -55,7 +55,11 @@
  *
  * Choosing the format.  PART_FMT_AUTO first guesses by the file name
  * (part_format_guess); when that says nothing, the first data line decides:
- * it contains ':' -> LIBSVM, else SNAP.  An input without any data line
+ * it contains ':' -> LIBSVM; it contains ',', or its first column is named
+ * user... (a header line such as "userId,movieId" or "user<TAB>item"), or
+ * the last '#' comment before it begins with a column named user... (as
+ * "# UserId<TAB>ItemId<TAB>IsTest") -> pairs; else SNAP.  The HTTP
+ * service's uploads use the same rule.  An input without any data line
  * gives an empty dataset whose format stays AUTO when nothing decided it.
  *
  * Errors.  Malformed input stops the read with PARSA_EPARSE and the message

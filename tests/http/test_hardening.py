@@ -223,5 +223,54 @@ def test_descriptor_exhaustion_pauses_accept():
     assert "Too many open files" in log, log
 
 
+# ---- defect 5: an upload's format is guessed as the CLI guesses it ----
+
+def cli_dataset(path):
+    import json
+    from clitest import run
+    p = run("partition", path, "-k", "2", "--json", "-q")
+    return json.loads(p.stdout)["dataset"]
+
+
+GOWALLA_LIKE = ("# Check-ins as a user x location graph\n"
+                "# UserId\tItemId\tIsTest\n"
+                "0\t0\t0\n0\t1\t0\n0\t7\t1\n1\t0\t1\n2\t5\t0\n2\t1\t0\n3\t0\t0\n")
+
+
+@serving
+def test_upload_format_guessed_by_content_as_the_cli():
+    s = Server(tmp("h-guess"))
+    # MovieLens CSV (header line, commas): pairs
+    d = s.json("POST", "/v1/datasets", open(ML, "rb").read(), status=201)
+    cli = cli_dataset(ML)
+    assert d["format"] == "pairs" and d["format_from"] == "content", d
+    assert (d["examples"], d["features"], d["nonzeros"]) == \
+        (cli["examples"], cli["features"], cli["nonzeros"]), (d, cli)
+    # a gowalla-like user-item TSV without a name: pairs, users and items
+    # apart (4 users, 4 items), as the CLI reads the same bytes
+    g = tmp("gowalla-like.dat")
+    with open(g, "w") as f:
+        f.write(GOWALLA_LIKE)
+    d = s.json("POST", "/v1/datasets", GOWALLA_LIKE.encode(), status=201)
+    assert d["format"] == "pairs" and d["format_from"] == "content", d
+    assert (d["examples"], d["features"], d["nonzeros"]) == (4, 4, 7), d
+    cli = cli_dataset(g)
+    assert (cli["examples"], cli["features"], cli["nonzeros"]) == (4, 4, 7), cli
+    # gzip: the same
+    import gzip
+    d = s.json("POST", "/v1/datasets", gzip.compress(GOWALLA_LIKE.encode()), status=201)
+    assert d["format"] == "pairs" and d["examples"] == 4, d
+    # a SNAP edge list stays a graph; a name decides before the content
+    d = s.json("POST", "/v1/datasets", b"# FromNodeId\tToNodeId\n0\t1\n1\t2\n", status=201)
+    assert d["format"] == "snap" and d["format_from"] == "content", d
+    d = s.json("POST", "/v1/datasets?name=x.tsv", b"0\t1\n1\t2\n", status=201)
+    assert d["format"] == "pairs" and d["format_from"] == "name", d
+    d = s.json("POST", "/v1/datasets?format=snap", GOWALLA_LIKE.encode(), status=201)
+    assert d["format"] == "snap" and d["format_from"] == "request", d
+    # LIBSVM by content
+    d = s.json("POST", "/v1/datasets", b"1 1:1 3:1\n0 2:1\n", status=201)
+    assert d["format"] == "libsvm" and d["format_from"] == "content", d
+
+
 if __name__ == "__main__":
     finish()
