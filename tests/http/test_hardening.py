@@ -228,7 +228,7 @@ def test_descriptor_exhaustion_pauses_accept():
 def cli_dataset(path):
     import json
     from clitest import run
-    p = run("partition", path, "-k", "2", "--json", "-q")
+    p = run("partition", path, "-k", "2", "--json", "-q", "--out", tmp("cli-out"))
     return json.loads(p.stdout)["dataset"]
 
 
