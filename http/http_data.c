@@ -314,7 +314,8 @@ static uint64_t file_size(const char *path)
 int http_datasets_register(struct http_datasets *r, const char *id,
 			   const char *name, const char *path, int uploaded,
 			   enum part_format format, const char *format_from,
-			   enum part_graph_mode graph, struct parsa_err *err)
+			   enum part_graph_mode graph, int *input_fault,
+			   struct parsa_err *err)
 {
 	struct http_dataset *d = calloc(1, sizeof(*d));
 	double t0 = base_now();
@@ -330,8 +331,11 @@ int http_datasets_register(struct http_datasets *r, const char *id,
 		 format == PART_FMT_AUTO ? "content" : format_from);
 	http_now_iso(d->created);
 	rc = d->name && d->path ? 0 : parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	if (rc == 0)
+	*input_fault = 0;
+	if (rc == 0) {
 		rc = read_data(path, format, graph, &d->ds, err);
+		*input_fault = rc != 0 && rc != PARSA_ENOMEM;
+	}
 	if (rc == 0) {
 		d->load_seconds = base_now() - t0;
 		d->format = d->ds->format;

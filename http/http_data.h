@@ -64,13 +64,16 @@ void http_datasets_upload_path(const struct http_datasets *r, const char *id,
  * where the format came from, "request" or "name"), and on success store the
  * description and add the dataset under id (its parsed data cached).
  * Errors are the reader's (PARSA_EPARSE with file:line:col, PARSA_EIO...)
- * or PARSA_EINVAL for an empty dataset; nothing is stored then.  Slow:
+ * or PARSA_EINVAL for an empty dataset; nothing is stored then.
+ * *input_fault is set to 1 when the error is the file's (reading or
+ * parsing it failed: the client's fault), 0 when it is the server's.  Slow:
  * call it from a worker thread.
  */
 int http_datasets_register(struct http_datasets *r, const char *id,
 			   const char *name, const char *path, int uploaded,
 			   enum part_format format, const char *format_from,
-			   enum part_graph_mode graph, struct parsa_err *err);
+			   enum part_graph_mode graph, int *input_fault,
+			   struct parsa_err *err);
 
 /* The dataset with this id (borrowed, valid until close) or NULL. */
 const struct http_dataset *http_datasets_find(struct http_datasets *r,

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -266,6 +267,7 @@ struct reg_task {
 	const char *format_from;   /* "request" or "name" (AUTO: content) */
 	enum part_graph_mode graph;
 	int rc;
+	int input_fault;           /* rc is the dataset's fault (422) */
 	struct parsa_err err;
 	struct reg_task *next;
 };
@@ -310,7 +312,7 @@ static void *reg_main(void *arg)
 		t->rc = http_datasets_register(s->data, t->id, t->name, t->path,
 					       t->uploaded, t->format,
 					       t->format_from, t->graph,
-					       &t->err);
+					       &t->input_fault, &t->err);
 	if (t->rc && t->uploaded)
 		unlink(t->path);
 	pthread_mutex_lock(&s->mu);
@@ -362,6 +364,54 @@ static void start_register(struct reg_task *t)
 	pthread_attr_destroy(&at);
 }
 
+/* msg with every occurrence of from replaced by to (in place, cut to
+ * the buffer). */
+static void replace_all(char *msg, size_t size, const char *from, const char *to)
+{
+	char out[sizeof(((struct parsa_err *)0)->msg)];
+	size_t n = strlen(from), o = 0;
+	const char *p = msg, *hit;
+
+	if (!n || size > sizeof(out))
+		return;
+	while ((hit = strstr(p, from)) != NULL) {
+		o += (size_t)snprintf(out + o, o < sizeof(out) ? sizeof(out) - o : 0,
+				      "%.*s%s", (int)(hit - p), p, to);
+		if (o >= sizeof(out))
+			break;
+		p = hit + n;
+	}
+	if (o < sizeof(out))
+		snprintf(out + o, sizeof(out) - o, "%s", p);
+	snprintf(msg, size, "%s", out);
+}
+
+/* A failed registration: 422 when the file was at fault (unreadable,
+ * malformed, truncated, empty), naming the dataset as the client gave it
+ * (the upload's name or the path as given, never the server's files),
+ * with the line and column of a parse error; else the server's status. */
+static void reg_problem(struct reg_task *t)
+{
+	json_t *x = json_object();
+	int status = http_status_of_parsa(t->rc);
+	const char *slug = t->rc == PARSA_EPARSE ? "dataset-parse-error" : NULL;
+
+	replace_all(t->err.msg, sizeof(t->err.msg), t->path, t->name);
+	if (t->input_fault && status >= 500 && t->rc != PARSA_ENOMEM) {
+		status = 422;
+		slug = "dataset-unreadable";
+	}
+	if (x) {
+		json_object_set_new(x, "dataset", json_string(t->name));
+		if (t->err.line)
+			json_object_set_new(x, "line", json_integer((json_int_t)t->err.line));
+		if (t->err.col)
+			json_object_set_new(x, "column", json_integer((json_int_t)t->err.col));
+	}
+	problem_x(&t->c, status, slug, x, "%s",
+		  t->err.msg[0] ? t->err.msg : parsa_strerror(t->rc));
+}
+
 /* Answer finished registrations (loop thread). */
 static void drain_done(struct svc *s)
 {
@@ -375,7 +425,7 @@ static void drain_done(struct svc *s)
 		struct reg_task *next = t->next;
 
 		if (t->rc) {
-			problem_err(&t->c, t->rc, &t->err);
+			reg_problem(t);
 		} else {
 			const struct http_dataset *d = http_datasets_find(s->data, t->id);
 			char loc[128];
@@ -463,6 +513,7 @@ static int resolve_path(struct rctx *c, struct reg_task *t, const char *p)
 {
 	char joined[PATH_MAX * 2], real[PATH_MAX];
 	size_t n = strlen(c->s->data_dir);
+	struct stat sb;
 
 	if (!c->s->data_dir[0]) {
 		invalid(c, "path", "registering a dataset by path needs the "
@@ -481,6 +532,21 @@ static int resolve_path(struct rctx *c, struct reg_task *t, const char *p)
 	}
 	if (strncmp(real, c->s->data_dir, n) != 0 || real[n] != '/') {
 		invalid(c, "path", "path resolves outside the server's --data-dir");
+		return -1;
+	}
+	/* a directory cannot be read; a FIFO or device could block the
+	 * reading thread forever: only regular files (checked without
+	 * opening it) */
+	memset(&sb, 0, sizeof(sb));
+	errno = 0;
+	if (stat(real, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		char msg[PATH_MAX + 128];
+
+		snprintf(msg, sizeof(msg), "path '%s' is %s: name a dataset file", p,
+			 errno && !sb.st_mode ? strerror(errno)
+			 : S_ISDIR(sb.st_mode) ? "a directory"
+			 : "not a regular file (a FIFO, device or socket)");
+		invalid(c, "path", msg);
 		return -1;
 	}
 	snprintf(t->path, sizeof(t->path), "%s", real);

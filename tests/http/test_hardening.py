@@ -272,5 +272,58 @@ def test_upload_format_guessed_by_content_as_the_cli():
     assert d["format"] == "libsvm" and d["format_from"] == "content", d
 
 
+# ---- defect 7: the client's errors are 422, in the client's words ----
+
+@serving
+def test_bad_datasets_are_422_naming_the_users_dataset():
+    import gzip
+    d = tmp("h-dd")
+    os.makedirs(os.path.join(d, "sub"), exist_ok=True)
+    raw = gzip.compress(b"".join(b"%d 1:1 %d:1\n" % (i % 2, i + 2) for i in range(5000)))
+    with open(os.path.join(d, "trunc.svm.gz"), "wb") as f:
+        f.write(raw[:len(raw) // 2])
+    with open(os.path.join(d, "bad.svm"), "w") as f:
+        f.write("1 1:1\n0 2:x\n")
+    with open(os.path.join(d, "good.svm"), "w") as f:
+        f.write("1 1:1\n0 2:1\n")
+    os.mkfifo(os.path.join(d, "fifo.svm"))
+    state = tmp("h-422")
+    s = Server(state, data_dir=d)
+
+    def no_server_paths(j):
+        text = str(j)
+        assert state not in text and "datasets/d" not in text and d not in text, j
+
+    j, _ = s.problem("POST", "/v1/datasets", {"path": "sub"}, status=422)
+    assert "directory" in j["detail"] and j.get("field") == "path", j
+    no_server_paths(j)
+    j, _ = s.problem("POST", "/v1/datasets", {"path": "trunc.svm.gz"}, status=422)
+    assert j["detail"].startswith("trunc.svm.gz: ") and "truncated" in j["detail"], j
+    assert j["dataset"] == "trunc.svm.gz", j
+    no_server_paths(j)
+    j, _ = s.problem("POST", "/v1/datasets", {"path": "bad.svm"}, status=422)
+    assert j["detail"].startswith("bad.svm:2:5: ") and (j["line"], j["column"]) == (2, 5), j
+    no_server_paths(j)
+    # uploads: named by ?name, else "upload"
+    j, _ = s.problem("POST", "/v1/datasets?format=libsvm&name=mine.svm", b"1 1:1\n0 2:x\n",
+                     status=422)
+    assert j["detail"].startswith("mine.svm:2:5: ") and j["dataset"] == "mine.svm", j
+    assert (j["line"], j["column"]) == (2, 5), j
+    no_server_paths(j)
+    j, _ = s.problem("POST", "/v1/datasets", raw[:len(raw) // 2], status=422)
+    assert j["detail"].startswith("upload: ") and "truncated" in j["detail"], j
+    no_server_paths(j)
+    # a FIFO is refused at once, and the service goes on
+    t0 = time.time()
+    j, _ = s.problem("POST", "/v1/datasets", {"path": "fifo.svm"}, status=422)
+    assert time.time() - t0 < 2 * SLOWDOWN and "regular file" in j["detail"], j
+    no_server_paths(j)
+    for _ in range(6):  # more than the 4 reading threads
+        register_path(s, "good.svm")
+    # nothing of the failed uploads is left in the state dir
+    left = sorted(f for f in os.listdir(os.path.join(state, "datasets")))
+    assert all(f.endswith(".json") for f in left), left
+
+
 if __name__ == "__main__":
     finish()
