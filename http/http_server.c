@@ -904,6 +904,47 @@ static char *fmt_u64(char *end, uint64_t v)
 	return end;
 }
 
+/*
+ * Feature ids in JSON: 0..2^64-1, as the readers accept them.  Up to
+ * 2^53-1 they are numbers (exact in every JSON parser, JavaScript's
+ * included); from 2^53 on they are decimal strings ("18446744073709551615").
+ * Inputs take either form for any id (jansson itself reads numbers only
+ * up to 2^63-1: larger ids must come as strings).
+ */
+#define ID_NUMBER_MAX ((UINT64_C(1) << 53) - 1)
+
+/* An id in JSON, written backwards before end. */
+static char *fmt_id_json(char *end, uint64_t v)
+{
+	if (v <= ID_NUMBER_MAX)
+		return fmt_u64(end, v);
+	*--end = '"';
+	end = fmt_u64(end, v);
+	*--end = '"';
+	return end;
+}
+
+static json_t *id_json(uint64_t v)
+{
+	char buf[32], *q = fmt_u64(buf + sizeof(buf) - 1, v);
+
+	buf[sizeof(buf) - 1] = '\0';
+	return v <= ID_NUMBER_MAX ? json_integer((json_int_t)v) : json_string(q);
+}
+
+/* An id from JSON: an integer >= 0 or a string of 1..20 decimal digits
+ * up to 2^64-1.  0 or -1. */
+static int id_from_json(const json_t *f, uint64_t *out)
+{
+	if (json_is_integer(f) && json_integer_value(f) >= 0) {
+		*out = (uint64_t)json_integer_value(f);
+		return 0;
+	}
+	if (json_is_string(f))
+		return http_parse_u64(json_string_value(f), json_string_length(f), out);
+	return -1;
+}
+
 static void stream_fill(struct stream *st, struct evbuffer *b)
 {
 	char line[64];
@@ -924,7 +965,7 @@ static void stream_fill(struct stream *st, struct evbuffer *b)
 				*--q = ']';
 				q = fmt_u64(q, st->p->owner[i]);
 				*--q = ',';
-				q = fmt_u64(q, st->p->feat_id[i]);
+				q = fmt_id_json(q, st->p->feat_id[i]);
 				*--q = '[';
 			} else {
 				q = fmt_u64(q, st->p->part[i]);
@@ -1056,9 +1097,10 @@ static void h_lookup(struct rctx *c, int features)
 				c->r.rid);
 			return;
 		}
-		evbuffer_add_printf(b, "{\"job\":\"%s\",\"feature\":%llu,\"part\":%u}\n",
-				    c->r.rid, (unsigned long long)c->r.index,
-				    p->owner[v]);
+		reply_json(c, 200, json_pack("{s:s, s:o, s:i}", "job", c->r.rid,
+					     "feature", id_json(c->r.index),
+					     "part", (int)p->owner[v]));
+		return;
 	} else {
 		if (c->r.index >= p->n_rows) {
 			problem(c, 404, "unknown-example", "example %llu is out of "
@@ -1097,9 +1139,13 @@ static int assign_input(struct rctx *c, json_t *body, uint64_t **off_out,
 			return -1;
 		}
 		json_array_foreach(row, j, f) {
-			if (!json_is_integer(f) || json_integer_value(f) < 0) {
+			uint64_t v;
+
+			if (id_from_json(f, &v)) {
 				snprintf(field, sizeof(field), "examples[%zu][%zu]", i, j);
-				invalid(c, field, "feature ids must be integers >= 0");
+				invalid(c, field, "feature ids must be integers in "
+					"0..2^64-1, as JSON numbers (up to 2^63-1) "
+					"or decimal strings");
 				return -1;
 			}
 		}
@@ -1117,7 +1163,7 @@ static int assign_input(struct rctx *c, json_t *body, uint64_t **off_out,
 	json_array_foreach(ex, i, row) {
 		off[i + 1] = off[i];
 		json_array_foreach(row, j, f)
-			ids[off[i + 1]++] = (uint64_t)json_integer_value(f);
+			id_from_json(f, &ids[off[i + 1]++]);
 	}
 	*off_out = off;
 	*ids_out = ids;

@@ -325,5 +325,55 @@ def test_bad_datasets_are_422_naming_the_users_dataset():
     assert all(f.endswith(".json") for f in left), left
 
 
+# ---- defect 6: every feature id round-trips through the JSON ----
+
+BIG = [2**64 - 1, 2**63, 2**63 - 1, 2**53, 2**53 - 1, 5, 0]
+
+
+def id_json(v):
+    """The documented form: a number up to 2^53-1, else a decimal string."""
+    return v if v < 2**53 else str(v)
+
+
+@serving
+def test_feature_ids_up_to_2_64_round_trip():
+    import json
+    rows = []
+    for i in range(40):
+        feats = sorted({BIG[i % len(BIG)], BIG[(i * 3 + 1) % len(BIG)], 100 + i % 5})
+        rows.append("%d %s" % (i % 2, " ".join("%d:1" % f for f in feats)))
+    s = Server(tmp("h-ids"))
+    d = s.json("POST", "/v1/datasets?format=libsvm", ("\n".join(rows) + "\n").encode(), status=201)
+    job = submit(s, {"dataset": d["id"], "k": 2, "seed": 1})
+    assert s.wait_job(job["id"])["state"] == "succeeded"
+    base = "/v1/jobs/%s" % job["id"]
+    # the text placement: every id as the reader read it
+    st, hd, text = s.req("GET", base + "/placement/features")
+    owner = {int(a): int(b) for a, b in (ln.split() for ln in text.decode().split("\n") if ln)}
+    assert set(BIG) <= set(owner), sorted(owner)
+    # JSON placement: numbers below 2^53, strings from there on
+    st, hd, body = s.req("GET", base + "/placement/features?format=json")
+    feats = json.loads(body)["features"]
+    for f, part in feats:
+        v = int(f)
+        assert f == id_json(v), (f, v)
+        assert owner[v] == part
+    assert {int(f) for f, _ in feats} == set(owner)
+    # lookups by id, answered in the same form
+    for v in BIG:
+        j = s.json("GET", base + "/features/%d" % v)
+        assert j["feature"] == id_json(v) and j["part"] == owner[v], (v, j)
+    # assign takes ids as numbers (up to 2^63-1) or strings (any)
+    ex = [[str(2**64 - 1), 5], [str(2**63), 2**63 - 1], [2**53 - 1, "100"], ["0"]]
+    j = s.json("POST", base + "/assign", {"examples": ex})
+    assert len(j["parts"]) == 4 and all(0 <= p < 2 for p in j["parts"]), j
+    # the same examples with every id as a string place the same
+    j2 = s.json("POST", base + "/assign", {"examples": [[str(x) for x in e] for e in ex]})
+    assert j2["parts"] == j["parts"], (j, j2)
+    for bad in ([["18446744073709551616"]], [[-1]], [["12a"]], [[1.5]], [[""]]):
+        pj, _ = s.problem("POST", base + "/assign", {"examples": bad}, status=422)
+        assert pj["field"] == "examples[0][0]", pj
+
+
 if __name__ == "__main__":
     finish()
