@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base_time.h"
 #include "part_io.h"
@@ -158,6 +160,50 @@ static struct http_dataset *from_json(json_t *j)
 	return d;
 }
 
+/* Start-up recovery of STATE/datasets (after load_all): remove the
+ * temporary files of writes a kill interrupted, and every upload dN.data
+ * without its dN.json (its registration never finished, so no client was
+ * given its id); say what went on stderr. */
+static void recover(struct http_datasets *r)
+{
+	DIR *dir;
+	struct dirent *e;
+	struct parsa_err err;
+	unsigned files = 0;
+	uint64_t bytes = 0;
+
+	parsa_err_clear(&err);
+	if (http_store_sweep(r->dir, &files, &bytes, &err) == 0 && files)
+		fprintf(stderr, "parsa serve: recovery: removed %u unfinished "
+			"temporary file%s (%llu bytes) in %s\n", files,
+			files == 1 ? "" : "s", (unsigned long long)bytes, r->dir);
+	if (!(dir = opendir(r->dir)))
+		return;
+	while ((e = readdir(dir))) {
+		char id[HTTP_ID_MAX], path[4400];
+		size_t n = strlen(e->d_name);
+		struct stat sb;
+
+		if (n < 6 || n - 5 >= HTTP_ID_MAX ||
+		    strcmp(e->d_name + n - 5, ".data") != 0)
+			continue;
+		snprintf(id, sizeof(id), "%.*s", (int)(n - 5), e->d_name);
+		if (http_id_number(id, 'd') == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.json", r->dir, id);
+		if (stat(path, &sb) == 0) /* described (maybe unreadably): kept */
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->dir, e->d_name);
+		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    unlink(path) != 0)
+			continue;
+		fprintf(stderr, "parsa serve: recovery: removed %s (%llu "
+			"bytes): an upload whose registration never finished\n",
+			path, (unsigned long long)sb.st_size);
+	}
+	closedir(dir);
+}
+
 /* Load every STATE/datasets/dN.json; unreadable ones are reported on
  * stderr and skipped (their id is not reused). */
 static int load_all(struct http_datasets *r, struct parsa_err *err)
@@ -216,6 +262,8 @@ int http_datasets_open(struct http_datasets **out, const char *state_dir,
 	rc = http_store_mkdirs(r->dir, err);
 	if (rc == 0)
 		rc = load_all(r, err);
+	if (rc == 0)
+		recover(r);
 	if (rc) {
 		http_datasets_close(r);
 		return rc;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base_time.h"
 #include "part_parallel.h"
@@ -309,6 +310,21 @@ static void recover(struct http_jobs *J, struct http_job *job)
 	}
 }
 
+/* Start-up recovery: the temporary files of writes a kill interrupted
+ * (placement, report, job.json) go. */
+static void sweep_job_dir(const char *dir)
+{
+	struct parsa_err err;
+	unsigned files = 0;
+	uint64_t bytes = 0;
+
+	parsa_err_clear(&err);
+	if (http_store_sweep(dir, &files, &bytes, &err) == 0 && files)
+		fprintf(stderr, "parsa serve: recovery: removed %u unfinished "
+			"temporary file%s (%llu bytes) in %s\n", files,
+			files == 1 ? "" : "s", (unsigned long long)bytes, dir);
+}
+
 static int load_all(struct http_jobs *J, struct parsa_err *err)
 {
 	DIR *dir = opendir(J->dir);
@@ -326,6 +342,9 @@ static int load_all(struct http_jobs *J, struct parsa_err *err)
 		if (http_id_number(e->d_name, 'j') == 0 ||
 		    strlen(e->d_name) >= HTTP_ID_MAX)
 			continue;
+		snprintf(path, sizeof(path), "%s/%s", J->dir, e->d_name);
+		parsa_err_clear(&e2);
+		sweep_job_dir(path);
 		snprintf(path, sizeof(path), "%s/%s/job.json", J->dir, e->d_name);
 		parsa_err_clear(&e2);
 		j = http_store_get_json(path, &e2);
@@ -572,6 +591,60 @@ static struct http_job *next_job(struct http_jobs *J)
 	return job;
 }
 
+/* Seconds a worker waits after it could not record a job's start. */
+#define PERSIST_RETRY 1.0
+
+/*
+ * The job's "running" could not be written (the disk is full, the state
+ * dir unwritable): it stays queued, in memory as on disk, at the head of
+ * the queue, and this worker waits PERSIST_RETRY before the next try.
+ */
+static void not_started(struct http_jobs *J, struct http_job *job,
+			const struct parsa_err *err)
+{
+	struct timespec until;
+
+	fprintf(stderr, "parsa serve: job %s stays queued: cannot record its "
+		"start: %s\n", job->id, err->msg);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)PERSIST_RETRY;
+	pthread_mutex_lock(&J->mu);
+	job->state = HTTP_JOB_QUEUED;
+	job->started[0] = '\0';
+	atomic_store(&job->phase, HTTP_PHASE_QUEUED);
+	J->running--;
+	job->qnext = J->qhead;
+	J->qhead = job;
+	if (!J->qtail)
+		J->qtail = job;
+	while (!J->stopping &&
+	       pthread_cond_timedwait(&J->cv, &J->mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&J->mu);
+}
+
+/*
+ * The job's end could not be written: the disk still says "running",
+ * which a restart reads as failed ("interrupted").  So it is failed now
+ * too, whatever it ended as: a client never sees a state that the disk
+ * contradicts after a restart.
+ */
+static void not_stored(struct http_jobs *J, struct http_job *job,
+		       const struct parsa_err *err)
+{
+	char msg[1200];
+
+	fprintf(stderr, "parsa serve: job %s: cannot record its end (%s): it "
+		"counts as failed\n", job->id, err->msg);
+	snprintf(msg, sizeof(msg), "the job's end could not be saved (%s); it "
+		 "counts as failed, as it will after a restart", err->msg);
+	pthread_mutex_lock(&J->mu);
+	job->state = HTTP_JOB_FAILED;
+	free(job->error);
+	job->error = strdup(msg);
+	pthread_mutex_unlock(&J->mu);
+}
+
 static void *worker_main(void *arg)
 {
 	struct http_jobs *J = arg;
@@ -589,13 +662,20 @@ static void *worker_main(void *arg)
 		int rc;
 
 		parsa_err_clear(&err);
-		persist_or_warn(J, job);
+		/* a job runs only once the disk says it runs: else a restart
+		 * would run it again, from "queued" */
+		if (persist(J, job, &err)) {
+			not_started(J, job, &err);
+			continue;
+		}
 		rc = execute(J, job, &err);
 		pthread_mutex_lock(&J->mu);
 		finish_locked(job, rc, &err);
 		J->running--;
 		pthread_mutex_unlock(&J->mu);
-		persist_or_warn(J, job);
+		parsa_err_clear(&err);
+		if (persist(J, job, &err))
+			not_stored(J, job, &err);
 		if (J->o.notify)
 			J->o.notify(J->o.notify_arg);
 	}

@@ -1,6 +1,7 @@
 /*
  * http_store: atomic, durable files (see http_store.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -210,5 +211,56 @@ int http_store_slurp(const char *path, char **buf, size_t *len,
 	p[n] = '\0';
 	*buf = p;
 	*len = (size_t)n;
+	return 0;
+}
+
+/* NAME.tmp.PID.N: a temporary file of http_store_begin. */
+static int is_tmp_name(const char *name)
+{
+	const char *t = NULL, *p = name;
+	unsigned dots = 0;
+
+	while ((p = strstr(p, ".tmp.")) != NULL) /* the last ".tmp." */
+		t = p++;
+	if (!t || t == name)
+		return 0;
+	for (p = t + 5; *p; p++) {
+		if (*p == '.')
+			dots++;
+		else if (*p < '0' || *p > '9')
+			return 0;
+	}
+	return dots == 1 && p[-1] != '.' && t[5] != '.';
+}
+
+int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,
+		     struct parsa_err *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned nf = 0;
+	uint64_t nb = 0;
+
+	if (!d)
+		return parsa_fail(err, PARSA_EIO, "%s: cannot open: %s", dir,
+				  strerror(errno));
+	while ((e = readdir(d)) != NULL) {
+		char path[4400];
+		struct stat sb;
+
+		if (!is_tmp_name(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+		    unlink(path) != 0)
+			continue;
+		nf++;
+		nb += (uint64_t)sb.st_size;
+	}
+	closedir(d);
+	if (files)
+		*files = nf;
+	if (bytes)
+		*bytes = nb;
 	return 0;
 }

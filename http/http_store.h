@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "parsa_err.h"
 
@@ -60,6 +61,13 @@ json_t *http_store_get_json(const char *path, struct parsa_err *err);
 /* fsync an existing file and its directory (files written by others,
  * e.g. part_placement_write).  0 or PARSA_EIO. */
 int http_store_sync(const char *path, struct parsa_err *err);
+
+/* Remove the temporary files a killed process left in dir (names
+ * NAME.tmp.PID.N, as http_store_begin makes them); *files and *bytes
+ * (may be NULL) count what went.  0, or PARSA_EIO when dir cannot be
+ * read. */
+int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,
+		     struct parsa_err *err);
 
 /* Read a whole file into a new buffer (*buf, *len; NUL-terminated).
  * 0, PARSA_EIO or PARSA_ENOMEM. */
