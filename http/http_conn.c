@@ -10,6 +10,7 @@
  * the bufferevent's callback argument (bufferevent_getcb).  From then on
  * the connection's close callback is ours: it counts the connection out.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@ struct conn {
 	void (*cb)(struct evhttp_connection *, void *);  /* the user's */
 	void *cb_arg;
 	int hdr_done;      /* the first request's headers have been seen */
+	int chunk_state;   /* 1: following its chunked body; 2: malformed */
+	uint64_t chunk_left;      /* bytes of the current chunk still due */
+	char line[32];            /* the chunk-size line so far */
+	size_t line_len;
 	struct event *hdr_timer;  /* closes it if they take too long */
 	struct conn *prev, *next;
 };
@@ -37,6 +42,7 @@ struct http_conns {
 	unsigned max;
 	uint64_t max_body;        /* over this + ABSURD_SLACK: at once */
 	struct bufferevent *oversize;  /* its 400 page becomes a 413 */
+	struct bufferevent *bad_chunk; /* its 413 page becomes a 400 */
 	struct timeval hdr_deadline;
 	unsigned count;           /* registered and open */
 	uint64_t refused;
@@ -98,6 +104,8 @@ static void on_close(struct evhttp_connection *evcon, void *arg)
 		event_free(x->hdr_timer);
 	if (x->C->oversize == x->bev)
 		x->C->oversize = NULL;
+	if (x->C->bad_chunk == x->bev)
+		x->C->bad_chunk = NULL;
 	unlink_conn(x);
 	x->C->count--;
 	free(x);
@@ -131,12 +139,100 @@ static long absurd_length(const char *p, size_t len, uint64_t max_body)
 	return d > i && v > max_body && v - max_body > ABSURD_SLACK ? (long)i : -1;
 }
 
+/* "Transfer-Encoding: chunked" (len bytes, no EOL)? */
+static int is_chunked_header(const char *p, size_t len)
+{
+	static const char key[] = "transfer-encoding:";
+	size_t i = sizeof(key) - 1;
+
+	if (len < i || strncasecmp(p, key, i) != 0)
+		return 0;
+	while (i < len && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	while (len > i && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	return len - i == 7 && strncasecmp(p + i, "chunked", 7) == 0;
+}
+
+/* A chunk-size line as evhttp judges it (strtoll base 16, then the end
+ * or a space): 1 if it is malformed (evhttp then answers 413, as for a
+ * body too large: we make that a 400). */
+static int bad_chunk_line(const char *p, size_t len)
+{
+	size_t i = 0, d;
+
+	while (i < len && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	if (i < len && p[i] == '+')
+		i++;
+	for (d = i; d < len && isxdigit((unsigned char)p[d]); d++)
+		;
+	return d == i || (d < len && p[d] != ' ');
+}
+
+/* Follow the chunked framing over the new bytes b[0..n) (the first
+ * request's body): chunk-size lines, then that many bytes; evhttp skips
+ * the empty line after each chunk's data.  Stops at the last chunk or
+ * at the first malformed size line (marking it). */
+static void follow_chunks(struct conn *x, const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n && x->chunk_state == 1; ) {
+		if (x->chunk_left > 0) {
+			size_t k = n - i < x->chunk_left ? n - i : (size_t)x->chunk_left;
+
+			x->chunk_left -= k;
+			i += k;
+			continue;
+		}
+		if (b[i] != '\n') {
+			if (x->line_len < sizeof(x->line))
+				x->line[x->line_len] = (char)b[i];
+			x->line_len++;
+			i++;
+			continue;
+		}
+		i++;
+		{
+			size_t len = x->line_len < sizeof(x->line) ? x->line_len
+								  : sizeof(x->line);
+			uint64_t v = 0;
+
+			if (len && x->line[len - 1] == '\r')
+				len--;
+			x->line_len = 0;
+			if (len == 0)
+				continue;  /* the end of a chunk's data */
+			if (bad_chunk_line(x->line, len)) {
+				x->chunk_state = 2;
+				x->C->bad_chunk = x->bev;
+				return;
+			}
+			for (size_t j = 0; j < len && isxdigit((unsigned char)x->line[j]); j++) {
+				unsigned c = (unsigned char)x->line[j];
+
+				if (v >> 60) { /* huge: evhttp's own 413 */
+					x->chunk_state = 0;
+					return;
+				}
+				v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+			}
+			if (v == 0) {
+				x->chunk_state = 0;  /* the last chunk */
+				return;
+			}
+			x->chunk_left = v;
+		}
+	}
+}
+
 /*
- * Input callback of a connection until its first request's headers are
- * complete: evhttp has consumed every complete header line before this
- * read, so the buffer holds at most a partial line plus the new bytes.
- * A Content-Length over the limit gets its first digit turned into '-':
- * evhttp then rejects it as an invalid header, with a 400 at once.
+ * Input callback of a connection for its first request: evhttp has
+ * consumed every complete header line before this read, so until the
+ * headers end the buffer holds at most a partial line plus the new bytes.
+ * A Content-Length too far over the limit gets its first digit turned
+ * into 'x': evhttp then rejects it as an invalid header at once (400,
+ * made a 413 by http_conns_take_oversize).  A chunked body's framing is
+ * followed to tell a malformed chunk size (400) from a body too large.
  */
 static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		     void *arg)
@@ -145,8 +241,18 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	size_t len = evbuffer_get_length(buf), start = 0;
 	unsigned char *p;
 
-	if (info->n_added == 0 || x->hdr_done || len == 0)
+	if (info->n_added == 0 || len == 0)
 		return;
+	if (x->hdr_done) {
+		if (x->chunk_state == 1) {
+			size_t n = info->n_added < len ? info->n_added : len;
+
+			p = evbuffer_pullup(buf, (ev_ssize_t)len);
+			if (p)
+				follow_chunks(x, p + len - n, n);
+		}
+		return;
+	}
 	if (len > 65536 + 4) /* longer than evhttp allows headers to be */
 		len = 65536 + 4;
 	p = evbuffer_pullup(buf, (ev_ssize_t)len);
@@ -163,15 +269,19 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 			x->hdr_done = 1;
 			if (x->hdr_timer)
 				event_del(x->hdr_timer);
+			if (x->chunk_state == 1)
+				follow_chunks(x, p + i + 1, len - i - 1);
 			return;
 		}
+		if (is_chunked_header((const char *)p + start, end - start))
+			x->chunk_state = 1;
 		at = absurd_length((const char *)p + start, end - start,
 				   x->C->max_body);
 		if (at >= 0) {
 			p[start + (size_t)at] = 'x';
 			x->C->oversize = x->bev;
 			warn(&x->C->w_length, "refused a request announcing a body larger "
-			     "than --max-upload (400 at once)");
+			     "than --max-upload (413 at once)");
 		}
 		start = i + 1;
 	}
@@ -331,6 +441,14 @@ int http_conns_take_oversize(struct http_conns *C, struct evbuffer *out)
 	if (!C->oversize || bufferevent_get_output(C->oversize) != out)
 		return 0;
 	C->oversize = NULL;
+	return 1;
+}
+
+int http_conns_take_bad_chunk(struct http_conns *C, struct evbuffer *out)
+{
+	if (!C->bad_chunk || bufferevent_get_output(C->bad_chunk) != out)
+		return 0;
+	C->bad_chunk = NULL;
 	return 1;
 }
 

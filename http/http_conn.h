@@ -15,7 +15,10 @@
  *  - a first request whose Content-Length is over `max_body` by more than
  *    16 MiB gets its 413 at once (without it evhttp's lingering close
  *    would read, and throw away, the whole announced body before
- *    answering).
+ *    answering);
+ *  - the first request's chunked body is followed, so that a malformed
+ *    chunk size is told from a body too large (evhttp answers 413 for
+ *    both).
  *
  * Every accepted connection is tracked from the evhttp bufferevent
  * callback (http_conns_track) until evhttp frees it; code that wants its
@@ -63,6 +66,11 @@ void http_conns_set_closecb(struct http_conns *C,
 /* 1 if out is the output of the connection whose Content-Length was
  * refused last (its 400 page then becomes a 413); clears the mark. */
 int http_conns_take_oversize(struct http_conns *C, struct evbuffer *out);
+
+/* 1 if out is the output of the connection whose chunked body had a
+ * malformed chunk size (evhttp's 413 page then becomes a 400); clears
+ * the mark. */
+int http_conns_take_bad_chunk(struct http_conns *C, struct evbuffer *out);
 
 /* Connections open now. */
 unsigned http_conns_count(const struct http_conns *C);

@@ -470,6 +470,43 @@ static int parse_fmt(struct rctx *c, struct reg_task *t, const char *fmt,
 	return 0;
 }
 
+static const char *const upload_params[] = {"format", "graph", "name"};
+
+/* A query parameter not in names[0..n): replied 422 naming it, 1. */
+static int unknown_query(struct rctx *c, const char *const *names, size_t n)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(c->req);
+	const char *q = u ? evhttp_uri_get_query(u) : NULL;
+	struct evkeyvalq kv;
+	struct evkeyval *e;
+	int bad = 0;
+
+	if (!q || !*q)
+		return 0;
+	if (evhttp_parse_query_str(q, &kv) != 0) {
+		evhttp_clear_headers(&kv);
+		invalid(c, "(query)", "malformed query string");
+		return 1;
+	}
+	for (e = kv.tqh_first; e; e = e->next.tqe_next) {
+		size_t i = 0;
+
+		while (i < n && strcmp(e->key, names[i]))
+			i++;
+		if (i == n) {
+			char msg[300];
+
+			snprintf(msg, sizeof(msg), "unknown parameter '%.200s' "
+				 "(an upload takes format, graph and name)", e->key);
+			invalid(c, e->key, msg);
+			bad = 1;
+			break;
+		}
+	}
+	evhttp_clear_headers(&kv);
+	return bad;
+}
+
 static void datasets_upload(struct rctx *c)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
@@ -479,6 +516,8 @@ static void datasets_upload(struct rctx *c)
 	const char *n = query_param(c, "name", name, sizeof(name));
 	struct reg_task *t;
 
+	if (unknown_query(c, upload_params, 3))
+		return;
 	if (evbuffer_get_length(in) == 0) {
 		invalid(c, "body", "the upload is empty: send the dataset file "
 			"as the request body (or JSON {\"path\": ...} with "
@@ -1171,6 +1210,8 @@ static int assign_input(struct rctx *c, json_t *body, uint64_t **off_out,
 	return 0;
 }
 
+static const char *const assign_keys[] = {"examples"};
+
 static void h_assign(struct rctx *c)
 {
 	const struct http_place *p;
@@ -1183,7 +1224,9 @@ static void h_assign(struct rctx *c)
 
 	if (!(body = body_json(c)))
 		return;
-	if (!(p = need_place(c)) || assign_input(c, body, &off, &ids, &n)) {
+	if (!(p = need_place(c)) ||
+	    (json_is_object(body) && check_keys(c, body, assign_keys, 1)) ||
+	    assign_input(c, body, &off, &ids, &n)) {
 		json_decref(body);
 		return;
 	}
@@ -1319,6 +1362,17 @@ static void on_request(struct evhttp_request *req, void *arg)
 	unsigned m = method_bit(evhttp_request_get_command(req));
 
 	http_route_match(u ? evhttp_uri_get_path(u) : "/", &c.r);
+	/* with a token, everything but /healthz and the page needs it, and
+	 * first: a client without it learns nothing, not even which routes
+	 * exist (401 before 404 and 405) */
+	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && c.r.id != HTTP_R_UI &&
+	    !authorized(c.s, req)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+				  "WWW-Authenticate", "Bearer realm=\"parsa\"");
+		problem(&c, 401, NULL, "missing or wrong bearer token "
+			"(send 'Authorization: Bearer <token>')");
+		return;
+	}
 	if (c.r.id == HTTP_R_NONE) {
 		problem(&c, 404, NULL, "no such resource: %s",
 			u && evhttp_uri_get_path(u) ? evhttp_uri_get_path(u) : "/");
@@ -1329,15 +1383,6 @@ static void on_request(struct evhttp_request *req, void *arg)
 				  http_route_allow(c.r.id));
 		problem(&c, 405, NULL, "method not allowed on %s (allowed: %s)",
 			http_route_label(c.r.id), http_route_allow(c.r.id));
-		return;
-	}
-	/* the page itself needs no token (it asks for it); the API does */
-	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && c.r.id != HTTP_R_UI &&
-	    !authorized(c.s, req)) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-				  "WWW-Authenticate", "Bearer realm=\"parsa\"");
-		problem(&c, 401, NULL, "missing or wrong bearer token "
-			"(send 'Authorization: Bearer <token>')");
 		return;
 	}
 	dispatch(&c, m == HTTP_M_HEAD ? HTTP_M_GET : m);
@@ -1370,7 +1415,8 @@ static const char *page_detail(int status, uint64_t max_upload)
 			 (unsigned long long)max_upload);
 		return buf;
 	case 400:
-		return "malformed HTTP request (request line, headers or body)";
+		return "malformed HTTP request (request line, headers, or body: "
+		       "e.g. a chunk size that is not hexadecimal)";
 	case 501:
 		return "HTTP method not implemented";
 	default:
@@ -1436,6 +1482,10 @@ static void fix_page(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	if (status == 400 &&
 	    http_conns_take_oversize(((struct svc *)arg)->conns, buf))
 		status = 413;
+	/* a malformed chunk size, which evhttp answers as too large */
+	if (status == 413 &&
+	    http_conns_take_bad_chunk(((struct svc *)arg)->conns, buf))
+		status = 400;
 	fixing = 1;
 	rewrite_page(arg, buf, (size_t)hit.pos, status, minor);
 	fixing = 0;

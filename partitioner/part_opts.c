@@ -306,7 +306,7 @@ const struct part_opt part_opts_table[] = {
 	/* parallel */
 	{.name = "workers", .key = "workers", .where = P | H,
 	 .flags = PART_OPT_PAR, .type = PART_OPT_UINT, AT(par.workers),
-	 .lo = 1, .hi = 4096, .http_hi = 64, .arg = "W",
+	 .lo = 1, .hi = 4096, .arg = "W",
 	 .group = "parallel (Parsa on the parameter server; see README)",
 	 .help = "W worker threads (plus servers) partition the\n"
 		 "blocks in parallel; without --workers, --tau or\n"

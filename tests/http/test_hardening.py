@@ -475,5 +475,94 @@ def test_disk_full_never_contradicted_after_restart():
         subprocess.run(["umount", "-l", mnt], capture_output=True)
 
 
+# ---- defect 10's HTTP items ----
+
+def raw(port, data, wait=5):
+    """Send data, then read until the server closes (or wait seconds)."""
+    sock = connect(port)
+    sock.settimeout(wait)
+    out = b""
+    try:
+        sock.sendall(data)
+        while True:
+            b = sock.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return out
+
+
+@serving
+def test_chunked_uploads_over_the_limit_and_bad_chunks():
+    import json
+    s = Server(tmp("h-chunk"), "--max-upload", "1K")
+    head = (b"POST /v1/datasets?format=libsvm HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    cases = [
+        (head + b"800\r\n" + b"1 1:1\n" * 341 + b"12\r\n\r\n0\r\n\r\n", 413),
+        (head + b"200\r\n" + b"1 1:1\n" * 85 + b"12\r\n\r\n" +
+         b"300\r\n" + b"1 1:1\n" * 128 + b"\r\n0\r\n\r\n", 413),
+        (head + b"zz\r\nabc\r\n0\r\n\r\n", 400),
+        (head + b"6\r\n1 1:1\n\r\n-5\r\n\r\n0\r\n\r\n", 400),
+        (head + b"6\r\n1 1:1\n\r\n6\r\n0 2:1\n\r\n0\r\n\r\n", 201),
+    ]
+    for data, status in cases:
+        out = raw(s.port, data)
+        assert out.startswith(b"HTTP/1.1 %d " % status), (status, out[:300])
+        hdr, _, body = out.partition(b"\r\n\r\n")
+        if status != 201:
+            assert b"application/problem+json" in hdr, out[:300]
+            j = json.loads(body)
+            assert j["status"] == status and j["detail"], j
+        assert b"<HTML>" not in out.upper(), out[:300]
+
+
+@serving
+def test_workers_range_is_the_clis():
+    s = Server(tmp("h-wrange"))
+    d = s.json("POST", "/v1/datasets?format=libsvm", b"1 1:1 2:1\n0 2:1 3:1\n1 3:1\n", status=201)
+    # the CLI's range is 1..4096: the job's too (4096 itself: accepted)
+    j, _ = s.problem("POST", "/v1/jobs", {"dataset": d["id"], "k": 2, "workers": 4097},
+                     status=422)
+    assert j["field"] == "workers" and "4096" in j["detail"], j
+    st, hd, body = s.req("POST", "/v1/jobs", {"dataset": d["id"], "k": 2, "workers": 100})
+    assert st == 202, (st, body)
+
+
+@serving
+def test_unknown_fields_refused_everywhere():
+    s = Server(tmp("h-fields"))
+    d = s.json("POST", "/v1/datasets?format=libsvm", b"1 1:1 2:1\n0 2:1 3:1\n", status=201)
+    j, _ = s.problem("POST", "/v1/datasets?format=libsvm&fromat=snap", b"1 1:1\n", status=422)
+    assert j["field"] == "fromat", j
+    job = submit(s, {"dataset": d["id"], "k": 2})
+    assert s.wait_job(job["id"])["state"] == "succeeded"
+    j, _ = s.problem("POST", "/v1/jobs/%s/assign" % job["id"],
+                     {"examples": [[1]], "imbalance": 2}, status=422)
+    assert j["field"] == "imbalance", j
+    assert s.json("POST", "/v1/jobs/%s/assign" % job["id"], {"examples": [[1]]})["parts"]
+
+
+@serving
+def test_with_a_token_unknown_routes_answer_401_first():
+    from clitest import write_token
+    s = Server(tmp("h-401"), "--token-file", write_token("tok", "t0ken"))
+    for method, path in (("GET", "/nope"), ("GET", "/v1/nothing/here"),
+                         ("PUT", "/v1/jobs"), ("GET", "/v1/jobs/j1")):
+        j, hd = s.problem(method, path, status=401)
+        assert hd["www-authenticate"].startswith("Bearer"), hd
+    assert s.json("GET", "/healthz")["status"] == "ok"
+    s.token = "t0ken"
+    s.problem("GET", "/nope", status=404)
+    s.problem("PUT", "/v1/jobs", status=405)
+    # without a token: 404 as before
+    s2 = Server(tmp("h-401b"))
+    s2.problem("GET", "/nope", status=404)
+
+
 if __name__ == "__main__":
     finish()
