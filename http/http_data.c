@@ -262,8 +262,13 @@ int http_datasets_open(struct http_datasets **out, const char *state_dir,
 	rc = http_store_mkdirs(r->dir, err);
 	if (rc == 0)
 		rc = load_all(r, err);
-	if (rc == 0)
+	if (rc == 0) {
+		uint64_t last = http_store_get_last_id(r->dir);
+
+		if (last > r->next)
+			r->next = last;
 		recover(r);
+	}
 	if (rc) {
 		http_datasets_close(r);
 		return rc;
@@ -431,16 +436,72 @@ uint64_t http_datasets_count(struct http_datasets *r)
 	return c;
 }
 
-json_t *http_datasets_list_json(struct http_datasets *r)
+json_t *http_datasets_list_json(struct http_datasets *r, uint64_t after,
+				unsigned limit)
 {
-	json_t *a = json_array();
+	json_t *a = json_array(), *out;
+	const char *next = NULL;
+	unsigned n = 0;
 
 	pthread_mutex_lock(&r->mu);
-	for (uint64_t i = 0; a && i < r->n; i++)
-		if (r->v[i])
-			json_array_append_new(a, http_dataset_json(r->v[i]));
+	for (uint64_t i = after; a && i < r->n; i++) {
+		if (!r->v[i])
+			continue;
+		if (limit && n == limit) {
+			next = json_string_value(json_object_get(
+				json_array_get(a, n - 1), "id"));
+			break;
+		}
+		json_array_append_new(a, http_dataset_json(r->v[i]));
+		n++;
+	}
 	pthread_mutex_unlock(&r->mu);
-	return a ? json_pack("{s:o}", "datasets", a) : NULL;
+	if (!a)
+		return NULL;
+	out = json_pack("{s:o}", "datasets", a);
+	if (out && next)
+		json_object_set_new(out, "next", json_string(next));
+	return out;
+}
+
+int http_datasets_remove(struct http_datasets *r, const char *id)
+{
+	uint64_t i = http_id_number(id, 'd');
+	struct http_dataset *d = NULL;
+	char path[4400];
+
+	int busy = 0;
+
+	pthread_mutex_lock(&r->mu);
+	if (i >= 1 && i <= r->n && r->v[i - 1]) {
+		busy = r->v[i - 1]->refs > 0;
+		if (!busy) {
+			d = r->v[i - 1];
+			r->v[i - 1] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	if (!d)
+		return busy ? 409 : 404;
+	{
+		struct parsa_err err;
+		uint64_t last;
+
+		pthread_mutex_lock(&r->mu);
+		last = r->next;
+		pthread_mutex_unlock(&r->mu);
+		parsa_err_clear(&err);
+		if (http_store_put_last_id(r->dir, last, &err))
+			fprintf(stderr, "parsa serve: %s\n", err.msg);
+	}
+	/* the description first: a kill between the two leaves an upload
+	 * without description, which start-up recovery removes */
+	snprintf(path, sizeof(path), "%s/%s.json", r->dir, d->id);
+	unlink(path);
+	if (d->uploaded)
+		unlink(d->path);
+	dataset_free(d);
+	return 0;
 }
 
 int http_datasets_acquire(struct http_datasets *r, const char *id,

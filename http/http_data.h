@@ -85,8 +85,19 @@ uint64_t http_datasets_count(struct http_datasets *r);
 /* New reference: the public description of d. */
 json_t *http_dataset_json(const struct http_dataset *d);
 
-/* New reference: {"datasets": [...]}. */
-json_t *http_datasets_list_json(struct http_datasets *r);
+/* New reference: {"datasets": [...]}, in id order: those after id
+ * number `after` (0: from the first), at most limit (0: all); "next" is
+ * the last one's id when more follow. */
+json_t *http_datasets_list_json(struct http_datasets *r, uint64_t after,
+				unsigned limit);
+
+/*
+ * Remove dataset id: its description, then its upload (a path's file is
+ * the user's and stays), and its memory.  The caller makes sure no job
+ * queued or running uses it.  0, 404 when there is no such dataset, 409
+ * when a job holds its parsed data.
+ */
+int http_datasets_remove(struct http_datasets *r, const char *id);
 
 /*
  * The parsed data of dataset id for a job: from the cache, or read now

@@ -209,12 +209,9 @@ static void job_free(struct http_job *job)
 	free(job);
 }
 
-/* Put job at its slot (under mu or before the workers start). */
-static int put_job(struct http_jobs *J, struct http_job *job,
-		   struct parsa_err *err)
+/* Make slot i (1-based) exist, and ids up to i taken. */
+static int reserve_id(struct http_jobs *J, uint64_t i, struct parsa_err *err)
 {
-	uint64_t i = http_id_number(job->id, 'j');
-
 	if (i > J->cap) {
 		uint64_t cap = J->cap ? J->cap : 64;
 		struct http_job **v;
@@ -228,11 +225,24 @@ static int put_job(struct http_jobs *J, struct http_job *job,
 		J->v = v;
 		J->cap = cap;
 	}
-	J->v[i - 1] = job;
 	if (i > J->n)
 		J->n = i;
 	return 0;
 }
+
+/* Put job at its slot (under mu or before the workers start). */
+static int put_job(struct http_jobs *J, struct http_job *job,
+		   struct parsa_err *err)
+{
+	uint64_t i = http_id_number(job->id, 'j');
+	int rc = reserve_id(J, i, err);
+
+	if (rc == 0)
+		J->v[i - 1] = job;
+	return rc;
+}
+
+static void remove_job_dir(const char *dir);
 
 static void enqueue_locked(struct http_jobs *J, struct http_job *job)
 {
@@ -346,6 +356,16 @@ static int load_all(struct http_jobs *J, struct parsa_err *err)
 		parsa_err_clear(&e2);
 		sweep_job_dir(path);
 		snprintf(path, sizeof(path), "%s/%s/job.json", J->dir, e->d_name);
+		if (access(path, F_OK) != 0 && errno == ENOENT) {
+			/* never acknowledged, or half deleted: no job */
+			snprintf(path, sizeof(path), "%s/%s", J->dir, e->d_name);
+			remove_job_dir(path);
+			fprintf(stderr, "parsa serve: recovery: removed %s (no "
+				"job.json: a job never submitted, or deleted "
+				"midway)\n", path);
+			rc = reserve_id(J, http_id_number(e->d_name, 'j'), err);
+			continue;
+		}
 		parsa_err_clear(&e2);
 		j = http_store_get_json(path, &e2);
 		job = j ? job_from_json(J, e->d_name, j) : NULL;
@@ -353,8 +373,7 @@ static int load_all(struct http_jobs *J, struct parsa_err *err)
 		if (!job) {
 			fprintf(stderr, "parsa serve: skipping job %s: %s\n",
 				e->d_name, e2.msg[0] ? e2.msg : "unreadable");
-			if (http_id_number(e->d_name, 'j') > J->n)
-				J->n = http_id_number(e->d_name, 'j');
+			rc = reserve_id(J, http_id_number(e->d_name, 'j'), err);
 			continue;
 		}
 		rc = put_job(J, job, err);
@@ -700,6 +719,8 @@ int http_jobs_open(struct http_jobs **out, const struct http_jobs_opts *o,
 	rc = http_store_mkdirs(J->dir, err);
 	if (rc == 0)
 		rc = load_all(J, err);
+	if (rc == 0) /* deleted jobs' ids are not given again */
+		rc = reserve_id(J, http_store_get_last_id(J->dir), err);
 	J->threads = calloc(o->workers ? o->workers : 1, sizeof(pthread_t));
 	if (rc == 0 && !J->threads)
 		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory");
@@ -821,16 +842,111 @@ json_t *http_jobs_get_json(struct http_jobs *J, const char *id,
 	return j;
 }
 
-json_t *http_jobs_list_json(struct http_jobs *J)
+json_t *http_jobs_list_json(struct http_jobs *J, const struct http_jobs_query *q)
 {
-	json_t *a = json_array();
+	static const struct http_jobs_query all = {.state = -1};
+	json_t *a = json_array(), *out;
+	const char *next = NULL;
+	unsigned n = 0;
+
+	if (!q)
+		q = &all;
+	pthread_mutex_lock(&J->mu);
+	for (uint64_t i = q->after; a && i < J->n; i++) {
+		struct http_job *job = J->v[i];
+
+		if (!job || (q->state >= 0 && (int)job->state != q->state) ||
+		    (q->dataset && strcmp(job->spec.dataset, q->dataset) != 0))
+			continue;
+		if (q->limit && n == q->limit) {
+			next = json_string_value(json_object_get(
+				json_array_get(a, n - 1), "id"));
+			break;
+		}
+		json_array_append_new(a, job_json_locked(job, 0));
+		n++;
+	}
+	pthread_mutex_unlock(&J->mu);
+	if (!a)
+		return NULL;
+	out = json_pack("{s:o}", "jobs", a);
+	if (out && next)
+		json_object_set_new(out, "next", json_string(next));
+	return out;
+}
+
+unsigned http_jobs_using(struct http_jobs *J, const char *dataset)
+{
+	unsigned n = 0;
 
 	pthread_mutex_lock(&J->mu);
-	for (uint64_t i = 0; a && i < J->n; i++)
-		if (J->v[i])
-			json_array_append_new(a, job_json_locked(J->v[i], 0));
+	for (uint64_t i = 0; i < J->n; i++) {
+		struct http_job *job = J->v[i];
+
+		n += job && (job->state == HTTP_JOB_QUEUED ||
+			     job->state == HTTP_JOB_RUNNING) &&
+		     strcmp(job->spec.dataset, dataset) == 0;
+	}
 	pthread_mutex_unlock(&J->mu);
-	return a ? json_pack("{s:o}", "jobs", a) : NULL;
+	return n;
+}
+
+/* Remove dir's files, then dir: job.json first, so that a kill midway
+ * leaves a directory without job.json, which start-up recovery removes. */
+static void remove_job_dir(const char *dir)
+{
+	char path[4400];
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/job.json", dir);
+	unlink(path);
+	if ((d = opendir(dir)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+int http_jobs_purge(struct http_jobs *J, const char *id,
+		    enum http_job_state *state_out)
+{
+	struct http_job *job;
+	char dir[4400];
+
+	pthread_mutex_lock(&J->mu);
+	job = find_locked(J, id);
+	if (job) {
+		*state_out = job->state;
+		if (job->state == HTTP_JOB_QUEUED || job->state == HTTP_JOB_RUNNING) {
+			pthread_mutex_unlock(&J->mu);
+			return 409;
+		}
+		J->v[http_id_number(id, 'j') - 1] = NULL;
+	}
+	pthread_mutex_unlock(&J->mu);
+	if (!job)
+		return 404;
+	{
+		struct parsa_err err;
+		uint64_t last;
+
+		pthread_mutex_lock(&J->mu);
+		last = J->n;
+		pthread_mutex_unlock(&J->mu);
+		parsa_err_clear(&err);
+		if (http_store_put_last_id(J->dir, last, &err))
+			fprintf(stderr, "parsa serve: %s\n", err.msg);
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", J->dir, job->id);
+	remove_job_dir(dir);
+	job_free(job);
+	return 200;
 }
 
 /* Remove job from the queue (under mu). */

@@ -123,8 +123,29 @@ int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
 json_t *http_jobs_get_json(struct http_jobs *J, const char *id,
 			   int with_report);
 
-/* New reference: {"jobs": [...]} without reports. */
-json_t *http_jobs_list_json(struct http_jobs *J);
+/* Which jobs a list shows. */
+struct http_jobs_query {
+	uint64_t after;      /* id numbers above this (0: from the first) */
+	unsigned limit;      /* at most this many (0: all) */
+	int state;           /* an enum http_job_state, or -1: any */
+	const char *dataset; /* only this dataset's jobs (NULL: any) */
+};
+
+/* New reference: {"jobs": [...]} without reports, in id order, as q
+ * selects (NULL: all); "next" is the last one's id when more follow. */
+json_t *http_jobs_list_json(struct http_jobs *J, const struct http_jobs_query *q);
+
+/* Queued or running jobs of dataset id. */
+unsigned http_jobs_using(struct http_jobs *J, const char *dataset);
+
+/*
+ * Delete a finished job (succeeded, failed or cancelled) and its files:
+ * 200, 404 (no such job) or 409 (queued or running: *state_out says
+ * which; cancel it first).  Its id is not given again.  The caller makes
+ * sure nothing else holds its placement (a download in progress).
+ */
+int http_jobs_purge(struct http_jobs *J, const char *id,
+		    enum http_job_state *state_out);
 
 /*
  * Cancel: 200 (queued -> cancelled now), 202 (running: the worker stops

@@ -19,7 +19,7 @@ static const struct {
 	[HTTP_R_HEALTHZ] = {"/healthz", HTTP_M_GET | HTTP_M_HEAD, "GET, HEAD"},
 	[HTTP_R_METRICS] = {"/metrics", HTTP_M_GET | HTTP_M_HEAD, "GET, HEAD"},
 	[HTTP_R_DATASETS] = {"/v1/datasets", HTTP_M_GET | HTTP_M_POST, "GET, POST"},
-	[HTTP_R_DATASET] = {"/v1/datasets/{id}", HTTP_M_GET, "GET"},
+	[HTTP_R_DATASET] = {"/v1/datasets/{id}", HTTP_M_GET | HTTP_M_DELETE, "GET, DELETE"},
 	[HTTP_R_JOBS] = {"/v1/jobs", HTTP_M_GET | HTTP_M_POST, "GET, POST"},
 	[HTTP_R_JOB] = {"/v1/jobs/{id}", HTTP_M_GET | HTTP_M_DELETE, "GET, DELETE"},
 	[HTTP_R_REPORT] = {"/v1/jobs/{id}/report", HTTP_M_GET, "GET"},

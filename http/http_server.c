@@ -45,6 +45,7 @@
 
 struct reg_task;
 struct waiter;
+struct stream;
 
 struct svc {
 	struct http_server_opts o;
@@ -63,6 +64,7 @@ struct svc {
 	pthread_mutex_t mu;          /* done list and loaders */
 	struct reg_task *done;       /* finished registrations */
 	struct waiter *waiters;      /* long polls: GET /v1/jobs/{id}?wait=S */
+	struct stream *streams;      /* placement downloads in progress */
 	unsigned loaders;            /* registration threads alive */
 	int stopping;                /* a stop signal came */
 	int interrupted;             /* running jobs asked to stop */
@@ -662,12 +664,85 @@ end:
 	json_decref(j);
 }
 
+/*
+ * The query of a list (GET /v1/datasets, /v1/jobs): limit (1..1000),
+ * after (an id of the list's kind: 'd' or 'j'), and for jobs state and
+ * dataset; anything else is refused.  0, or replied 422.
+ */
+static int list_query(struct rctx *c, char kind, struct http_jobs_query *q,
+		      char *dataset)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(c->req);
+	const char *qs = u ? evhttp_uri_get_query(u) : NULL;
+	struct evkeyvalq kv;
+	struct evkeyval *e;
+	const char *bad = NULL, *why = NULL;
+
+	*q = (struct http_jobs_query){.state = -1};
+	if (!qs || !*qs)
+		return 0;
+	if (evhttp_parse_query_str(qs, &kv) != 0) {
+		evhttp_clear_headers(&kv);
+		invalid(c, "(query)", "malformed query string");
+		return -1;
+	}
+	for (e = kv.tqh_first; e && !bad; e = e->next.tqe_next) {
+		uint64_t v;
+
+		if (strcmp(e->key, "limit") == 0) {
+			if (http_parse_u64(e->value, strlen(e->value), &v) ||
+			    v < 1 || v > 1000)
+				bad = "limit", why = "limit must be an integer in 1..1000";
+			else
+				q->limit = (unsigned)v;
+		} else if (strcmp(e->key, "after") == 0) {
+			if ((v = http_id_number(e->value, kind)) == 0)
+				bad = "after", why = kind == 'j'
+					? "after must be a job id (as j12)"
+					: "after must be a dataset id (as d3)";
+			else
+				q->after = v;
+		} else if (kind == 'j' && strcmp(e->key, "state") == 0) {
+			int st = -1;
+
+			for (int i = 0; i < HTTP_JOB_NSTATES; i++)
+				if (strcmp(e->value, http_job_state_names[i]) == 0)
+					st = i;
+			if (st < 0)
+				bad = "state", why = "state must be queued, running, "
+					"succeeded, failed or cancelled";
+			q->state = st;
+		} else if (kind == 'j' && strcmp(e->key, "dataset") == 0) {
+			if (!*e->value || strlen(e->value) >= HTTP_ID_MAX)
+				bad = "dataset", why = "dataset must be a dataset id";
+			else
+				q->dataset = strcpy(dataset, e->value);
+		} else {
+			bad = "(query)";
+			why = kind == 'j' ? "unknown parameter: the list of jobs takes "
+				"limit, after, state and dataset"
+				: "unknown parameter: the list of datasets takes limit "
+				"and after";
+		}
+	}
+	evhttp_clear_headers(&kv);
+	if (bad) {
+		invalid(c, bad, why);
+		return -1;
+	}
+	return 0;
+}
+
 static void h_datasets(struct rctx *c, unsigned m)
 {
+	struct http_jobs_query q;
+	char ds[HTTP_ID_MAX];
 	const char *ct;
 
 	if (m == HTTP_M_GET) {
-		reply_json(c, 200, http_datasets_list_json(c->s->data));
+		if (list_query(c, 'd', &q, ds) == 0)
+			reply_json(c, 200, http_datasets_list_json(c->s->data,
+								   q.after, q.limit));
 		return;
 	}
 	ct = evhttp_find_header(evhttp_request_get_input_headers(c->req),
@@ -678,14 +753,28 @@ static void h_datasets(struct rctx *c, unsigned m)
 		datasets_upload(c);
 }
 
-static void h_dataset(struct rctx *c)
+static void h_dataset(struct rctx *c, unsigned m)
 {
 	const struct http_dataset *d = http_datasets_find(c->s->data, c->r.rid);
+	unsigned users;
 
-	if (!d)
+	if (!d) {
 		problem(c, 404, NULL, "no dataset '%s'", c->r.rid);
-	else
+		return;
+	}
+	if (m != HTTP_M_DELETE) {
 		reply_json(c, 200, http_dataset_json(d));
+		return;
+	}
+	/* DELETE: not while a job will read it */
+	if ((users = http_jobs_using(c->s->jobs, c->r.rid)) > 0 ||
+	    http_datasets_remove(c->s->data, c->r.rid) == 409) {
+		problem(c, 409, "dataset-in-use", "dataset %s is used by %u "
+			"queued or running job%s; cancel them or wait", c->r.rid,
+			users ? users : 1, users == 1 || !users ? "" : "s");
+		return;
+	}
+	reply_json(c, 200, json_pack("{s:s, s:b}", "id", c->r.rid, "deleted", 1));
 }
 
 /* ---- jobs ---- */
@@ -699,7 +788,11 @@ static void h_jobs(struct rctx *c, unsigned m)
 	int rc;
 
 	if (m == HTTP_M_GET) {
-		reply_json(c, 200, http_jobs_list_json(c->s->jobs));
+		struct http_jobs_query q;
+		char ds[HTTP_ID_MAX];
+
+		if (list_query(c, 'j', &q, ds) == 0)
+			reply_json(c, 200, http_jobs_list_json(c->s->jobs, &q));
 		return;
 	}
 	if (c->s->stopping) {
@@ -833,18 +926,55 @@ static int maybe_wait(struct rctx *c)
 	return 1;
 }
 
-static void h_job(struct rctx *c, unsigned m)
+static int downloading(struct svc *s, const char *job);
+
+/* DELETE /v1/jobs/{id}?purge=true: a finished job and its files. */
+static void purge_job(struct rctx *c, const char *v)
 {
 	enum http_job_state st = HTTP_JOB_QUEUED;
 	int status;
 
+	if (strcmp(v, "true") != 0 && strcmp(v, "1") != 0) {
+		invalid(c, "purge", "purge must be true (or 1)");
+		return;
+	}
+	if (downloading(c->s, c->r.rid)) {
+		evhttp_add_header(evhttp_request_get_output_headers(c->req),
+				  "Retry-After", "5");
+		problem(c, 409, "job-in-use", "job %s's placement is being "
+			"downloaded; retry when it is done", c->r.rid);
+		return;
+	}
+	status = http_jobs_purge(c->s->jobs, c->r.rid, &st);
+	if (status == 404)
+		problem(c, 404, NULL, "no job '%s'", c->r.rid);
+	else if (status == 409)
+		problem(c, 409, "job-not-finished", "job %s is %s: cancel it "
+			"first (DELETE without purge), then delete it", c->r.rid,
+			http_job_state_names[st]);
+	else
+		reply_json(c, 200, json_pack("{s:s, s:b}", "id", c->r.rid,
+					     "deleted", 1));
+}
+
+static void h_job(struct rctx *c, unsigned m)
+{
+	enum http_job_state st = HTTP_JOB_QUEUED;
+	char pv[16];
+	int status;
+
+	if (m == HTTP_M_DELETE && query_param(c, "purge", pv, sizeof(pv))) {
+		purge_job(c, pv);
+		return;
+	}
 	if (m == HTTP_M_DELETE) {
 		status = http_jobs_cancel(c->s->jobs, c->r.rid, &st);
 		if (status == 404)
 			problem(c, 404, NULL, "no job '%s'", c->r.rid);
 		else if (status == 409)
 			problem(c, 409, "job-finished", "job %s has already "
-				"finished (%s); nothing to cancel", c->r.rid,
+				"finished (%s); nothing to cancel (DELETE "
+				"?purge=true deletes it and its files)", c->r.rid,
 				http_job_state_names[st]);
 		else
 			reply_json(c, status, http_jobs_get_json(c->s->jobs, c->r.rid, 0));
@@ -927,12 +1057,32 @@ static const struct http_place *need_place(struct rctx *c)
 
 struct stream {
 	struct rctx c;
+	struct stream *next_open;  /* svc's list of downloads */
 	struct evhttp_connection *evcon;
 	const struct http_place *p;
 	int features, json;
 	uint64_t pos, n;
 	int started_json, done;
 };
+
+static void stream_unlist(struct stream *st)
+{
+	struct stream **pp = &st->c.s->streams;
+
+	while (*pp && *pp != st)
+		pp = &(*pp)->next_open;
+	if (*pp)
+		*pp = st->next_open;
+}
+
+/* Is a placement of job being downloaded? */
+static int downloading(struct svc *s, const char *job)
+{
+	for (struct stream *st = s->streams; st; st = st->next_open)
+		if (strcmp(st->c.r.rid, job) == 0)
+			return 1;
+	return 0;
+}
 
 static char *fmt_u64(char *end, uint64_t v)
 {
@@ -1039,6 +1189,7 @@ static void stream_closed(struct evhttp_connection *evcon, void *arg)
 	if (!evhttp_request_get_connection(st->c.req))
 		evhttp_request_free(st->c.req);
 	http_metrics_request(st->c.s->metrics, st->c.r.id, 499, base_now() - st->c.t0);
+	stream_unlist(st);
 	free(st);
 }
 
@@ -1053,6 +1204,7 @@ static void stream_next(struct evhttp_connection *evcon, void *arg)
 		evhttp_send_reply_end(st->c.req);
 		http_metrics_request(st->c.s->metrics, st->c.r.id, 200,
 				     base_now() - st->c.t0);
+		stream_unlist(st);
 		free(st);
 		return;
 	}
@@ -1060,6 +1212,7 @@ static void stream_next(struct evhttp_connection *evcon, void *arg)
 	if (!b) { /* give up: close the connection */
 		http_conns_set_closecb(st->c.s->conns, st->evcon, NULL, NULL);
 		evhttp_send_reply_end(st->c.req);
+		stream_unlist(st);
 		free(st);
 		return;
 	}
@@ -1101,6 +1254,8 @@ static void h_placement(struct rctx *c)
 		return;
 	}
 	st->c = *c;
+	st->next_open = c->s->streams;
+	c->s->streams = st;
 	st->p = p;
 	st->features = c->r.features;
 	st->json = wants_json(c);
@@ -1341,7 +1496,7 @@ static void dispatch(struct rctx *c, unsigned m)
 	case HTTP_R_HEALTHZ: h_healthz(c); break;
 	case HTTP_R_METRICS: h_metrics(c); break;
 	case HTTP_R_DATASETS: h_datasets(c, m); break;
-	case HTTP_R_DATASET: h_dataset(c); break;
+	case HTTP_R_DATASET: h_dataset(c, m); break;
 	case HTTP_R_JOBS: h_jobs(c, m); break;
 	case HTTP_R_JOB: h_job(c, m); break;
 	case HTTP_R_REPORT: h_report(c); break;

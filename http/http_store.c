@@ -264,3 +264,28 @@ int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,
 		*bytes = nb;
 	return 0;
 }
+
+uint64_t http_store_get_last_id(const char *dir)
+{
+	char path[4400], *buf = NULL;
+	size_t len = 0;
+	unsigned long long v = 0;
+	struct parsa_err err;
+
+	snprintf(path, sizeof(path), "%s/last-id", dir);
+	parsa_err_clear(&err);
+	if (http_store_slurp(path, &buf, &len, &err) == 0 &&
+	    sscanf(buf, "%llu", &v) != 1)
+		v = 0;
+	free(buf);
+	return (uint64_t)v;
+}
+
+int http_store_put_last_id(const char *dir, uint64_t v, struct parsa_err *err)
+{
+	char path[4400], text[32];
+	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)v);
+
+	snprintf(path, sizeof(path), "%s/last-id", dir);
+	return http_store_put(path, text, (size_t)n, err);
+}

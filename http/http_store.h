@@ -69,6 +69,14 @@ int http_store_sync(const char *path, struct parsa_err *err);
 int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,
 		     struct parsa_err *err);
 
+/* The highest id number given out in dir (its file "last-id", written by
+ * http_store_put_last_id when an entry is deleted, so that a deleted
+ * entry's id is never given again): 0 when there is none. */
+uint64_t http_store_get_last_id(const char *dir);
+
+/* Record v as dir's highest id given out (atomically).  0 or PARSA_EIO. */
+int http_store_put_last_id(const char *dir, uint64_t v, struct parsa_err *err);
+
 /* Read a whole file into a new buffer (*buf, *len; NUL-terminated).
  * 0, PARSA_EIO or PARSA_ENOMEM. */
 int http_store_slurp(const char *path, char **buf, size_t *len,

@@ -17,8 +17,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from clitest import BIN, SLOWDOWN, Skip, finish, tmp  # noqa: E402,F401
 
-from httptest import (DATA, ML, SLOW, Server, register_path,  # noqa: E402,F401
-                      servers, serving, submit)
+from httptest import (DATA, ML, SLOW, Server, raw_exchange,  # noqa: E402,F401
+                      register_path, servers, serving, submit)
 
 
 class LimitedServer(Server):
@@ -477,25 +477,6 @@ def test_disk_full_never_contradicted_after_restart():
 
 # ---- defect 10's HTTP items ----
 
-def raw(port, data, wait=5):
-    """Send data, then read until the server closes (or wait seconds)."""
-    sock = connect(port)
-    sock.settimeout(wait)
-    out = b""
-    try:
-        sock.sendall(data)
-        while True:
-            b = sock.recv(65536)
-            if not b:
-                break
-            out += b
-    except OSError:
-        pass
-    finally:
-        sock.close()
-    return out
-
-
 @serving
 def test_chunked_uploads_over_the_limit_and_bad_chunks():
     import json
@@ -511,7 +492,7 @@ def test_chunked_uploads_over_the_limit_and_bad_chunks():
         (head + b"6\r\n1 1:1\n\r\n6\r\n0 2:1\n\r\n0\r\n\r\n", 201),
     ]
     for data, status in cases:
-        out = raw(s.port, data)
+        out = raw_exchange(s.port, data)
         assert out.startswith(b"HTTP/1.1 %d " % status), (status, out[:300])
         hdr, _, body = out.partition(b"\r\n\r\n")
         if status != 201:
@@ -562,6 +543,82 @@ def test_with_a_token_unknown_routes_answer_401_first():
     # without a token: 404 as before
     s2 = Server(tmp("h-401b"))
     s2.problem("GET", "/nope", status=404)
+
+
+# ---- the service cleans up after itself ----
+
+@serving
+def test_delete_datasets_and_finished_jobs_with_their_files():
+    from httptest import SLOW_JOB, slow_data, wait_progress
+    state = tmp("h-del")
+    data = os.path.dirname(slow_data())
+    s = Server(state, "--workers", "1", data_dir=data)
+    big = register_path(s, os.path.basename(slow_data()), format="libsvm")["id"]
+    up = s.json("POST", "/v1/datasets?format=libsvm", b"1 1:1 2:1\n0 2:1 3:1\n", status=201)["id"]
+    j1 = submit(s, dict(SLOW_JOB, dataset=big))["id"]
+    wait_progress(s, j1)
+    j2 = submit(s, {"dataset": up, "k": 2})["id"]  # queued behind j1
+    # a dataset a queued or running job will read cannot go
+    for ds in (big, up):
+        j, _ = s.problem("DELETE", "/v1/datasets/" + ds, status=409)
+        assert "job" in j["detail"], j
+    # a running job cannot be purged; cancel, then purge
+    j, _ = s.problem("DELETE", "/v1/jobs/%s?purge=true" % j1, status=409)
+    s.req("DELETE", "/v1/jobs/" + j1)
+    assert s.wait_job(j1)["state"] == "cancelled"
+    assert s.wait_job(j2)["state"] == "succeeded"
+    jdir = os.path.join(state, "jobs", j2)
+    assert os.path.exists(os.path.join(jdir, "placement.examples"))
+    assert s.json("DELETE", "/v1/jobs/%s?purge=true" % j2) == {"id": j2, "deleted": True}
+    assert not os.path.exists(jdir), os.listdir(jdir)
+    s.problem("GET", "/v1/jobs/" + j2, status=404)
+    s.problem("GET", "/v1/jobs/%s/placement/examples" % j2, status=404)
+    s.problem("DELETE", "/v1/jobs/%s?purge=true" % j2, status=404)
+    s.problem("DELETE", "/v1/jobs/%s?purge=maybe" % j1, status=422)
+    # the datasets go now: an upload with its file, a path's file stays
+    assert s.json("DELETE", "/v1/datasets/" + up) == {"id": up, "deleted": True}
+    assert s.json("DELETE", "/v1/datasets/" + big)["deleted"] is True
+    assert os.path.exists(slow_data())
+    left = os.listdir(os.path.join(state, "datasets"))
+    assert left == ["last-id"], left  # the highest id given, never reused
+    s.problem("GET", "/v1/datasets/" + up, status=404)
+    assert s.json("GET", "/v1/datasets")["datasets"] == []
+    # a restart brings nothing back, and ids are not given again
+    assert s.stop() == 0
+    s = Server(state, data_dir=data)
+    s.problem("GET", "/v1/jobs/" + j2, status=404)
+    assert [j["id"] for j in s.json("GET", "/v1/jobs")["jobs"]] == [j1]
+    d = s.json("POST", "/v1/datasets?format=libsvm", b"1 1:1\n", status=201)
+    assert d["id"] not in (big, up), d
+    assert submit(s, {"dataset": d["id"], "k": 1})["id"] not in (j1, j2)
+
+
+@serving
+def test_lists_paginate_and_filter():
+    s = Server(tmp("h-list"))
+    ds = [s.json("POST", "/v1/datasets?format=libsvm", b"1 1:1 2:1\n0 2:1 3:1\n",
+                 status=201)["id"] for _ in range(3)]
+    jobs = [submit(s, {"dataset": ds[i % 2], "k": 2})["id"] for i in range(5)]
+    for j in jobs:
+        assert s.wait_job(j)["state"] == "succeeded"
+    cancelled = submit(s, {"dataset": ds[2], "k": 2, "time_limit": 0.001})["id"]
+    s.wait_job(cancelled)
+    page = s.json("GET", "/v1/jobs?limit=2")
+    assert [j["id"] for j in page["jobs"]] == jobs[:2] and page["next"] == jobs[1], page
+    page = s.json("GET", "/v1/jobs?limit=2&after=" + page["next"])
+    assert [j["id"] for j in page["jobs"]] == jobs[2:4], page
+    page = s.json("GET", "/v1/jobs?limit=10&after=" + jobs[3])
+    assert [j["id"] for j in page["jobs"]] == [jobs[4], cancelled] and "next" not in page, page
+    got = s.json("GET", "/v1/jobs?dataset=%s&state=succeeded" % ds[0])["jobs"]
+    assert [j["id"] for j in got] == [jobs[0], jobs[2], jobs[4]], got
+    assert s.json("GET", "/v1/jobs?state=running")["jobs"] == []
+    page = s.json("GET", "/v1/datasets?limit=1&after=" + ds[0])
+    assert [d["id"] for d in page["datasets"]] == [ds[1]] and page["next"] == ds[1], page
+    for q, field in (("limit=0", "limit"), ("limit=x", "limit"), ("after=d1", "after"),
+                     ("state=done", "state"), ("sort=id", "(query)")):
+        j, _ = s.problem("GET", "/v1/jobs?" + q, status=422)
+        assert j["field"] == field, (q, j)
+    s.problem("GET", "/v1/datasets?state=queued", status=422)
 
 
 if __name__ == "__main__":
