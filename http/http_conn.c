@@ -498,6 +498,8 @@ void http_conns_destroy(struct http_conns *C)
 		struct conn *x = C->list;
 
 		C->list = x->next;
+		if (x->hdr_timer)
+			event_free(x->hdr_timer);
 		free(x);
 	}
 	for (size_t i = 0; i < C->npending; i++)
