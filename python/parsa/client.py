@@ -18,6 +18,12 @@ import urllib.request
 import numpy as np
 
 
+def _id_json(v):
+    """A feature id as the service reads it for any id: a number below
+    2^53, else a decimal string (JSON numbers stop at 2^63-1 there)."""
+    return v if v < 2 ** 53 else str(v)
+
+
 class RemotePlacement:
     """A finished job's placement: examples (part of every example, numpy
     int32), features (the server of every feature, numpy int32) with
@@ -145,7 +151,9 @@ class Client:
         q = urllib.parse.quote(job_id)
         ex = self._req("GET", "/v1/jobs/%s/placement/examples?format=json" % q)
         ft = self._req("GET", "/v1/jobs/%s/placement/features?format=json" % q)
-        pairs = np.asarray(ft["features"], dtype=np.uint64).reshape(-1, 2)
+        # feature ids from 2^53 on come as decimal strings (README)
+        pairs = np.asarray([(int(f), p) for f, p in ft["features"]],
+                           dtype=np.uint64).reshape(-1, 2)
         report = self._req("GET", "/v1/jobs/%s/report" % q)
         return RemotePlacement(ex["k"], np.asarray(ex["examples"], dtype=np.int32),
                                pairs[:, 1].astype(np.int32), pairs[:, 0].copy(), report)
@@ -154,7 +162,7 @@ class Client:
         """POST /v1/jobs/{id}/assign: the part for each new example (a list
         of lists of feature ids); numpy int32 array."""
         r = self._req("POST", "/v1/jobs/%s/assign" % urllib.parse.quote(job_id),
-                      {"examples": [[int(f) for f in row] for row in rows]})
+                      {"examples": [[_id_json(int(f)) for f in row] for row in rows]})
         return np.asarray(r["parts"], dtype=np.int32)
 
     def partition(self, path, k, progress=None, **params):
