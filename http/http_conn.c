@@ -452,6 +452,14 @@ int http_conns_take_bad_chunk(struct http_conns *C, struct evbuffer *out)
 	return 1;
 }
 
+void http_conns_streaming(struct http_conns *C, struct evhttp_connection *evcon)
+{
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(evcon);
+
+	if (bev)
+		bufferevent_set_timeouts(bev, NULL, &C->hdr_deadline);
+}
+
 unsigned http_conns_count(const struct http_conns *C)
 {
 	return C->count;

@@ -72,6 +72,12 @@ int http_conns_take_oversize(struct http_conns *C, struct evbuffer *out);
  * the mark. */
 int http_conns_take_bad_chunk(struct http_conns *C, struct evbuffer *out);
 
+/* A long-lived response starts on evcon (an event stream): no read
+ * timeout there (evhttp keeps reading only to see the client close, and
+ * re-arms the read timeout at every write: a stream quieter than
+ * --read-timeout would be cut); the write timeout stays. */
+void http_conns_streaming(struct http_conns *C, struct evhttp_connection *evcon);
+
 /* Connections open now. */
 unsigned http_conns_count(const struct http_conns *C);
 

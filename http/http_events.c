@@ -271,6 +271,7 @@ int http_events_open(struct http_events *E, struct evhttp_request *req,
 	evhttp_add_header(h, "X-Accel-Buffering", "no");
 	http_conns_set_closecb(E->o.conns, x->evcon, on_closed, x);
 	evhttp_send_reply_start(req, 200, "OK");
+	http_conns_streaming(E->o.conns, x->evcon);
 	http_metrics_request(E->o.metrics, HTTP_R_EVENTS, 200, base_now() - t0);
 	{
 		struct evbuffer *b = evbuffer_new();

@@ -141,6 +141,37 @@ def test_slowloris_is_closed_after_the_read_timeout():
 
 
 @serving
+def test_quiet_event_stream_outlives_the_read_timeout():
+    # a stream of a queued job sends nothing for seconds: the read timeout
+    # (the client of a stream never sends) must not cut it
+    from httptest import SLOW_JOB, slow_server_data, wait_progress
+    s, ds = slow_server_data(tmp("h-sse"), "--read-timeout", "1", "--workers", "1")
+    j1 = submit(s, dict(SLOW_JOB, dataset=ds, quality="best"))["id"]
+    wait_progress(s, j1)
+    j2 = submit(s, {"dataset": ds, "k": 2})["id"]
+    sock = connect(s.port)
+    sock.sendall(b"GET /v1/jobs/%s/events HTTP/1.1\r\nHost: x\r\n\r\n" % j2.encode())
+    sock.settimeout(0.2)
+    got, t0 = b"", time.time()
+    while time.time() - t0 < 3.5 and b"event: end" not in got:
+        try:
+            b = sock.recv(65536)
+        except socket.timeout:
+            continue
+        assert b, "the stream was cut after %.1f s: %r" % (time.time() - t0, got[-300:])
+        got += b
+    assert b"event: state" in got and b'"queued"' in got, got[-300:]
+    s.req("DELETE", "/v1/jobs/" + j2)
+    sock.settimeout(10)
+    while b"event: end" not in got:
+        b = sock.recv(65536)
+        assert b, got[-300:]
+        got += b
+    sock.close()
+    s.req("DELETE", "/v1/jobs/" + j1)
+
+
+@serving
 def test_absurd_content_length_is_answered_at_once():
     s = LimitedServer(tmp("h-len"), "--max-upload", "1M")
     for length in (b"99999999999999999999", b"9999999999999", b"1048577000"):
