@@ -74,6 +74,9 @@ class Events:
             out.append(e)
 
     def close(self):
+        # the response owns the socket of a "Connection: close" reply:
+        # closing the connection alone leaves it open
+        self.r.close()
         self.c.close()
 
 
