@@ -715,8 +715,10 @@ static int list_query(struct rctx *c, char kind, struct http_jobs_query *q,
 		} else if (kind == 'j' && strcmp(e->key, "dataset") == 0) {
 			if (!*e->value || strlen(e->value) >= HTTP_ID_MAX)
 				bad = "dataset", why = "dataset must be a dataset id";
-			else
-				q->dataset = strcpy(dataset, e->value);
+			else {
+				snprintf(dataset, HTTP_ID_MAX, "%s", e->value);
+				q->dataset = dataset;
+			}
 		} else {
 			bad = "(query)";
 			why = kind == 'j' ? "unknown parameter: the list of jobs takes "
