@@ -190,6 +190,12 @@ const struct part_opt part_opts_table[] = {
 	 .help = "Parsa: k-way FM passes (negative-gain moves with\n"
 		 "rollback) after those sweeps and at every level of\n"
 		 "the multilevel partition; 0 = off (default {})"},
+	{.name = "flow-passes", .key = "flow_passes", .where = P | H,
+	 .type = PART_OPT_UINT, AT(run.flow_passes), .lo = 0, .hi = 1000,
+	 .arg = "N", .report_when = PART_REP_PARSA,
+	 .help = "Parsa: rounds of the two-way flow refinement\n"
+		 "(max-flow min-cut on pairs of parts) after the\n"
+		 "refinement sweeps and FM; 0 = off (default {})"},
 	{.name = "restream", .key = "restream", .where = P,
 	 .type = PART_OPT_UINT, AT(run.restream), .lo = 0, .hi = 1000,
 	 .arg = "N", .report_when = PART_REP_PARSA,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "parsa_baseline.h"
+#include "parsa_flow.h"
 #include "parsa_fm.h"
 #include "parsa_kfm.h"
 #include "parsa_ml.h"
@@ -653,6 +654,59 @@ static int run_kfm(const struct parsa_graph *g, const struct part_run_opts *o,
 	return rc;
 }
 
+/* The two-way flow refinement (parsa_flow.h) on r->part/used under the
+ * balance cap and the bound m0 on M_max; its moves count in r->fm_stats. */
+static int run_flow(const struct parsa_graph *g, const struct part_run_opts *o,
+		    const struct parsa_stop *stop, struct part_result *r,
+		    struct parsa_nbrset *used, uint64_t cap, uint64_t m0,
+		    struct parsa_err *err)
+{
+	struct parsa_flow_opts fo = { .max_rounds = o->flow_passes,
+				      .cap = cap, .m_limit = m0,
+				      .stop = stop };
+	struct parsa_flow_stats fs;
+	int rc = parsa_flow_refine(g, r->part, used, &fo, &fs, err);
+
+	if (rc == 0) {
+		r->fm_stats.moves += fs.moves;
+		r->fm_stats.conn_after = fs.conn_after;
+	}
+	return rc;
+}
+
+/* The flow refinement on the result improve() kept (the chains' or the
+ * multilevel candidate's), placed again by Algorithm 11; kept only if the
+ * placement holds the bounds t0, m0 (else the result before it stays). */
+static int flow_final(const struct part_dataset *ds,
+		      const struct part_run_opts *o,
+		      const struct parsa_stop *stop, struct part_result *r,
+		      struct parsa_nbrset *used, uint64_t cap, uint64_t t0,
+		      uint64_t m0, struct parsa_err *err)
+{
+	const struct parsa_graph *g = &ds->g;
+	uint64_t c0 = parsa_connectivity(used), t1 = 0, m1 = 0;
+	struct parsa_partv_stats pv = r->pv_stats;
+	struct part_fm_keep { uint64_t moves, conn; } fk = {
+		r->fm_stats.moves, r->fm_stats.conn_after };
+	struct cand keep;
+	int rc = cand_save(&keep, g, r->part, r->owner, used, 0, 0, err);
+
+	if (rc)
+		return rc;
+	rc = run_flow(g, o, stop, r, used, cap, m0, err);
+	if (rc == 0 && parsa_connectivity(used) < c0) {
+		rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1, err);
+		if (rc == 0 && (t1 > t0 || m1 > m0)) {
+			cand_take(&keep, g, r, used);
+			r->pv_stats = pv;
+			r->fm_stats.moves = fk.moves;
+			r->fm_stats.conn_after = fk.conn;
+		}
+	}
+	cand_release(&keep);
+	return rc;
+}
+
 /*
  * vchains from the step-1 result; with a deadline (anytime order), the
  * sweeps and FM passes on the original graph run first and the chains
@@ -811,7 +865,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	 * sweeps (no restreaming, p-fanout or V-cycle), 2: one sweep */
 	for (int at = 0; rc == 0 && at < 3; at++) {
 		if (at == 1 && !o->restream && !o->refine_ppasses && !o->ml_levels &&
-		    !o->fm_passes)
+		    !o->fm_passes && !o->flow_passes)
 			continue;
 		if (at > 0) {
 			cand_take(&step1, g, r, used);
@@ -856,6 +910,12 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	}
 	if (sx.built)
 		cand_release(&sx.c);
+	/* (with a slack, on the last round's result only: the loosened
+	 * round starts from the strict one's, so a flow refinement there
+	 * would mostly be redone) */
+	if (rc == 0 && o->flow_passes && round + 1 == rounds &&
+	    !parsa_stop_due(stop))
+		rc = flow_final(ds, o, stop, r, used, cap, t0, m0, err);
 	rpace_to(&pace, pace.total);
 	pthread_mutex_destroy(&pace.mu);
 	cand_release(&step1);
@@ -903,14 +963,15 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		rc = place_v(o, &used, r->owner, &r->pv_stats, &t0, &m0, err);
 	r->t_partition_v = part_now() - tv;
 	if (rc == 0 && parsa && r->k > 1 &&
-	    (o->restream || o->refine_passes || o->ml_scratch || o->fm_passes)) {
+	    (o->restream || o->refine_passes || o->ml_scratch || o->fm_passes ||
+	     o->flow_passes)) {
 		/* after the deadline come at most two more runs of Algorithm
 		 * 11 (a chain's and the guard's), each about as long as the
 		 * one just measured: the phases stop early enough for them */
 		struct parsa_stop st = *stop;
 
-		if (st.deadline > 0)
-			st.deadline -= 2 * r->t_partition_v;
+		if (st.deadline > 0) /* (and one after the flow refinement) */
+			st.deadline -= (o->flow_passes ? 3 : 2) * r->t_partition_v;
 		run_phase(o, PART_PHASE_REFINE);
 		ts = part_now();
 		r->step1_tmax = t0;

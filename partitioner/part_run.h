@@ -22,6 +22,10 @@
  *      balance bound;
  *   4. Algorithm 11 with its sweeps (and the optional cap on parameters
  *      per server, param_imbalance).
+ *   Then, with flow_passes, on the result kept (in the last round of a
+ *   slack or caps), the two-way flow refinement (parsa_flow.h) under the
+ *   balance cap and the round's M_max bound, Algorithm 11 again, and the
+ *   result before it back if T_max or M_max went above the round's bounds.
  * Guard: when 2 or 3 ran, the result is compared with the step-1 result
  * (both through Algorithm 11): if its T_max or M_max is larger, 3 is tried
  * again from the step-1 result with plain sweeps and FM passes (no
@@ -110,6 +114,9 @@ struct part_run_opts {
 	uint32_t fm_passes;         /* Parsa: k-way FM passes after those sweeps
 				     * and at every level of the multilevel
 				     * candidate (parsa_kfm.h; 0 = off) */
+	uint32_t flow_passes;       /* Parsa: rounds of the two-way flow
+				     * refinement after the k-way FM at the
+				     * finest level (parsa_flow.h; 0 = off) */
 	uint32_t restream;          /* Parsa: restreaming passes (0 = off) */
 	uint32_t ml_levels;         /* Parsa: coarsening levels of the V-cycle
 				     * around the refinement (parsa_ml.h; 0 = off) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
-refinement options (--refine-passes, --fm-passes, --restream, --ml-levels,
+refinement options (--refine-passes, --fm-passes, --flow-passes, --restream, --ml-levels,
 --ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit,
 --guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
 import json
@@ -28,7 +28,7 @@ def test_help_lists_quality():
     for opt in ("--quality", "--refine-passes", "--restream", "--ml-levels",
                 "--multilevel", "--param-imbalance", "--fm-passes", "--ml-cycles",
                 "--ml-chains", "--time-limit", "--threads", "--guard-slack",
-                "--objective", "--max-memory", "--max-traffic"):
+                "--objective", "--max-memory", "--max-traffic", "--flow-passes"):
         assert opt in out, opt
 
 
@@ -373,6 +373,35 @@ def test_fm_passes_keep_the_guard_and_lower_tsum():
         assert m["T_sum"] <= d["metrics"]["T_sum"], (f, m, d["metrics"])
         assert m["T_max"] <= fast["metrics"]["T_max"] and m["M_max"] <= fast["metrics"]["M_max"], f
         assert m["imbalance"] <= 1.03 + 1e-9
+
+
+@test
+def test_flow_passes_keep_the_guard_lower_tsum_and_repeat():
+    # the flow refinement after the k-way FM: T_sum no higher than without
+    # it, T_max and M_max not above fast's (the guard), a valid placement
+    # eval agrees with, the same placement twice; with --objective tsum
+    # too (no guard: only the balance cap)
+    for f, extra in SAMPLES:
+        data = "data/" + f
+        tag = f.split(".")[0] + "".join(extra)
+        fast = part(data, 4, tmp("fl-f-" + tag), "--quality", "fast", *extra)
+        for obj in ("default", "tsum"):
+            base = part(data, 4, tmp("fl-b-" + tag), "--fm-passes", 2,
+                        "--objective", obj, *extra)
+            prefix, again = tmp("fl-" + tag), tmp("fl-a-" + tag)
+            args = ("--fm-passes", 2, "--flow-passes", 2, "--objective", obj)
+            rep = part(data, 4, prefix, *args, *extra)
+            part(data, 4, again, *args, *extra)
+            assert rep["params"]["flow_passes"] == 2
+            check_placement(prefix, 4)
+            eval_agrees(data, prefix, rep, extra)
+            assert read_lines(prefix + ".examples") == read_lines(again + ".examples"), f
+            m = rep["metrics"]
+            assert m["T_sum"] <= base["metrics"]["T_sum"], (f, obj, m, base["metrics"])
+            if obj == "default":
+                assert m["T_max"] <= fast["metrics"]["T_max"], f
+                assert m["M_max"] <= fast["metrics"]["M_max"], f
+            assert m["imbalance"] <= 1.03 + 1e-9
 
 
 @test
