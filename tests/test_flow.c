@@ -6,7 +6,8 @@
  * optimum balanced cut found by enumerating every bipartition in >= 90%
  * of the instances; a planted bisection is recovered from a scrambled
  * start; the same input gives the same result; a due stop changes
- * nothing; bad input is refused.
+ * nothing, and one that passes midway ends it early with a valid result;
+ * bad input is refused.
  */
 #include "harness.h"
 #include "testutil.h"
@@ -294,6 +295,39 @@ static void test_flow_deterministic_and_stop(void)
 	parsa_graph_release(&g);
 }
 
+/* A deadline that passes during the call: it ends early with a valid
+ * result (never worse, cap kept, used sets exact) and fewer pairs. */
+static void test_flow_deadline_midway(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	uint32_t n = 6000, k = 16;
+	uint32_t *a = malloc(n * sizeof(uint32_t)), *b = malloc(n * sizeof(uint32_t));
+	struct parsa_flow_stats sa, sb;
+	struct parsa_stop soon;
+	struct parsa_flow_opts o = { .max_rounds = 2,
+				     .cap = parsa_balance_cap(n, k, 1.03),
+				     .m_limit = UINT64_MAX };
+	uint64_t M[16];
+
+	parsa_rng_seed(&r, 8);
+	tu_heavy_graph(&g, &r, n, 1500, 12, 200);
+	for (uint32_t u = 0; u < n; u++)
+		a[u] = b[u] = u % k;
+	REQUIRE(run_flow(&g, a, k, &o, &sa) == 0);
+	soon.cancel = NULL;
+	soon.deadline = parsa_stop_clock() + 0.001;
+	o.stop = &soon;
+	REQUIRE(run_flow(&g, b, k, &o, &sb) == 0);
+	CHECK_INT(sb.pairs, <, sa.pairs);
+	CHECK_INT(sb.conn_after, <=, sb.conn_before);
+	CHECK_INT(tu_brute_conn(&g, b, k, M), ==, sb.conn_after);
+	CHECK_INT(tu_max_size(b, NULL, n, k), <=, o.cap);
+	free(a);
+	free(b);
+	parsa_graph_release(&g);
+}
+
 static void test_flow_rejects_bad_input(void)
 {
 	struct parsa_graph g;
@@ -321,6 +355,7 @@ int main(void)
 	RUN(test_flow_balanced_tiny);
 	RUN(test_flow_planted);
 	RUN(test_flow_deterministic_and_stop);
+	RUN(test_flow_deadline_midway);
 	RUN(test_flow_rejects_bad_input);
 	return harness_done();
 }
