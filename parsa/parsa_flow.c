@@ -574,7 +574,7 @@ static void set_sides(struct flow *f, uint32_t s, int set_is_a)
  * if not, -1 on no memory, -2 if the stop was due.
  */
 static int pair_refine(struct flow *f, uint32_t a, uint32_t b,
-		       uint64_t *moves)
+		       double alpha, uint64_t *moves)
 {
 	const struct parsa_graph *g = f->g;
 	const struct parsa_flow_opts *o = f->o;
@@ -582,7 +582,6 @@ static int pair_refine(struct flow *f, uint32_t a, uint32_t b,
 	uint64_t wa = f->size[a], wb = f->size[b], W = wa + wb;
 	uint64_t cap = o->cap, sl, ra_b, rb_b;
 	uint64_t wra = 0, old_cut = 0, cnst = 0, flow = 0, limit;
-	double alpha = o->alpha > 0 ? o->alpha : PARSA_FLOW_ALPHA_AUTO;
 	uint32_t nnet = 0, narc = 0;
 
 	if (++f->epoch == 0) { /* wrapped: reset every stamp */
@@ -954,7 +953,32 @@ int parsa_flow_refine(const struct parsa_graph *g, uint32_t *part,
 			if (parsa_stop_due(o->stop))
 				break;
 			s.pairs++;
-			r = pair_refine(&f, p[i].a, p[i].b, &s.moves);
+			/* KaHyPar-MF's adaptive alpha: the same region size
+			 * again after an improvement (at most 3 times), half
+			 * of it after a failure, down to 1 */
+			{
+				double al = o->alpha > 0 ? o->alpha
+							 : PARSA_FLOW_ALPHA_AUTO;
+				int again = 0;
+
+				r = 0;
+				while (al >= 1.0) {
+					int q = pair_refine(&f, p[i].a, p[i].b,
+							    al, &s.moves);
+
+					if (q < 0) {
+						r = q;
+						break;
+					}
+					if (q == 1) {
+						r = 1;
+						if (++again >= 3)
+							break;
+						continue;
+					}
+					al /= 2;
+				}
+			}
 			if (r == -1) {
 				rc = parsa_fail(err, PARSA_ENOMEM,
 						"flow refinement: out of memory");

@@ -188,8 +188,8 @@ static void test_flow_min_cut_tiny(void)
 }
 
 /* Tiny graphs, 2 parts, the cap one above half: the balanced optimum
- * separating the fixed vertices is found in about half of the instances
- * (measured 125 of 300: the region never holds the vertices without a
+ * separating the fixed vertices is found in about 2/3 of the instances
+ * (measured 192 of 300: the region never holds the vertices without a
  * net to the boundary, and the piercing is a heuristic), never beaten,
  * the cap always kept. */
 static void test_flow_balanced_tiny(void)
@@ -202,7 +202,7 @@ static void test_flow_balanced_tiny(void)
 		hit += tiny_instance(&r, cap_tight);
 	fprintf(stderr, "flow: balanced optimum on %d of %d tiny instances\n",
 		hit, n_inst);
-	CHECK_INT(hit * 10, >=, 3 * n_inst);
+	CHECK_INT(hit * 10, >=, 5 * n_inst);
 }
 
 /* Two communities of 150 examples over disjoint vocabularies of 60
