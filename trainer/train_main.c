@@ -30,10 +30,14 @@
 #include <unistd.h>
 
 #include "parsa_baseline.h"
+#include "part_cache.h"
 #include "part_io.h"
 #include "part_placement.h"
+#include "part_reader.h"
+#include "parsa_metrics.h"
 #include "train_data.h"
 #include "train_fetch.h"
+#include "train_implicit.h"
 #include "train_run.h"
 
 #define EXIT_USAGE 2
@@ -80,7 +84,12 @@ static const char usage[] =
 	"                    (non-zero weights)\n"
 	"  --log FILE        write the per-pass objects as JSON lines\n"
 	"  --seed S          seed of the random placement (default 1)\n"
-	"  --format F        libsvm (the only format; auto = libsvm)\n"
+	"  --format F        auto (default: guessed as by 'parsa partition'),\n"
+	"                    libsvm, pairs or snap; pairs and SNAP are trained\n"
+	"                    as implicit feedback: a positive per (user, item)\n"
+	"                    and one sampled negative (seeded by --seed),\n"
+	"                    features item and user bias (README \"Trainer\")\n"
+	"  --graph M         SNAP: adjacency (default; edges is refused)\n"
 	"  --timeout S       parameter-server reply timeout in s (default 60)\n"
 	"  -q, --quiet       print only the final object\n"
 	"  -h, --help        this text\n";
@@ -94,6 +103,12 @@ struct cli {
 	int quiet;
 	FILE *logf;
 	int is_root;
+	struct part_read_opts ro; /* --format, --graph */
+	int have_graph;
+	int implicit;             /* DATA is pairs or SNAP */
+	struct train_implicit imp;
+	double tsum_pairs, tsum;  /* T_sum of the pairs placement and of the
+				     converted examples (implicit only) */
 };
 
 /* The MPI rows loader (train_opts.load): DATA against the placement. */
@@ -115,7 +130,7 @@ static int die_usage(const char *fmt, const char *arg)
 enum {
 	OPT_PLACEMENT = 256, OPT_PASSES, OPT_LAMBDA, OPT_TAU, OPT_BLOCKS,
 	OPT_WORKERS, OPT_MPI, OPT_TEST, OPT_LINK, OPT_MODEL, OPT_LOG,
-	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT, OPT_KKT, OPT_CONSISTENCY,
+	OPT_SEED, OPT_FORMAT, OPT_TIMEOUT, OPT_KKT, OPT_CONSISTENCY, OPT_GRAPH,
 };
 
 static const struct option longopts[] = {
@@ -134,6 +149,7 @@ static const struct option longopts[] = {
 	{"log", required_argument, NULL, OPT_LOG},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"format", required_argument, NULL, OPT_FORMAT},
+	{"graph", required_argument, NULL, OPT_GRAPH},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -195,9 +211,13 @@ static int parse_one(struct cli *c, int opt, const char *arg)
 			return die_usage("--timeout must be a positive number, got '%s'", arg);
 		return 0;
 	case OPT_FORMAT:
-		if (strcmp(arg, "libsvm") && strcmp(arg, "auto") &&
-		    strcmp(arg, "svm"))
-			return die_usage("--format '%s': the trainer reads LIBSVM only (see README: bipartite sets are converted)", arg);
+		if (part_format_parse(arg, &c->ro.format))
+			return die_usage("--format must be auto, libsvm, pairs or snap, got '%s'", arg);
+		return 0;
+	case OPT_GRAPH:
+		if (part_graph_mode_parse(arg, &c->ro.graph))
+			return die_usage("--graph must be adjacency or edges, got '%s'", arg);
+		c->have_graph = 1;
 		return 0;
 	case OPT_LINK:
 		if (ps_link_parse(arg, &c->o.link, &err))
@@ -268,7 +288,8 @@ static int placement_prefix(const struct cli *c, char *buf, size_t len,
 	return rc;
 }
 
-static int load_placement(struct cli *c, const struct train_data *d,
+static int load_placement(struct cli *c, uint32_t n_rows,
+			  const uint64_t *feat_id, uint32_t n_cols,
 			  uint32_t *part, uint32_t *owner, uint32_t *k,
 			  struct parsa_err *err)
 {
@@ -281,13 +302,13 @@ static int load_placement(struct cli *c, const struct train_data *d,
 	if (strcmp(c->placement, "random") == 0) {
 		*k = c->workers;
 		/* the placement of partition --method random, same seed */
-		return parsa_random_placement(d->n_rows, d->n_cols, *k,
+		return parsa_random_placement(n_rows, n_cols, *k,
 					      c->seed, part, owner, err);
 	}
 	rc = placement_prefix(c, fetched, sizeof(fetched), &prefix, err);
 	if (rc)
 		return rc;
-	rc = part_placement_read(prefix, d->n_rows, d->feat_id, d->n_cols,
+	rc = part_placement_read(prefix, n_rows, feat_id, n_cols,
 				 c->workers, part, owner, &k_seen, &perr);
 	if (prefix == fetched)
 		train_fetch_cleanup(fetched);
@@ -632,6 +653,24 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 			json_object_set_new(j, "parsed_examples", a);
 	}
 	json_object_set_new(j, "placement", json_string(c->placement));
+	if (c->implicit) {
+		json_t *im = json_object();
+
+		if (im) {
+			json_object_set_new(im, "users", json_integer(c->imp.users));
+			json_object_set_new(im, "items", json_integer(c->imp.items));
+			json_object_set_new(im, "positives", json_integer(
+				(json_int_t)c->imp.positives));
+			json_object_set_new(im, "negatives", json_integer(
+				(json_int_t)c->imp.negatives));
+			json_object_set_new(im, "users_without_negative",
+				json_integer(c->imp.users_without_negative));
+			json_object_set_new(im, "T_sum_pairs",
+					    json_real(c->tsum_pairs));
+			json_object_set_new(im, "T_sum", json_real(c->tsum));
+			json_object_set_new(j, "implicit", im);
+		}
+	}
 	json_object_set_new(j, "transport", json_string(res->transport));
 	json_object_set_new(j, "ranks", json_integer(res->nranks));
 	json_object_set_new(j, "lambda", json_real(c->o.lambda));
@@ -654,8 +693,10 @@ static void emit_final(const struct cli *c, const struct train_result *res,
 	json_decref(j);
 }
 
+/* Implicit feedback: keys from n_items on are user biases, "user:E". */
 static int write_model(const char *path, const struct train_data *d,
-		       const double *w, struct parsa_err *err)
+		       uint32_t n_items, const double *w,
+		       struct parsa_err *err)
 {
 	FILE *f = fopen(path, "w");
 	int bad = 0;
@@ -665,20 +706,122 @@ static int write_model(const char *path, const struct train_data *d,
 				  strerror(errno));
 	for (uint32_t j = 0; w && j < d->n_cols && !bad; j++)
 		if (w[j] != 0)
-			bad = fprintf(f, "%" PRIu64 " %.17g\n", d->feat_id[j],
-				      w[j]) < 0;
+			bad = fprintf(f, "%s%" PRIu64 " %.17g\n",
+				      j >= n_items ? "user:" : "",
+				      d->feat_id[j], w[j]) < 0;
 	bad |= fclose(f) != 0;
 	return bad ? parsa_fail(err, PARSA_EIO, "%s: write failed", path) : 0;
 }
 
 /* ------------------------------------------------------------------ main */
 
+/* Whether DATA is pairs or SNAP (c->implicit): --format, else the name
+ * (part_format_guess), else the first data line as the partitioner's
+ * reader decides (':' -> LIBSVM; the reader then tells pairs from SNAP).
+ * A binary cache is read as LIBSVM's. */
+static int sniff_format(struct cli *c, struct parsa_err *err)
+{
+	enum part_format f = c->ro.format;
+	struct part_lines *l = NULL;
+	const char *line;
+	size_t len;
+	int eof = 0, rc = 0;
+
+	if (f == PART_FMT_AUTO && !part_cache_probe(c->data))
+		f = part_format_guess(c->data);
+	if (f == PART_FMT_AUTO && !part_cache_probe(c->data) &&
+	    !(rc = part_lines_open(&l, c->data, err))) {
+		while (!(rc = part_lines_next(l, &line, &len, &eof, err)) &&
+		       !eof && part_line_is_skippable(line, len))
+			;
+		if (!rc && !eof && !memchr(line, ':', len))
+			f = PART_FMT_PAIRS; /* or SNAP: the reader decides */
+		part_lines_close(l);
+	}
+	c->implicit = f == PART_FMT_PAIRS || f == PART_FMT_SNAP;
+	if (rc)
+		return rc;
+	if (c->implicit && c->ro.graph == PART_GRAPH_EDGES)
+		return parsa_fail(err, PARSA_EINVAL, "%s: --graph edges makes "
+				  "every edge an example with two vertex "
+				  "features and no user: there is no "
+				  "implicit-feedback mapping (train on the "
+				  "adjacency, the default)", c->data);
+	if (!c->implicit && c->have_graph)
+		return parsa_fail(err, PARSA_EINVAL, "%s: --graph applies to "
+				  "SNAP data only", c->data);
+	if (c->implicit && c->test)
+		return parsa_fail(err, PARSA_EINVAL, "%s: --test is not "
+				  "supported with pairs or SNAP data (the "
+				  "held-out pairs would need their own sampled "
+				  "negatives; see bench/train.py)", c->data);
+	return 0;
+}
+
+/* T_sum of the placement on the pairs and on the converted examples. */
+static int implicit_tsum(struct cli *c, const struct parsa_graph *g,
+			 const uint32_t *up, const uint32_t *io,
+			 const struct train_data *d, const uint32_t *part,
+			 const uint32_t *owner, uint32_t k,
+			 struct parsa_err *err)
+{
+	struct parsa_graph v = {d->n_rows, d->n_cols, d->rowptr, d->col, 0, 0};
+	struct parsa_metrics m;
+	int rc = parsa_metrics_compute(g, k, up, io, &m, err);
+
+	c->tsum_pairs = m.T_sum;
+	if (!rc)
+		rc = parsa_metrics_compute(&v, k, part, owner, &m, err);
+	c->tsum = m.T_sum;
+	return rc;
+}
+
+/* Pairs or SNAP (adjacency): the partitioner's dataset, its placement,
+ * then the examples of train_implicit.h with the placement carried over. */
+static int load_implicit(struct cli *c, struct train_data *d, uint32_t **part,
+			 uint32_t **owner, uint32_t *k, struct parsa_err *err)
+{
+	struct part_dataset ds;
+	uint32_t *up = NULL, *io = NULL;
+	int rc;
+
+	part_dataset_init(&ds);
+	rc = part_read_file(c->data, &c->ro, &ds, err);
+	if (!rc && ds.g.n_rows == 0)
+		rc = parsa_fail(err, PARSA_EINVAL, "%s: no examples", c->data);
+	if (!rc && ds.format == PART_FMT_LIBSVM)
+		rc = parsa_fail(err, PARSA_EINVAL, "%s: read as LIBSVM, not "
+				"as pairs or SNAP", c->data);
+	if (!rc) {
+		up = malloc(((size_t)ds.g.n_rows + 1) * sizeof(uint32_t));
+		io = malloc(((size_t)ds.g.n_cols + 1) * sizeof(uint32_t));
+		if (!up || !io)
+			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	if (!rc)
+		rc = load_placement(c, ds.g.n_rows, ds.feat_id, ds.g.n_cols,
+				    up, io, k, err);
+	if (!rc)
+		rc = train_implicit_build(&ds, up, io, c->seed, d, part, owner,
+					  &c->imp, err);
+	if (!rc)
+		rc = implicit_tsum(c, &ds.g, up, io, d, *part, *owner, *k, err);
+	free(up);
+	free(io);
+	part_dataset_release(&ds);
+	return rc;
+}
+
 static int load_all(struct cli *c, struct train_data *d, struct train_data *t,
 		    uint32_t **part, uint32_t **owner, uint32_t *k,
 		    struct loader *ld, struct parsa_err *err)
 {
-	int rc;
+	int rc = sniff_format(c, err);
 
+	if (rc)
+		return rc;
+	if (c->implicit) /* every rank builds every example (cheap) */
+		return load_implicit(c, d, part, owner, k, err);
 	if (c->o.mpi && strcmp(c->placement, "random") != 0) {
 		/* rows later, per rank (load_rows) */
 		rc = load_placement_only(c, d, part, owner, k, err);
@@ -701,14 +844,18 @@ static int load_all(struct cli *c, struct train_data *d, struct train_data *t,
 	*owner = malloc(((size_t)d->n_cols + 1) * sizeof(uint32_t));
 	if (!*part || !*owner)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	return load_placement(c, d, *part, *owner, k, err);
+	return load_placement(c, d->n_rows, d->feat_id, d->n_cols, *part,
+			      *owner, k, err);
 }
 
 static int finish(struct cli *c, const struct train_result *res, uint32_t k,
 		  const struct train_data *d, struct parsa_err *err)
 {
 	emit_final(c, res, k, d);
-	return c->model ? write_model(c->model, d, res->w, err) : 0;
+	return c->model ? write_model(c->model, d, c->implicit ? c->imp.items
+							       : UINT32_MAX,
+				      res->w, err)
+			: 0;
 }
 
 int train_main(int argc, char **argv)
