@@ -262,14 +262,19 @@ const struct part_opt part_opts_table[] = {
 		 "for total traffic (T_sum); inf = no bound but\n"
 		 "the balance cap (default {}: never worse)"},
 	{.name = "objective", .key = "objective", .where = P | H,
-	 .type = PART_OPT_ENUM, AT(run.objective), .choices = "default, tsum",
+	 .type = PART_OPT_ENUM, AT(run.objective), .choices = "default, tsum, tmax",
 	 .enum_parse = objective_in, .enum_name = objective_out,
 	 .arg = "O", .report_when = PART_REP_PARSA,
 	 .help = "Parsa: what the refinement phases minimize:\n"
 		 "default (T_sum, never raising M_max and T_max\n"
 		 "above Algorithm 13's, times --guard-slack) | tsum\n"
 		 "(T_sum first; M_max and T_max bounded only by\n"
-		 "--max-memory / --max-traffic) (default {})"},
+		 "--max-memory / --max-traffic) | tmax (T_max\n"
+		 "first, then T_sum: default's phases, then a\n"
+		 "search that moves examples off the busiest\n"
+		 "machine and owners between users; M_max kept\n"
+		 "under --max-memory, else Algorithm 13's)\n"
+		 "(default {})"},
 	{.name = "max-memory", .key = "max_memory", .where = P | H,
 	 .type = PART_OPT_CAP, AT(run.max_memory), .arg = "N|Fx|inf",
 	 .what = "must be a number >= 1, a factor such as 1.2x, or inf",

@@ -148,7 +148,7 @@ static json_t *memory_json(const struct part_report_info *in)
  * it. */
 static json_t *refine_json(const struct part_result *r)
 {
-	return json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b, s:I, "
+	json_t *j = json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b, s:I, "
 			 "s:I, s:o, s:o, s:b}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
@@ -164,6 +164,23 @@ static json_t *refine_json(const struct part_result *r)
 			 "bound_T_max", bound_json(r->bound_tmax),
 			 "bound_M_max", bound_json(r->bound_mmax),
 			 "caps_met", r->step1_tmax ? r->caps_met : 1);
+
+	/* objective tmax: what its phase did (parsa_tmax.h) */
+	if (j && r->tmax_ran)
+		json_object_set_new(
+			j, "tmax",
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:f}",
+				  "T_max_before", (json_int_t)r->tmax_stats.tmax_before,
+				  "T_max_after", (json_int_t)r->tmax_stats.tmax_after,
+				  "T_sum_before", (json_int_t)r->tmax_stats.tsum_before,
+				  "T_sum_after", (json_int_t)r->tmax_stats.tsum_after,
+				  "u_moves", (json_int_t)r->tmax_stats.u_moves,
+				  "v_moves", (json_int_t)r->tmax_stats.v_moves,
+				  "polish_moves", (json_int_t)r->tmax_stats.polish_moves,
+				  "rounds", (int)r->tmax_stats.rounds,
+				  "stopped", r->tmax_stats.stopped,
+				  "seconds", r->t_tmax));
+	return j;
 }
 
 /* Algorithm 13's work: examples placed, bits added to S, cost-list

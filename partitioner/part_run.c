@@ -33,6 +33,9 @@
 #define PART_BEST_ML_LEVELS 8 /* best: levels of the in-part V-cycle */
 #define PART_BEST_ML_CYCLES 3 /* best: V-cycles at most */
 #define PART_BEST_ML_CHAINS 2 /* best: independent chains of V-cycles */
+#define PART_TMAX_ROUNDS 1000000 /* objective tmax: rounds at most (it
+				  * ends at a local minimum long before) */
+#define PART_TMAX_POLISH 2    /* objective tmax: T_sum passes after it */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
@@ -930,6 +933,36 @@ static void run_phase(const struct part_run_opts *o, enum part_phase p)
 		o->phase(o->phase_arg, p);
 }
 
+/*
+ * Objective tmax: parsa_tmax_refine on r->part/owner/used under the
+ * balance cap and M_max <= m_limit, within stop (the full deadline: no
+ * Algorithm 11 runs after it).
+ */
+static int run_tmax(const struct part_dataset *ds,
+		    const struct part_run_opts *o, const struct parsa_stop *stop,
+		    struct part_result *r, struct parsa_nbrset *used,
+		    uint64_t m_limit, struct parsa_err *err)
+{
+	struct parsa_tmax_opts to = {
+		PART_TMAX_ROUNDS, PART_TMAX_POLISH,
+		parsa_balance_cap(ds->g.n_rows, r->k, o->pu.imbalance),
+		m_limit, o->pu.seed, stop,
+	};
+	double t0 = part_now();
+	int rc;
+
+	run_phase(o, PART_PHASE_REFINE);
+	rc = parsa_tmax_refine(&ds->g, r->part, used, r->owner, &to, NULL,
+			       &r->tmax_stats, err);
+	r->tmax_ran = rc == 0;
+	r->t_tmax = part_now() - t0;
+	r->t_refine += r->t_tmax;
+	if (rc == 0 && r->tmax_stats.stopped &&
+	    parsa_stop_due(stop) == PARSA_STOP_DEADLINE)
+		r->time_limited = 1;
+	return rc;
+}
+
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 const struct parsa_stop *stop, struct part_result *r,
 		 struct parsa_err *err)
@@ -997,6 +1030,11 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		r->t_refine += part_now() - ts;
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
 	}
+	if (rc == 0 && parsa && r->k > 1 && o->objective == PART_OBJ_TMAX &&
+	    !(o->param_imbalance > 0))
+		rc = run_tmax(ds, o, stop, r, &used,
+			      r->bound_mmax != UINT64_MAX ? r->bound_mmax : m0,
+			      err);
 	parsa_nbrset_release(&used);
 	return rc;
 }
@@ -1128,6 +1166,7 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 static const char *const objective_names[] = {
 	[PART_OBJ_DEFAULT] = "default",
 	[PART_OBJ_TSUM] = "tsum",
+	[PART_OBJ_TMAX] = "tmax",
 };
 
 /* The index of s in names[0..n), or -1. */

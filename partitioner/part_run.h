@@ -39,6 +39,12 @@
  * higher T_sum than the strict round's.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
+ * Objective tmax: last, parsa_tmax_refine (parsa_tmax.h) moves examples
+ * off the busiest machine and features between their users, T_max first
+ * then T_sum, with exact owners (no Algorithm 11 after it), under the
+ * balance cap and the M_max bound of phases 2-3 (the step-1 M_max unless
+ * --max-memory loosens it); it does not run with param_imbalance (the
+ * owners it chooses would not respect that cap).
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
  * deadline, 3 runs its sweeps and FM passes before the V-cycles so that a
  * cut leaves the cheap gains; the guard and 4 always run.
@@ -54,6 +60,7 @@
 #include "parsa_partu.h"
 #include "parsa_partv.h"
 #include "parsa_refine.h"
+#include "parsa_tmax.h"
 #include "part_lanes.h"
 #include "part_reader.h"
 
@@ -77,6 +84,10 @@ enum part_objective {
 			       * the step-1 result (times guard_slack) */
 	PART_OBJ_TSUM,        /* T_sum first: M_max and T_max bounded only
 			       * by the caps given (and the balance cap) */
+	PART_OBJ_TMAX,        /* T_max first, then T_sum: the default's
+			       * phases, then parsa_tmax_refine on the whole
+			       * placement (examples and owners) under the
+			       * M_max bound the phases kept */
 };
 
 /*
@@ -215,6 +226,9 @@ struct part_result {
 	struct parsa_partu_stats pu_stats;
 	struct part_lanes_stats lanes_stats; /* lanes > 1: CPU work and span */
 	struct parsa_partv_stats pv_stats;
+	struct parsa_tmax_stats tmax_stats; /* objective tmax: its phase */
+	int tmax_ran;            /* 1: the tmax phase ran */
+	double t_tmax;           /* its seconds (also in t_refine) */
 };
 
 void part_result_init(struct part_result *r);

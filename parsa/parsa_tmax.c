@@ -1,0 +1,526 @@
+/*
+ * parsa_tmax: T_max-first local search on examples and features (see
+ * parsa_tmax.h).
+ *
+ * State: cnt[v * k + j] = examples of part j using v (exact, 32 bits),
+ * lam[v] = c_v, T[j], |U_j|, and every part's examples as an unordered
+ * list (pos[u] = u's index in its part's list).  A move is evaluated into
+ * a sparse delta over the parts it touches (eval_move), judged, and made
+ * with the same rule (apply_move), so the bookkeeping stays exact.
+ */
+#include "parsa_tmax.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_conn.h"
+#include "parsa_rng.h"
+
+struct tmax_ctx {
+	const struct parsa_graph *g;
+	uint32_t *part, *owner;
+	struct parsa_nbrset *used;
+	uint32_t k, words;
+	uint32_t *cnt;        /* n_cols * k */
+	uint32_t *lam;        /* n_cols */
+	int64_t *T;           /* k */
+	uint64_t *usz;        /* k: |U_j| */
+	uint32_t **mem;       /* k lists of examples */
+	uint32_t *mlen, *mcap;
+	uint32_t *pos;        /* n_rows */
+	int64_t *delta;       /* k, zero between evaluations */
+	uint32_t *touched;    /* k */
+	uint8_t *listed;      /* k: in touched */
+	uint32_t n_touched;
+	uint32_t *scratch;    /* n_rows */
+	uint64_t *mask;       /* words */
+	const struct parsa_tmax_opts *o;
+	uint64_t polls;
+	int stopped;
+};
+
+static void ctx_free(struct tmax_ctx *x)
+{
+	for (uint32_t j = 0; x->mem && j < x->k; j++)
+		free(x->mem[j]);
+	free(x->mem);
+	free(x->mlen);
+	free(x->mcap);
+	free(x->cnt);
+	free(x->lam);
+	free(x->T);
+	free(x->usz);
+	free(x->pos);
+	free(x->delta);
+	free(x->touched);
+	free(x->listed);
+	free(x->scratch);
+	free(x->mask);
+}
+
+/* 1 when the stop is due (polled every PARSA_STOP_POPS calls). */
+static int poll_stop(struct tmax_ctx *x)
+{
+	if (x->stopped)
+		return 1;
+	if (++x->polls % PARSA_STOP_POPS == 0 && parsa_stop_due(x->o->stop))
+		x->stopped = 1;
+	return x->stopped;
+}
+
+/* Room for one more example in part j's list; 0 or -1. */
+static int list_reserve(struct tmax_ctx *x, uint32_t j)
+{
+	if (x->mlen[j] == x->mcap[j]) {
+		uint32_t nc = x->mcap[j] ? 2 * x->mcap[j] : 16;
+		uint32_t *p = realloc(x->mem[j], (size_t)nc * sizeof(*p));
+
+		if (!p)
+			return -1;
+		x->mem[j] = p;
+		x->mcap[j] = nc;
+	}
+	return 0;
+}
+
+static int list_push(struct tmax_ctx *x, uint32_t j, uint32_t u)
+{
+	if (list_reserve(x, j))
+		return -1;
+	x->pos[u] = x->mlen[j];
+	x->mem[j][x->mlen[j]++] = u;
+	return 0;
+}
+
+static void list_remove(struct tmax_ctx *x, uint32_t j, uint32_t u)
+{
+	uint32_t i = x->pos[u], last = x->mem[j][--x->mlen[j]];
+
+	x->mem[j][i] = last;
+	x->pos[last] = i;
+}
+
+/* Set up the state; 0, PARSA_EINVAL or PARSA_ENOMEM. */
+static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
+		    uint32_t *part, struct parsa_nbrset *used, uint32_t *owner,
+		    const struct parsa_tmax_opts *o, struct parsa_err *err)
+{
+	uint32_t k = used->k;
+
+	memset(x, 0, sizeof(*x));
+	x->g = g;
+	x->part = part;
+	x->owner = owner;
+	x->used = used;
+	x->k = k;
+	x->words = used->words;
+	x->o = o;
+	x->cnt = calloc((size_t)g->n_cols * k + 1, sizeof(*x->cnt));
+	x->lam = calloc((size_t)g->n_cols + 1, sizeof(*x->lam));
+	x->T = calloc(k, sizeof(*x->T));
+	x->usz = calloc(k, sizeof(*x->usz));
+	x->mem = calloc(k, sizeof(*x->mem));
+	x->mlen = calloc(k, sizeof(*x->mlen));
+	x->mcap = calloc(k, sizeof(*x->mcap));
+	x->pos = malloc(((size_t)g->n_rows + 1) * sizeof(*x->pos));
+	x->delta = calloc(k, sizeof(*x->delta));
+	x->touched = malloc((size_t)k * sizeof(*x->touched));
+	x->listed = calloc(k, sizeof(*x->listed));
+	x->scratch = malloc(((size_t)g->n_rows + 1) * sizeof(*x->scratch));
+	x->mask = malloc((size_t)x->words * sizeof(*x->mask));
+	if (!x->cnt || !x->lam || !x->T || !x->usz || !x->mem || !x->mlen ||
+	    !x->mcap || !x->pos || !x->delta || !x->touched || !x->listed || !x->scratch ||
+	    !x->mask)
+		goto nomem;
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		if (part[u] >= k) {
+			ctx_free(x);
+			return parsa_fail(err, PARSA_EINVAL,
+					  "tmax refinement: example %u in part %u, k is %u",
+					  u, part[u], k);
+		}
+		x->usz[part[u]]++;
+		if (list_push(x, part[u], u))
+			goto nomem;
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+			x->cnt[(size_t)g->col[e] * k + part[u]]++;
+	}
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		for (uint32_t j = 0; j < k; j++) {
+			int has = x->cnt[(size_t)v * k + j] > 0;
+
+			if (has != parsa_nbrset_has(used, v, j)) {
+				ctx_free(x);
+				return parsa_fail(err, PARSA_EINVAL,
+						  "tmax refinement: the used sets do not match the partition (feature %u, part %u)",
+						  v, j);
+			}
+			x->lam[v] += (uint32_t)has;
+			x->T[j] += has;
+		}
+		if (x->lam[v] == 0)
+			continue;
+		if (owner[v] >= k || !x->cnt[(size_t)v * k + owner[v]]) {
+			ctx_free(x);
+			return parsa_fail(err, PARSA_EINVAL,
+					  "tmax refinement: feature %u owned by part %u, which does not use it",
+					  v, owner[v]);
+		}
+		x->T[owner[v]] += (int64_t)x->lam[v] - 2;
+	}
+	return 0;
+nomem:
+	ctx_free(x);
+	return parsa_fail(err, PARSA_ENOMEM,
+			  "tmax refinement: out of memory (%u features, k=%u)",
+			  g->n_cols, k);
+}
+
+static void touch(struct tmax_ctx *x, uint32_t j, int64_t d)
+{
+	if (d == 0)
+		return;
+	if (!x->listed[j]) {
+		x->listed[j] = 1;
+		x->touched[x->n_touched++] = j;
+	}
+	x->delta[j] += d;
+}
+
+static void untouch(struct tmax_ctx *x)
+{
+	for (uint32_t i = 0; i < x->n_touched; i++) {
+		x->delta[x->touched[i]] = 0;
+		x->listed[x->touched[i]] = 0;
+	}
+	x->n_touched = 0;
+}
+
+/*
+ * The change of every T_j if u moves from p to q (into delta/touched);
+ * *dsum the change of T_sum, *madd the features q gains.
+ */
+static void eval_move(struct tmax_ctx *x, uint32_t u, uint32_t p, uint32_t q,
+		      int64_t *dsum, uint64_t *madd)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t k = x->k;
+	int64_t s = 0;
+	uint64_t add = 0;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		int lose = x->cnt[(size_t)v * k + p] == 1;
+		int gain = x->cnt[(size_t)v * k + q] == 0;
+		int64_t c, c2;
+
+		if (!lose && !gain)
+			continue;
+		c = x->lam[v];
+		c2 = c - lose + gain;
+		touch(x, p, -lose);
+		touch(x, q, gain);
+		if (lose && x->owner[v] == p) {
+			touch(x, p, -(c - 2));
+			touch(x, q, c2 - 2);
+		} else {
+			touch(x, x->owner[v], c2 - c);
+		}
+		s += 2 * (gain - lose);
+		add += (uint64_t)gain;
+	}
+	*dsum = s;
+	*madd = add;
+}
+
+/* Make the move eval_move judged (delta still holds it); -1 (nothing
+ * changed) when q's list cannot grow. */
+static int apply_move(struct tmax_ctx *x, uint32_t u, uint32_t p, uint32_t q)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t k = x->k;
+
+	if (list_reserve(x, q)) {
+		untouch(x);
+		return -1;
+	}
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		uint32_t *cp = &x->cnt[(size_t)v * k + p];
+		uint32_t *cq = &x->cnt[(size_t)v * k + q];
+
+		if (--*cp == 0) {
+			x->used->bits[(uint64_t)v * x->words + (p >> 6)] &=
+				~(1ULL << (p & 63));
+			x->used->size[p]--;
+			x->lam[v]--;
+			if (x->owner[v] == p)
+				x->owner[v] = q;
+		}
+		if ((*cq)++ == 0) {
+			parsa_nbrset_add(x->used, v, q);
+			x->lam[v]++;
+		}
+	}
+	for (uint32_t i = 0; i < x->n_touched; i++)
+		x->T[x->touched[i]] += x->delta[x->touched[i]];
+	untouch(x);
+	x->part[u] = q;
+	x->usz[p]--;
+	x->usz[q]++;
+	list_remove(x, p, u);
+	return list_push(x, q, u);
+}
+
+/* 1 when every part the evaluated move changes ends at most lim. */
+static int within(const struct tmax_ctx *x, int64_t lim)
+{
+	for (uint32_t i = 0; i < x->n_touched; i++) {
+		uint32_t j = x->touched[i];
+
+		if (x->delta[j] > 0 && x->T[j] + x->delta[j] > lim)
+			return 0;
+	}
+	return 1;
+}
+
+static int64_t tmax_of(const struct tmax_ctx *x, uint32_t *arg)
+{
+	int64_t m = x->T[0];
+	uint32_t a = 0;
+
+	for (uint32_t j = 1; j < x->k; j++)
+		if (x->T[j] > m) {
+			m = x->T[j];
+			a = j;
+		}
+	if (arg)
+		*arg = a;
+	return m;
+}
+
+/* The move of u (in p) to q is allowed by the balance cap and m_limit
+ * (delta of the move in x). */
+static int caps_ok(const struct tmax_ctx *x, uint32_t q, uint64_t madd)
+{
+	return madd == 0 || x->used->size[q] + madd <= x->o->m_limit;
+}
+
+/*
+ * Phase 1, U side: the best target for u of the busiest part p under
+ * T_max tm (every changed T must end below tm); moves it.  1 if moved,
+ * 0 if none, -1 on allocation failure.
+ */
+static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
+{
+	uint32_t best = UINT32_MAX;
+	int64_t best_tp = 0, best_sum = 0;
+
+	for (uint32_t q = 0; q < x->k; q++) {
+		int64_t ds, tp;
+		uint64_t madd;
+
+		if (q == p || x->usz[q] + 1 > x->o->cap)
+			continue;
+		eval_move(x, u, p, q, &ds, &madd);
+		tp = x->T[p] + x->delta[p];
+		if (tp < tm && within(x, tm - 1) && caps_ok(x, q, madd) &&
+		    (best == UINT32_MAX || tp < best_tp ||
+		     (tp == best_tp && ds < best_sum))) {
+			best = q;
+			best_tp = tp;
+			best_sum = ds;
+		}
+		untouch(x);
+	}
+	if (best == UINT32_MAX)
+		return 0;
+	eval_move(x, u, p, best, &best_sum, &(uint64_t){ 0 });
+	return apply_move(x, u, p, best) ? -1 : 1;
+}
+
+/* The user of v with the lowest T other than skip (ties: lowest index). */
+static uint32_t min_user(const struct tmax_ctx *x, uint32_t v, uint32_t skip)
+{
+	const uint64_t *m = parsa_nbrset_mask(x->used, v);
+	uint32_t best = UINT32_MAX;
+
+	for (uint32_t w = 0; w < x->words; w++)
+		for (uint64_t b = m[w]; b; b &= b - 1) {
+			uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(b);
+
+			if (j != skip && (best == UINT32_MAX || x->T[j] < x->T[best]))
+				best = j;
+		}
+	return best;
+}
+
+/* Phase 1, V side: features owned by p pass to other users while p is a
+ * busiest part; the number moved. */
+static uint64_t give_away(struct tmax_ctx *x, uint32_t p)
+{
+	uint64_t moved = 0;
+	int64_t tm = tmax_of(x, NULL);
+
+	for (uint32_t v = 0; v < x->g->n_cols && x->T[p] == tm; v++) {
+		int64_t gain = (int64_t)x->lam[v] - 2;
+		uint32_t xi;
+
+		if (x->owner[v] != p || x->lam[v] < 3 || poll_stop(x))
+			continue;
+		xi = min_user(x, v, p);
+		if (xi == UINT32_MAX || x->T[xi] + gain >= tm)
+			continue;
+		x->T[p] -= gain;
+		x->T[xi] += gain;
+		x->owner[v] = xi;
+		moved++;
+		tm = tmax_of(x, NULL);
+	}
+	return moved;
+}
+
+static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
+		  struct parsa_rng *r)
+{
+	while (st->rounds < x->o->passes && !poll_stop(x)) {
+		uint32_t p, n;
+		int64_t tm = tmax_of(x, &p);
+		int moved = 0;
+
+		st->rounds++;
+		n = x->mlen[p];
+		memcpy(x->scratch, x->mem[p], (size_t)n * sizeof(uint32_t));
+		parsa_rng_shuffle_u32(r, x->scratch, n);
+		for (uint32_t i = 0; i < n && !poll_stop(x); i++) {
+			int rc = move_off(x, x->scratch[i], p, tm);
+
+			if (rc < 0)
+				return -1;
+			if (rc == 0)
+				continue;
+			moved = 1;
+			st->u_moves++;
+			tm = tmax_of(x, NULL);
+			if (x->T[p] < tm)
+				break; /* another part is the busiest now */
+		}
+		if (!moved && !x->stopped) {
+			uint64_t vm = give_away(x, p);
+
+			st->v_moves += vm;
+			moved = vm > 0;
+		}
+		if (!moved)
+			break; /* a busiest part with no move left */
+	}
+	return 0;
+}
+
+/* Phase 2: T_sum moves, every changed T at most tm. */
+static int polish(struct tmax_ctx *x, struct parsa_tmax_stats *st,
+		  struct parsa_rng *r, int64_t tm)
+{
+	const struct parsa_graph *g = x->g;
+
+	for (uint32_t pass = 0; pass < x->o->polish_passes; pass++) {
+		uint64_t before = st->polish_moves;
+
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			x->scratch[u] = u;
+		parsa_rng_shuffle_u32(r, x->scratch, g->n_rows);
+		for (uint32_t i = 0; i < g->n_rows && !poll_stop(x); i++) {
+			uint32_t u = x->scratch[i], p = x->part[u], w = 0, q;
+			uint32_t best = UINT32_MAX;
+			int64_t best_sum = 0;
+
+			memset(x->mask, 0, x->words * sizeof(*x->mask));
+			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1];
+			     e++) {
+				const uint64_t *m =
+					parsa_nbrset_mask(x->used, g->col[e]);
+
+				for (uint32_t j = 0; j < x->words; j++)
+					x->mask[j] |= m[j];
+			}
+			x->mask[p >> 6] &= ~(1ULL << (p & 63));
+			while ((q = parsa_conn_pop(x->mask, x->words, &w)) !=
+			       UINT32_MAX) {
+				int64_t ds;
+				uint64_t madd;
+
+				if (x->usz[q] + 1 > x->o->cap)
+					continue;
+				eval_move(x, u, p, q, &ds, &madd);
+				if (ds < best_sum && within(x, tm) &&
+				    caps_ok(x, q, madd)) {
+					best = q;
+					best_sum = ds;
+				}
+				untouch(x);
+			}
+			if (best == UINT32_MAX)
+				continue;
+			eval_move(x, u, p, best, &best_sum, &(uint64_t){ 0 });
+			if (apply_move(x, u, p, best))
+				return -1;
+			st->polish_moves++;
+		}
+		if (x->stopped || st->polish_moves == before)
+			break;
+	}
+	return 0;
+}
+
+static uint64_t tsum_of(const struct tmax_ctx *x)
+{
+	int64_t s = 0;
+
+	for (uint32_t j = 0; j < x->k; j++)
+		s += x->T[j];
+	return (uint64_t)s;
+}
+
+int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
+		      struct parsa_nbrset *used, uint32_t *owner,
+		      const struct parsa_tmax_opts *o, uint64_t *T,
+		      struct parsa_tmax_stats *st, struct parsa_err *err)
+{
+	struct tmax_ctx x;
+	struct parsa_tmax_stats s;
+	struct parsa_rng r;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	if (!g || !part || !used || !owner || !o || used->k == 0 ||
+	    used->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "tmax refinement: bad arguments");
+	rc = ctx_init(&x, g, part, used, owner, o, err);
+	if (rc)
+		return rc;
+	parsa_rng_seed(&r, o->seed);
+	s.tmax_before = (uint64_t)tmax_of(&x, NULL);
+	s.tsum_before = tsum_of(&x);
+	if (x.k > 1)
+		rc = phase1(&x, &s, &r);
+	if (rc == 0 && x.k > 1)
+		rc = polish(&x, &s, &r, tmax_of(&x, NULL));
+	if (rc) {
+		/* a list could not grow: the moves so far are kept (each
+		 * is exact and the placement valid) */
+		ctx_free(&x);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "tmax refinement: out of memory");
+	}
+	s.tmax_after = (uint64_t)tmax_of(&x, NULL);
+	s.tsum_after = tsum_of(&x);
+	s.stopped = x.stopped;
+	for (uint32_t j = 0; T && j < x.k; j++)
+		T[j] = (uint64_t)x.T[j];
+	if (st)
+		*st = s;
+	ctx_free(&x);
+	return 0;
+}

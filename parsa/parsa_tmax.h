@@ -1,0 +1,86 @@
+/*
+ * parsa_tmax: local search on a whole placement (examples and features)
+ * that lowers T_max, the largest per-machine traffic, then T_sum under
+ * the T_max reached (the objective `tmax`).
+ *
+ * With c_v the number of parts using feature v and every used feature
+ * owned by one of its users (as Algorithm 11 leaves it),
+ *   T_i = M_i + Σ_{v owned by i} (c_v - 2)
+ * (design.md §1).  The module keeps exact per-(feature, part) example
+ * counts, c_v, M_i and T_i, and makes three kinds of move:
+ *
+ *  - U-move (phase 1): an example u of a busiest part p (T_p = T_max)
+ *    goes to another part q.  For each feature v of u: p stops using v
+ *    when u was its only example there (M_p - 1, c_v - 1), q starts using
+ *    it when it did not (M_q + 1, c_v + 1), and v's owner o pays the
+ *    change of c_v; when o = p and p stops using v, v passes to q (a user
+ *    after the move).  The move is made only when every part whose T it
+ *    changes ends strictly below the current T_max, so (T_max, the number
+ *    of parts at T_max) falls lexicographically with every move: the
+ *    search ends.  Among the targets q allowed, the one with the lowest
+ *    T_p afterwards, then the lowest T_sum, then the lowest index.
+ *  - V-move (phase 1, when no U-move of p is left): a feature owned by p
+ *    with c_v >= 3 passes to its user ξ with the lowest T, when T_ξ +
+ *    c_v - 2 stays below T_max (as Algorithm 11's sweeps, but for the
+ *    busiest part only and against T_max).  Phase 1 ends when a busiest
+ *    part has neither move (a local minimum), after `passes` rounds or
+ *    when the stop is due.
+ *  - T_sum move (phase 2, polish_passes passes over all examples in a
+ *    seeded random order): an example goes to the part, among those
+ *    sharing a feature with it, that lowers T_sum most, when every T it
+ *    changes stays at most the T_max phase 1 reached.
+ *
+ * Every move keeps the balance cap (|U_q| + 1 <= cap) and the memory
+ * bound (M_q after the move <= m_limit, never checked for a part that
+ * shrinks); T_max never rises, T_sum may rise in phase 1 only.
+ * Deterministic for a seed; no threads, no I/O, no globals.  The stop is
+ * polled every PARSA_STOP_POPS examples looked at; a cut leaves a valid
+ * placement with every move so far kept (each is exact).
+ * Memory: 4 bytes per (feature, part) for the counts, plus O(|U| + k).
+ */
+#ifndef PARSA_TMAX_H
+#define PARSA_TMAX_H
+
+#include <stdint.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+#include "parsa_stop.h"
+
+struct parsa_tmax_opts {
+	uint32_t passes;        /* phase 1: at most this many rounds (a round
+				 * looks at one busiest part); 0 = none */
+	uint32_t polish_passes; /* phase 2 passes over all examples */
+	uint64_t cap;           /* largest |U_j| a move may create */
+	uint64_t m_limit;       /* largest M_j a move may create
+				 * (UINT64_MAX: none) */
+	uint64_t seed;          /* the order examples are looked at */
+	const struct parsa_stop *stop; /* may be NULL */
+};
+
+struct parsa_tmax_stats {
+	uint64_t tmax_before, tmax_after; /* T_max on entry and on return */
+	uint64_t tsum_before, tsum_after; /* T_sum on entry and on return */
+	uint64_t u_moves, v_moves;        /* phase 1 moves */
+	uint64_t polish_moves;            /* phase 2 moves */
+	uint32_t rounds;                  /* phase 1 rounds run */
+	int stopped;                      /* 1: the stop cut it */
+};
+
+/*
+ * Refine the placement (part: g->n_rows entries < k; owner: g->n_cols
+ * entries; used: N(U_1..U_k) of part, k = used->k) in place: part, owner
+ * and used change together.  Every used feature's owner must be one of
+ * its users (PARSA_EINVAL otherwise); unused features keep theirs.
+ * T (k entries, may be NULL) receives the final T_i, which equal
+ * parsa_metrics_parts' for the placement returned.  0, PARSA_EINVAL or
+ * PARSA_ENOMEM (on entry: nothing changed; later: the moves made so far
+ * kept, the placement valid).
+ */
+int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
+		      struct parsa_nbrset *used, uint32_t *owner,
+		      const struct parsa_tmax_opts *o, uint64_t *T,
+		      struct parsa_tmax_stats *st, struct parsa_err *err);
+
+#endif /* PARSA_TMAX_H */
