@@ -58,12 +58,13 @@ static void ctx_free(struct tmax_ctx *x)
 	free(x->mask);
 }
 
-/* 1 when the stop is due (polled every PARSA_STOP_POPS calls). */
+/* 1 when the stop is due (polled on the first call and every
+ * PARSA_STOP_POPS calls). */
 static int poll_stop(struct tmax_ctx *x)
 {
 	if (x->stopped)
 		return 1;
-	if (++x->polls % PARSA_STOP_POPS == 0 && parsa_stop_due(x->o->stop))
+	if (x->polls++ % PARSA_STOP_POPS == 0 && parsa_stop_due(x->o->stop))
 		x->stopped = 1;
 	return x->stopped;
 }

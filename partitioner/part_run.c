@@ -36,6 +36,8 @@
 #define PART_TMAX_ROUNDS 1000000 /* objective tmax: rounds at most (it
 				  * ends at a local minimum long before) */
 #define PART_TMAX_POLISH 2    /* objective tmax: T_sum passes after it */
+#define PART_TMAX_MEMORY 1.5  /* objective tmax: M_max cap (x step 1's)
+			       * where --max-memory is not given */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
@@ -805,6 +807,8 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 
 	if (c->v == 0 && o->guard_slack > 1.0)
 		return guard_bound(v, o->guard_slack);
+	if (c->v == 0 && c == &o->max_memory && o->objective == PART_OBJ_TMAX)
+		return guard_bound(v, PART_TMAX_MEMORY);
 	if (c->v == 0)
 		return o->objective == PART_OBJ_TSUM ? UINT64_MAX : v;
 	if (isinf(c->v))
@@ -1021,6 +1025,12 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
 		rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds, err);
+		/* objective tmax: the loosened round keeps T_max at the
+		 * strict round's result (a tightening bound), not step 1's */
+		if (rc == 0 && rounds == 2 && o->objective == PART_OBJ_TMAX &&
+		    o->max_traffic.v == 0 && o->guard_slack <= 1.0)
+			rc = place_v(o, &used, r->owner, &r->pv_stats, &tb,
+				     NULL, err);
 		if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
 			r->bound_tmax = tb;
 			r->bound_mmax = mb;

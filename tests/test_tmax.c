@@ -1,0 +1,359 @@
+/*
+ * test_tmax: the T_max refinement (parsa_tmax) against brute force on
+ * small random graphs: the T_i it reports equal parsa_metrics_parts' after
+ * every round (runs cut after 0, 1, 2, ... rounds), T_max never above its
+ * input, the balance cap and the M bound kept, every used feature owned
+ * by a user, the used sets exact, a local minimum where it stops (no
+ * single allowed move of the busiest part, tried by brute force, lowers
+ * it), the same result for a seed, a set cancel honoured; and the
+ * pipeline's --objective tmax (never a higher T_max than the default
+ * objective's, the balance cap and its M_max bound kept, deterministic).
+ */
+#include "harness.h"
+#include "testutil.h"
+#include "testpart.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parsa_metrics.h"
+#include "parsa_partv.h"
+#include "parsa_tmax.h"
+#include "part_run.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+/* A random start: parts (round-robin or random), used, Algorithm 11. */
+struct start {
+	struct parsa_graph g;
+	uint32_t k;
+	uint32_t *part, *owner;
+	struct parsa_nbrset used;
+};
+
+static void start_make(struct start *s, struct parsa_rng *r, int iter)
+{
+	uint32_t rows = 2 + (uint32_t)parsa_rng_below(r, 120);
+	uint32_t cols = 1 + (uint32_t)parsa_rng_below(r, 80);
+
+	s->k = 2 + (uint32_t)parsa_rng_below(r, iter % 9 == 0 ? 70 : 9);
+	tu_heavy_graph(&s->g, r, rows, cols, 6, 60);
+	s->part = malloc(rows * sizeof(uint32_t));
+	s->owner = malloc(((size_t)s->g.n_cols + 1) * sizeof(uint32_t));
+	for (uint32_t u = 0; u < rows; u++)
+		s->part[u] = iter % 2 ? u % s->k
+				      : (uint32_t)parsa_rng_below(r, s->k);
+	REQUIRE(tu_used_of(&s->g, s->part, s->k, &s->used) == 0);
+	REQUIRE(parsa_partition_v(&s->used, 2, s->owner, NULL, NULL) == 0);
+}
+
+static void start_copy(struct start *d, const struct start *s)
+{
+	d->g = s->g; /* shared, not owned */
+	d->k = s->k;
+	d->part = malloc(s->g.n_rows * sizeof(uint32_t) + 1);
+	d->owner = malloc(((size_t)s->g.n_cols + 1) * sizeof(uint32_t));
+	memcpy(d->part, s->part, s->g.n_rows * sizeof(uint32_t));
+	memcpy(d->owner, s->owner, s->g.n_cols * sizeof(uint32_t));
+	REQUIRE(parsa_nbrset_init(&d->used, s->g.n_cols, s->k, NULL) == 0);
+	parsa_nbrset_copy(&d->used, &s->used);
+}
+
+static void start_free(struct start *s, int own_graph)
+{
+	free(s->part);
+	free(s->owner);
+	parsa_nbrset_release(&s->used);
+	if (own_graph)
+		parsa_graph_release(&s->g);
+}
+
+/* Brute-force T_i, M_i, |U_i| of a placement (k entries each). */
+static void brute(const struct start *s, uint64_t *T, uint64_t *M,
+		  uint64_t *U)
+{
+	REQUIRE(parsa_metrics_parts(&s->g, s->k, s->part, s->owner, M, T, U,
+				    NULL, NULL) == 0);
+}
+
+/* Every used feature owned by one of its users. */
+static void check_owners(const struct start *s)
+{
+	for (uint32_t v = 0; v < s->g.n_cols; v++)
+		if (parsa_nbrset_count(&s->used, v) > 0)
+			CHECK(parsa_nbrset_has(&s->used, v, s->owner[v]));
+}
+
+/*
+ * After a phase-1 run that ended by itself: the lowest-index busiest part
+ * p has no single move the search allows that lowers it: an example of p
+ * to a part q (with the owner rule of parsa_tmax.h) after which T_p and
+ * every T that rose is below T_max, within the caps; nor a feature it owns
+ * that a user could take with T below T_max.  All by brute force.
+ */
+static void check_local_min(const struct start *s, uint64_t cap,
+			    uint64_t m_limit)
+{
+	uint32_t k = s->k, p = 0;
+	uint64_t *T = calloc(k, 8), *M = calloc(k, 8), *U = calloc(k, 8);
+	uint64_t *T2 = calloc(k, 8), *M2 = calloc(k, 8), *U2 = calloc(k, 8);
+	uint32_t *own = malloc(((size_t)s->g.n_cols + 1) * sizeof(uint32_t));
+
+	brute(s, T, M, U);
+	for (uint32_t j = 1; j < k; j++)
+		if (T[j] > T[p])
+			p = j;
+	for (uint32_t u = 0; u < s->g.n_rows; u++) {
+		if (s->part[u] != p)
+			continue;
+		for (uint32_t q = 0; q < k; q++) {
+			int ok = 1;
+
+			if (q == p || U[q] + 1 > cap)
+				continue;
+			memcpy(own, s->owner, s->g.n_cols * sizeof(uint32_t));
+			s->part[u] = q;
+			/* features p stops using that it owned pass to q */
+			for (uint64_t e = s->g.row_ptr[u]; e < s->g.row_ptr[u + 1]; e++) {
+				uint32_t v = s->g.col[e], still = 0;
+
+				for (uint32_t w = 0; w < s->g.n_rows; w++)
+					for (uint64_t f = s->g.row_ptr[w];
+					     f < s->g.row_ptr[w + 1]; f++)
+						still |= s->part[w] == p &&
+							 s->g.col[f] == v;
+				if (!still && own[v] == p)
+					own[v] = q;
+			}
+			REQUIRE(parsa_metrics_parts(&s->g, k, s->part, own, M2, T2,
+						    U2, NULL, NULL) == 0);
+			s->part[u] = p;
+			if (M2[q] > M[q] && M2[q] > m_limit)
+				continue;
+			ok = T2[p] < T[p];
+			for (uint32_t j = 0; j < k; j++)
+				if (T2[j] > T[j] && T2[j] >= T[p])
+					ok = 0;
+			CHECK(!ok);
+		}
+	}
+	for (uint32_t v = 0; v < s->g.n_cols; v++) {
+		uint32_t c = parsa_nbrset_count(&s->used, v);
+
+		if (s->owner[v] != p || c < 3)
+			continue;
+		for (uint32_t j = 0; j < k; j++)
+			if (j != p && parsa_nbrset_has(&s->used, v, j))
+				CHECK(T[j] + c - 2 >= T[p]);
+	}
+	free(T), free(M), free(U), free(T2), free(M2), free(U2), free(own);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* Random starts and caps: exact bookkeeping after every round, T_max
+ * never up, caps kept, owners among users, a local minimum at the end. */
+static void test_tmax_properties(void)
+{
+	struct parsa_rng r;
+	uint64_t lowered = 0, polished = 0;
+
+	parsa_rng_seed(&r, 7);
+	for (int iter = 0; iter < 120; iter++) {
+		struct start s;
+		uint32_t k;
+		uint64_t *T0, *M0, *U0, cap, m_limit, rounds_all;
+		struct parsa_tmax_opts o;
+		struct parsa_tmax_stats st;
+
+		start_make(&s, &r, iter);
+		k = s.k;
+		T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
+		brute(&s, T0, M0, U0);
+		cap = tu_max_of(U0, k) + (iter % 3 ? (uint64_t)parsa_rng_below(&r, 4) : 0);
+		m_limit = iter % 4 == 0 ? UINT64_MAX : tu_max_of(M0, k) + (iter % 4) - 1;
+		o = (struct parsa_tmax_opts){ 1000000, 0, cap, m_limit,
+					      (uint64_t)iter, NULL };
+		/* the full phase 1, then cut after 0, 1, 2, ... rounds */
+		{
+			struct start t;
+
+			start_copy(&t, &s);
+			REQUIRE(parsa_tmax_refine(&t.g, t.part, &t.used, t.owner, &o,
+						  NULL, &st, NULL) == 0);
+			rounds_all = st.rounds;
+			check_local_min(&t, cap, m_limit);
+			start_free(&t, 0);
+		}
+		for (uint32_t n = 0; n <= rounds_all + 1 && n < 12; n++) {
+			struct start t;
+			uint64_t *T = calloc(k, 8), *M = calloc(k, 8), *U = calloc(k, 8);
+			uint64_t *Tm = calloc(k, 8);
+
+			start_copy(&t, &s);
+			o.passes = n;
+			o.polish_passes = n % 3;
+			REQUIRE(parsa_tmax_refine(&t.g, t.part, &t.used, t.owner, &o,
+						  Tm, &st, NULL) == 0);
+			brute(&t, T, M, U);
+			for (uint32_t j = 0; j < k; j++) {
+				CHECK_INT(Tm[j], ==, T[j]);
+				CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
+				CHECK(M[j] <= M0[j] || M[j] <= m_limit);
+			}
+			CHECK_INT(st.tmax_before, ==, tu_max_of(T0, k));
+			CHECK_INT(st.tmax_after, ==, tu_max_of(T, k));
+			CHECK(st.tmax_after <= st.tmax_before);
+			{
+				uint64_t sum = 0;
+
+				for (uint32_t j = 0; j < k; j++)
+					sum += T[j];
+				CHECK_INT(st.tsum_after, ==, sum);
+			}
+			tu_check_used(&t.g, t.part, &t.used);
+			check_owners(&t);
+			lowered += st.tmax_after < st.tmax_before;
+			polished += st.polish_moves;
+			free(T), free(M), free(U), free(Tm);
+			start_free(&t, 0);
+		}
+		free(T0), free(M0), free(U0);
+		start_free(&s, 1);
+	}
+	/* the search does something on these inputs */
+	CHECK(lowered > 50);
+	CHECK(polished > 0);
+}
+
+/* The same seed gives the same placement; another seed may differ. */
+static void test_tmax_deterministic(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 99);
+	for (int iter = 0; iter < 20; iter++) {
+		struct start s, a, b;
+		struct parsa_tmax_opts o = { 1000000, 2, UINT64_MAX, UINT64_MAX,
+					     5, NULL };
+
+		start_make(&s, &r, iter);
+		start_copy(&a, &s);
+		start_copy(&b, &s);
+		REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL,
+					  NULL, NULL) == 0);
+		REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, NULL,
+					  NULL, NULL) == 0);
+		CHECK(memcmp(a.part, b.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(a.owner, b.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+		start_free(&a, 0);
+		start_free(&b, 0);
+		start_free(&s, 1);
+	}
+}
+
+/* A cancel set on entry: nothing moves, the result says it was stopped;
+ * bad input is refused with the placement unchanged. */
+static void test_tmax_stop_and_errors(void)
+{
+	struct parsa_rng r;
+	struct start s;
+	atomic_int cancel = 1;
+	struct parsa_stop stop = { &cancel, 0 };
+	struct parsa_tmax_opts o = { 1000000, 2, UINT64_MAX, UINT64_MAX, 1,
+				     &stop };
+	struct parsa_tmax_stats st;
+	struct parsa_err e = { 0 };
+	uint32_t *p0;
+
+	parsa_rng_seed(&r, 3);
+	start_make(&s, &r, 1);
+	p0 = malloc(s.g.n_rows * sizeof(uint32_t) + 1);
+	memcpy(p0, s.part, s.g.n_rows * sizeof(uint32_t));
+	REQUIRE(parsa_tmax_refine(&s.g, s.part, &s.used, s.owner, &o, NULL, &st,
+				  NULL) == 0);
+	CHECK(st.stopped);
+	CHECK_INT(st.u_moves + st.v_moves + st.polish_moves, ==, 0);
+	CHECK(memcmp(p0, s.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+	/* a deadline already passed stops it too */
+	stop.cancel = NULL;
+	stop.deadline = parsa_stop_clock() - 1;
+	REQUIRE(parsa_tmax_refine(&s.g, s.part, &s.used, s.owner, &o, NULL, &st,
+				  NULL) == 0);
+	CHECK(st.stopped);
+	/* an owner that does not use its feature */
+	o.stop = NULL;
+	for (uint32_t v = 0; v < s.g.n_cols; v++)
+		if (parsa_nbrset_count(&s.used, v) > 0 &&
+		    parsa_nbrset_count(&s.used, v) < s.k) {
+			uint32_t j = 0;
+
+			while (parsa_nbrset_has(&s.used, v, j))
+				j++;
+			s.owner[v] = j;
+			CHECK_INT(parsa_tmax_refine(&s.g, s.part, &s.used, s.owner,
+						    &o, NULL, &st, &e),
+				  ==, PARSA_EINVAL);
+			CHECK_CONTAINS(e.msg, "does not use it");
+			break;
+		}
+	CHECK(memcmp(p0, s.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+	free(p0);
+	start_free(&s, 1);
+}
+
+/* The pipeline: --objective tmax on random datasets ends with a T_max no
+ * higher than the default objective's, within the balance cap, and is
+ * deterministic. */
+static void test_tmax_pipeline(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 21);
+	for (int iter = 0; iter < 8; iter++) {
+		struct parsa_graph g;
+		struct part_dataset ds;
+		struct part_run_opts o;
+		struct part_result a, b, c;
+		uint64_t cap;
+
+		tu_heavy_graph(&g, &r, 300 + 50 * (uint32_t)iter, 200, 8, 100);
+		tu_as_dataset(&ds, &g);
+		part_run_opts_default(&o);
+		part_quality_apply(&o, iter % 2 ? PART_QUALITY_BEST
+						: PART_QUALITY_DEFAULT);
+		o.pu.k = 2 + (uint32_t)iter;
+		o.threads = 1;
+		o.random_trials = 1;
+		part_result_init(&a);
+		part_result_init(&b);
+		part_result_init(&c);
+		REQUIRE(part_run(&ds, &o, &a, NULL) == 0);
+		o.objective = PART_OBJ_TMAX;
+		REQUIRE(part_run(&ds, &o, &b, NULL) == 0);
+		REQUIRE(part_run(&ds, &o, &c, NULL) == 0);
+		CHECK(b.tmax_ran);
+		CHECK(b.m.T_max <= a.m.T_max);
+		CHECK(b.m.T_max <= (double)b.step1_tmax);
+		CHECK(b.m.M_max <= 1.5 * (double)b.step1_mmax);
+		cap = parsa_balance_cap(ds.g.n_rows, o.pu.k, o.pu.imbalance);
+		CHECK(b.m.U_max <= cap);
+		CHECK_INT(b.tmax_stats.tmax_after, ==, (uint64_t)b.m.T_max);
+		CHECK(memcmp(b.part, c.part, ds.g.n_rows * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(b.owner, c.owner, ds.g.n_cols * sizeof(uint32_t)) == 0);
+		part_result_release(&a);
+		part_result_release(&b);
+		part_result_release(&c);
+		part_dataset_release(&ds);
+	}
+}
+
+int main(void)
+{
+	RUN(test_tmax_properties);
+	RUN(test_tmax_deterministic);
+	RUN(test_tmax_stop_and_errors);
+	RUN(test_tmax_pipeline);
+	return harness_done();
+}
