@@ -309,22 +309,23 @@ static int caps_ok(const struct tmax_ctx *x, uint32_t q, uint64_t madd)
 }
 
 /*
- * Phase 1, U side: the best target for u of the busiest part p under
- * T_max tm (every changed T must end below tm); moves it.  1 if moved,
- * 0 if none, -1 on allocation failure.
+ * Phase 1, U side: the best target q for example u (now in part a) under
+ * T_max tm for the busiest part p: T_p must end below tm (p may be a or
+ * not) and every T that rises below tm; q != a, q != p.  Makes the move.
+ * 1 if moved, 0 if none, -1 on allocation failure.
  */
 static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
 {
-	uint32_t best = UINT32_MAX;
+	uint32_t a = x->part[u], best = UINT32_MAX;
 	int64_t best_tp = 0, best_sum = 0;
 
 	for (uint32_t q = 0; q < x->k; q++) {
 		int64_t ds, tp;
 		uint64_t madd;
 
-		if (q == p || x->usz[q] + 1 > x->o->cap)
+		if (q == a || q == p || x->usz[q] + 1 > x->o->cap)
 			continue;
-		eval_move(x, u, p, q, &ds, &madd);
+		eval_move(x, u, a, q, &ds, &madd);
 		tp = x->T[p] + x->delta[p];
 		if (tp < tm && within(x, tm - 1) && caps_ok(x, q, madd) &&
 		    (best == UINT32_MAX || tp < best_tp ||
@@ -337,8 +338,49 @@ static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
 	}
 	if (best == UINT32_MAX)
 		return 0;
-	eval_move(x, u, p, best, &best_sum, &(uint64_t){ 0 });
-	return apply_move(x, u, p, best) ? -1 : 1;
+	eval_move(x, u, a, best, &best_sum, &(uint64_t){ 0 });
+	return apply_move(x, u, a, best) ? -1 : 1;
+}
+
+/* 1 when moving u out of its part would lower c_v of a feature p owns
+ * (u is the only example of its part using it): a pull candidate. */
+static int pulls(const struct tmax_ctx *x, uint32_t u, uint32_t p)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t a = x->part[u];
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+
+		if (x->owner[v] == p && x->cnt[(size_t)v * x->k + a] == 1)
+			return 1;
+	}
+	return 0;
+}
+
+/* Phase 1, pull side: examples of other parts whose move lowers T_p (p
+ * serves them a feature only they use in their part), from a random
+ * start, while p is a busiest part; -1 on allocation failure, else the
+ * number moved. */
+static int64_t pull_in(struct tmax_ctx *x, uint32_t p, struct parsa_rng *r)
+{
+	uint32_t n = x->g->n_rows, s0 = n ? (uint32_t)parsa_rng_below(r, n) : 0;
+	int64_t tm = tmax_of(x, NULL), moved = 0;
+
+	for (uint32_t i = 0; i < n && x->T[p] == tm && !poll_stop(x); i++) {
+		uint32_t u = (s0 + i) % n;
+		int rc;
+
+		if (x->part[u] == p || !pulls(x, u, p))
+			continue;
+		rc = move_off(x, u, p, tm);
+		if (rc < 0)
+			return -1;
+		moved += rc;
+		if (rc)
+			tm = tmax_of(x, NULL);
+	}
+	return moved;
 }
 
 /* The user of v with the lowest T other than skip (ties: lowest index). */
@@ -412,6 +454,14 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 
 			st->v_moves += vm;
 			moved = vm > 0;
+		}
+		if (!moved && !x->stopped) {
+			int64_t pm = pull_in(x, p, r);
+
+			if (pm < 0)
+				return -1;
+			st->pull_moves += (uint64_t)pm;
+			moved = pm > 0;
 		}
 		if (!moved)
 			break; /* a busiest part with no move left */
@@ -504,10 +554,16 @@ int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
 	parsa_rng_seed(&r, o->seed);
 	s.tmax_before = (uint64_t)tmax_of(&x, NULL);
 	s.tsum_before = tsum_of(&x);
-	if (x.k > 1)
+	for (uint32_t c = 0; x.k > 1 && rc == 0 && c < (o->cycles ? o->cycles : 1) &&
+			     !x.stopped; c++) {
+		int64_t before = tmax_of(&x, NULL);
+
 		rc = phase1(&x, &s, &r);
-	if (rc == 0 && x.k > 1)
-		rc = polish(&x, &s, &r, tmax_of(&x, NULL));
+		if (rc == 0)
+			rc = polish(&x, &s, &r, tmax_of(&x, NULL));
+		if (c > 0 && tmax_of(&x, NULL) >= before)
+			break; /* this cycle did not lower T_max */
+	}
 	if (rc) {
 		/* a list could not grow: the moves so far are kept (each
 		 * is exact and the placement valid) */

@@ -22,9 +22,12 @@
  *  - V-move (phase 1, when no U-move of p is left): a feature owned by p
  *    with c_v >= 3 passes to its user ξ with the lowest T, when T_ξ +
  *    c_v - 2 stays below T_max (as Algorithm 11's sweeps, but for the
- *    busiest part only and against T_max).  Phase 1 ends when a busiest
- *    part has neither move (a local minimum), after `passes` rounds or
- *    when the stop is due.
+ *    busiest part only and against T_max).
+ *  - pull (phase 1, when neither is left): an example of another part
+ *    that alone in its part uses a feature p owns moves to a part q (not
+ *    p) under the same rule as a U-move: c_v falls, and with it T_p.
+ *    Phase 1 ends when a busiest part has none of the three (a local
+ *    minimum), after `passes` rounds or when the stop is due.
  *  - T_sum move (phase 2, polish_passes passes over all examples in a
  *    seeded random order): an example goes to the part, among those
  *    sharing a feature with it, that lowers T_sum most, when every T it
@@ -57,12 +60,18 @@ struct parsa_tmax_opts {
 				 * (UINT64_MAX: none) */
 	uint64_t seed;          /* the order examples are looked at */
 	const struct parsa_stop *stop; /* may be NULL */
+	uint32_t cycles;        /* phase 1 then phase 2, up to this many
+				 * times while a cycle lowers T_max (the
+				 * polish frees room for more phase-1 moves;
+				 * 0 counts as 1) */
 };
 
 struct parsa_tmax_stats {
 	uint64_t tmax_before, tmax_after; /* T_max on entry and on return */
 	uint64_t tsum_before, tsum_after; /* T_sum on entry and on return */
 	uint64_t u_moves, v_moves;        /* phase 1 moves */
+	uint64_t pull_moves;              /* phase 1 moves of other parts'
+					   * examples */
 	uint64_t polish_moves;            /* phase 2 moves */
 	uint32_t rounds;                  /* phase 1 rounds run */
 	int stopped;                      /* 1: the stop cut it */

@@ -36,8 +36,11 @@
 #define PART_TMAX_ROUNDS 1000000 /* objective tmax: rounds at most (it
 				  * ends at a local minimum long before) */
 #define PART_TMAX_POLISH 2    /* objective tmax: T_sum passes after it */
-#define PART_TMAX_MEMORY 1.5  /* objective tmax: M_max cap (x step 1's)
-			       * where --max-memory is not given */
+#define PART_TMAX_CYCLES 8    /* objective tmax: (search, polish) cycles */
+#define PART_TMAX_MEMORY 1.2, 1.5 /* objective tmax: the M_max bounds
+				   * (x step 1's) of its loosened rounds
+				   * where --max-memory is not given */
+#define PART_TMAX_MEMORY_TOP 1.5 /* ... the largest of them */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
@@ -808,7 +811,7 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 	if (c->v == 0 && o->guard_slack > 1.0)
 		return guard_bound(v, o->guard_slack);
 	if (c->v == 0 && c == &o->max_memory && o->objective == PART_OBJ_TMAX)
-		return guard_bound(v, PART_TMAX_MEMORY);
+		return guard_bound(v, PART_TMAX_MEMORY_TOP);
 	if (c->v == 0)
 		return o->objective == PART_OBJ_TSUM ? UINT64_MAX : v;
 	if (isinf(c->v))
@@ -950,7 +953,7 @@ static int run_tmax(const struct part_dataset *ds,
 	struct parsa_tmax_opts to = {
 		PART_TMAX_ROUNDS, PART_TMAX_POLISH,
 		parsa_balance_cap(ds->g.n_rows, r->k, o->pu.imbalance),
-		m_limit, o->pu.seed, stop,
+		m_limit, o->pu.seed, stop, PART_TMAX_CYCLES,
 	};
 	double t0 = part_now();
 	int rc;
@@ -959,11 +962,88 @@ static int run_tmax(const struct part_dataset *ds,
 	rc = parsa_tmax_refine(&ds->g, r->part, used, r->owner, &to, NULL,
 			       &r->tmax_stats, err);
 	r->tmax_ran = rc == 0;
-	r->t_tmax = part_now() - t0;
-	r->t_refine += r->t_tmax;
+	r->t_tmax += part_now() - t0;
 	if (rc == 0 && r->tmax_stats.stopped &&
 	    parsa_stop_due(stop) == PARSA_STOP_DEADLINE)
 		r->time_limited = 1;
+	return rc;
+}
+
+/* (T_max, T_sum) of the tmax phase's result a is below b's. */
+static int tmax_better(const struct parsa_tmax_stats *a,
+		       const struct parsa_tmax_stats *b)
+{
+	return a->tmax_after < b->tmax_after ||
+	       (a->tmax_after == b->tmax_after && a->tsum_after < b->tsum_after);
+}
+
+/*
+ * Objective tmax after the strict round (r/used hold its result, m0 is
+ * step 1's M_max): candidates, each ended by the tmax phase, the best by
+ * (T_max, T_sum) kept: the strict result itself (M_max <= m0), then from
+ * it a loosened round per M_max bound (the cap given: mb; none given:
+ * PART_TMAX_MEMORY's factors of m0) with T_max held at the strict
+ * result's (a tightening bound; a --max-traffic given: tb).  A candidate
+ * after the first starts only while the stop is not due.
+ */
+static int tmax_candidates(const struct part_dataset *ds,
+			   const struct part_run_opts *o,
+			   const struct parsa_stop *stop, struct part_result *r,
+			   struct parsa_nbrset *used, uint64_t m0, uint64_t tb,
+			   uint64_t mb, struct parsa_err *err)
+{
+	static const double factors[] = { PART_TMAX_MEMORY };
+	const struct parsa_graph *g = &ds->g;
+	int given = o->max_memory.v != 0 || o->guard_slack > 1.0;
+	unsigned n = given ? (mb > m0) : sizeof(factors) / sizeof(*factors);
+	struct cand strict, best;
+	struct parsa_tmax_stats bst;
+	uint64_t ts, bmb, btb;
+	int rc = place_v(o, used, r->owner, &r->pv_stats, &ts, NULL, err);
+
+	if (rc == 0)
+		rc = cand_save(&strict, g, r->part, r->owner, used, ts, m0, err);
+	if (rc)
+		return rc;
+	if (o->max_traffic.v == 0 && o->guard_slack <= 1.0)
+		tb = ts;
+	rc = run_tmax(ds, o, stop, r, used, m0, err);
+	if (rc == 0)
+		rc = cand_save(&best, g, r->part, r->owner, used, 0, 0, err);
+	if (rc) {
+		cand_release(&strict);
+		return rc;
+	}
+	bst = r->tmax_stats;
+	bmb = m0;
+	btb = ts;
+	for (unsigned i = 0; rc == 0 && i < n && !parsa_stop_due(stop); i++) {
+		uint64_t mi = given ? mb : guard_bound(m0, factors[i]);
+
+		cand_take(&strict, g, r, used);
+		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, err);
+		if (rc == 0)
+			rc = run_tmax(ds, o, stop, r, used, mi, err);
+		if (rc == 0 && tmax_better(&r->tmax_stats, &bst)) {
+			cand_release(&best);
+			rc = cand_save(&best, g, r->part, r->owner, used, 0, 0,
+				       err);
+			bst = r->tmax_stats;
+			bmb = mi;
+			btb = tb;
+			if (rc) /* best released by cand_save */
+				best.part = NULL;
+		}
+	}
+	if (rc == 0) {
+		cand_take(&best, g, r, used);
+		r->tmax_stats = bst;
+		r->bound_mmax = bmb;
+		r->bound_tmax = btb;
+	}
+	if (best.part)
+		cand_release(&best);
+	cand_release(&strict);
 	return rc;
 }
 
@@ -1025,13 +1105,11 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
 		rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds, err);
-		/* objective tmax: the loosened round keeps T_max at the
-		 * strict round's result (a tightening bound), not step 1's */
-		if (rc == 0 && rounds == 2 && o->objective == PART_OBJ_TMAX &&
-		    o->max_traffic.v == 0 && o->guard_slack <= 1.0)
-			rc = place_v(o, &used, r->owner, &r->pv_stats, &tb,
-				     NULL, err);
-		if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
+		if (rc == 0 && o->objective == PART_OBJ_TMAX &&
+		    !(o->param_imbalance > 0))
+			rc = tmax_candidates(ds, o, &st, r, &used, m0, tb, mb,
+					     err);
+		else if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
 			r->bound_tmax = tb;
 			r->bound_mmax = mb;
 			rc = improve(ds, o, &st, r, &used, tb, mb, 1, rounds,
@@ -1039,12 +1117,14 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		}
 		r->t_refine += part_now() - ts;
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
-	}
-	if (rc == 0 && parsa && r->k > 1 && o->objective == PART_OBJ_TMAX &&
-	    !(o->param_imbalance > 0))
+	} else if (rc == 0 && parsa && r->k > 1 &&
+		   o->objective == PART_OBJ_TMAX && !(o->param_imbalance > 0)) {
+		int met = 1;
+
 		rc = run_tmax(ds, o, stop, r, &used,
-			      r->bound_mmax != UINT64_MAX ? r->bound_mmax : m0,
-			      err);
+			      cap_bound(o, &o->max_memory, m0, &met), err);
+		r->t_refine += r->t_tmax;
+	}
 	parsa_nbrset_release(&used);
 	return rc;
 }
