@@ -26,6 +26,13 @@ TMP = tempfile.mkdtemp(prefix="parsa-cli-")
 results = {"passed": 0, "failed": 0, "skipped": 0}
 
 
+# The bundled samples with the options that read them (data/).
+SAMPLES = (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
+           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
+           ("facebook-sample.txt.gz", ["--graph", "edges"]),
+           ("movielens-sample.csv.gz", []))
+
+
 class Skip(Exception):
     pass
 
@@ -189,6 +196,12 @@ def check_failed_everywhere(p, np, dead, needles):
     for n in needles:
         assert n in out, "%r not in %s" % (n, out)
     assert "method parsa" not in p.stdout, "a summary was printed"
+
+
+def part(data, k, prefix, *extra):
+    """parsa partition DATA -k K --out PREFIX -q EXTRA...; its report."""
+    run("partition", data, "-k", k, "--out", prefix, "-q", *extra)
+    return json.load(open(prefix + ".json"))
 
 
 def finish():

@@ -3,23 +3,13 @@
 refinement options (--refine-passes, --fm-passes, --flow-passes, --restream, --ml-levels,
 --ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit,
 --guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
-import json
 import math
 import os
 
-from clitest import (SLOWDOWN, Skip, check_placement, eval_agrees, finish, read_lines,  # noqa: F401
-                     run, test, tmp)
+from clitest import (SAMPLES, SLOWDOWN, Skip, check_placement, eval_agrees, finish, part,  # noqa: F401
+                     read_lines, run, test, tmp)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
-SAMPLES = (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
-           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
-           ("facebook-sample.txt.gz", ["--graph", "edges"]),
-           ("movielens-sample.csv.gz", []))
-
-
-def part(data, k, prefix, *extra):
-    run("partition", data, "-k", k, "--out", prefix, "-q", *extra)
-    return json.load(open(prefix + ".json"))
 
 
 @test

@@ -4,19 +4,7 @@ the bundled samples a valid placement that `parsa eval` agrees with, a T_max
 no higher than the default objective's, M_max within its bound, the report's
 params and refine.tmax; --max-memory bounds it; a time limit and --help.
 Ends with "N passed, N failed[, N skipped]"."""
-import json
-
-from clitest import check_placement, eval_agrees, finish, run, test, tmp
-
-SAMPLES = (("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
-           ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
-           ("facebook-sample.txt.gz", ["--graph", "edges"]),
-           ("movielens-sample.csv.gz", []))
-
-
-def part(data, k, prefix, *extra):
-    run("partition", data, "-k", k, "--out", prefix, "-q", *extra)
-    return json.load(open(prefix + ".json"))
+from clitest import SAMPLES, check_placement, eval_agrees, finish, part, run, test, tmp
 
 
 @test
