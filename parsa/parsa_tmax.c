@@ -34,6 +34,9 @@ struct tmax_ctx {
 	uint32_t n_touched;
 	uint32_t *scratch;    /* n_rows */
 	uint64_t *mask;       /* words */
+	int64_t *T0;          /* k: T before a tentative swap */
+	uint64_t *M0;         /* k: M before a tentative swap */
+	uint32_t *own0;       /* max row degree: owners before it */
 	const struct parsa_tmax_opts *o;
 	uint64_t polls;
 	int stopped;
@@ -56,6 +59,9 @@ static void ctx_free(struct tmax_ctx *x)
 	free(x->listed);
 	free(x->scratch);
 	free(x->mask);
+	free(x->T0);
+	free(x->M0);
+	free(x->own0);
 }
 
 /* 1 when the stop is due (polled on the first call and every
@@ -129,9 +135,19 @@ static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
 	x->listed = calloc(k, sizeof(*x->listed));
 	x->scratch = malloc(((size_t)g->n_rows + 1) * sizeof(*x->scratch));
 	x->mask = malloc((size_t)x->words * sizeof(*x->mask));
+	x->T0 = malloc((size_t)k * sizeof(*x->T0));
+	x->M0 = malloc((size_t)k * sizeof(*x->M0));
+	{
+		uint64_t dmax = 0;
+
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			if (g->row_ptr[u + 1] - g->row_ptr[u] > dmax)
+				dmax = g->row_ptr[u + 1] - g->row_ptr[u];
+		x->own0 = malloc(((size_t)dmax + 1) * sizeof(*x->own0));
+	}
 	if (!x->cnt || !x->lam || !x->T || !x->usz || !x->mem || !x->mlen ||
 	    !x->mcap || !x->pos || !x->delta || !x->touched || !x->listed || !x->scratch ||
-	    !x->mask)
+	    !x->mask || !x->T0 || !x->M0 || !x->own0)
 		goto nomem;
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		if (part[u] >= k) {
@@ -383,6 +399,77 @@ static int64_t pull_in(struct tmax_ctx *x, uint32_t p, struct parsa_rng *r)
 	return moved;
 }
 
+/* Partners tried per part for a swap. */
+#define TMAX_SWAP_TRIES 16
+
+/*
+ * Phase 1, swap side (when no single move is left): u of the busiest
+ * part p and w of another part q trade places (the sizes stay), made
+ * only when T_p ends below tm and every T that rose ends below tm, and
+ * every M that rose at most m_limit.  Tried for real: u's move is made,
+ * w's evaluated on top, and u's move undone (counts, sets, owners, T)
+ * when the pair fails.  w: up to TMAX_SWAP_TRIES random examples of q.
+ * 1 if swapped, 0 if not, -1 on allocation failure.
+ */
+static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
+		    struct parsa_rng *r)
+{
+	const struct parsa_graph *g = x->g;
+	uint64_t e0 = g->row_ptr[u], deg = g->row_ptr[u + 1] - e0;
+
+	for (uint32_t q = 0; q < x->k; q++) {
+		int64_t ds;
+		uint64_t madd;
+		int done = 0;
+
+		if (q == p || x->mlen[q] == 0)
+			continue;
+		memcpy(x->T0, x->T, x->k * sizeof(*x->T0));
+		memcpy(x->M0, x->used->size, x->k * sizeof(*x->M0));
+		for (uint64_t i = 0; i < deg; i++)
+			x->own0[i] = x->owner[g->col[e0 + i]];
+		eval_move(x, u, p, q, &ds, &madd);
+		if (apply_move(x, u, p, q))
+			return -1;
+		for (uint32_t t = 0; t < TMAX_SWAP_TRIES && !done; t++) {
+			uint32_t w = x->mem[q][parsa_rng_below(r, x->mlen[q])];
+			int ok;
+
+			if (w == u)
+				continue;
+			eval_move(x, w, q, p, &ds, &madd);
+			ok = x->T[p] + x->delta[p] < tm;
+			for (uint32_t j = 0; ok && j < x->k; j++) {
+				int64_t t2 = x->T[j] + x->delta[j];
+				uint64_t m2 = x->used->size[j] +
+					      (j == p ? madd : 0);
+
+				if ((t2 > x->T0[j] && t2 >= tm) ||
+				    (m2 > x->M0[j] && m2 > x->o->m_limit))
+					ok = 0;
+			}
+			if (!ok) {
+				untouch(x);
+				continue;
+			}
+			if (apply_move(x, w, q, p))
+				return -1;
+			done = 1;
+		}
+		if (done)
+			return 1;
+		/* undo u's move: counts and sets by the reverse move, then
+		 * the owners and T as they were */
+		eval_move(x, u, q, p, &ds, &madd);
+		if (apply_move(x, u, q, p))
+			return -1;
+		for (uint64_t i = 0; i < deg; i++)
+			x->owner[g->col[e0 + i]] = x->own0[i];
+		memcpy(x->T, x->T0, x->k * sizeof(*x->T0));
+	}
+	return 0;
+}
+
 /* The user of v with the lowest T other than skip (ties: lowest index). */
 static uint32_t min_user(const struct tmax_ctx *x, uint32_t v, uint32_t skip)
 {
@@ -462,6 +549,17 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 				return -1;
 			st->pull_moves += (uint64_t)pm;
 			moved = pm > 0;
+		}
+		for (uint32_t i = 0; !moved && !x->stopped && i < n; i++) {
+			int rc;
+
+			if (x->part[x->scratch[i]] != p || poll_stop(x))
+				continue;
+			rc = swap_off(x, x->scratch[i], p, tm, r);
+			if (rc < 0)
+				return -1;
+			st->swaps += (uint64_t)rc;
+			moved = rc;
 		}
 		if (!moved)
 			break; /* a busiest part with no move left */

@@ -7,7 +7,7 @@
  * owned by one of its users (as Algorithm 11 leaves it),
  *   T_i = M_i + Σ_{v owned by i} (c_v - 2)
  * (design.md §1).  The module keeps exact per-(feature, part) example
- * counts, c_v, M_i and T_i, and makes three kinds of move:
+ * counts, c_v, M_i and T_i, and makes four kinds of move:
  *
  *  - U-move (phase 1): an example u of a busiest part p (T_p = T_max)
  *    goes to another part q.  For each feature v of u: p stops using v
@@ -72,6 +72,7 @@ struct parsa_tmax_stats {
 	uint64_t u_moves, v_moves;        /* phase 1 moves */
 	uint64_t pull_moves;              /* phase 1 moves of other parts'
 					   * examples */
+	uint64_t swaps;                   /* phase 1 swaps */
 	uint64_t polish_moves;            /* phase 2 moves */
 	uint32_t rounds;                  /* phase 1 rounds run */
 	int stopped;                      /* 1: the stop cut it */
