@@ -7,7 +7,7 @@
  * owned by one of its users (as Algorithm 11 leaves it),
  *   T_i = M_i + Σ_{v owned by i} (c_v - 2)
  * (design.md §1).  The module keeps exact per-(feature, part) example
- * counts, c_v, M_i and T_i, and makes four kinds of move:
+ * counts, c_v, M_i and T_i, and makes these moves:
  *
  *  - U-move (phase 1): an example u of a busiest part p (T_p = T_max)
  *    goes to another part q.  For each feature v of u: p stops using v
@@ -26,8 +26,14 @@
  *  - pull (phase 1, when neither is left): an example of another part
  *    that alone in its part uses a feature p owns moves to a part q (not
  *    p) under the same rule as a U-move: c_v falls, and with it T_p.
- *    Phase 1 ends when a busiest part has none of the three (a local
- *    minimum), after `passes` rounds or when the stop is due.
+ *  - swap (phase 1, when none of those is left; the balance cap is what
+ *    usually blocks single moves): an example u of p and one of another
+ *    part q trade places, under the same rule (and every M that rises at
+ *    most m_limit); u's move is made, the partner's evaluated on top, and
+ *    u's move undone when none of up to 16 random partners of q fits.
+ *    Phase 1 ends when a busiest part has no move of these four kinds (a
+ *    local minimum as far as single moves go), after `passes` rounds or
+ *    when the stop is due.
  *  - T_sum move (phase 2, polish_passes passes over all examples in a
  *    seeded random order): an example goes to the part, among those
  *    sharing a feature with it, that lowers T_sum most, when every T it
