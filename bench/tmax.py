@@ -10,7 +10,8 @@ that measured it with the same Algorithm 11 owners) and Mt-KaHyPar
 `quality`'s (from ../shared/docs/anchors-mtkahypar.md), with the medians.
 
 usage: bench/tmax.py [--bin build/parsa] [--data ../shared/data]
-                     [--k 16,64] [--tsv OUT.tsv] [--from IN.tsv ...]
+                     [--k 16,64] [--tsv OUT.tsv] [--zoltan ISSUE6.json]
+                     [--from IN.tsv ...]
 --from skips the runs and prints the table of earlier --tsv files (later
 rows replace earlier ones for the same set and variant).
 """
@@ -132,12 +133,14 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--k", default="16,64")
     ap.add_argument("--tsv", default="tmax-results.tsv")
+    ap.add_argument("--zoltan", default=os.path.join(HERE, "issue6-results.json"),
+                    help="an issue-6 JSON with Zoltan's reports")
     ap.add_argument("--from", dest="sources", nargs="*")
     a = ap.parse_args()
     if not a.sources:
         run_all(a.bin, a.data, [int(x) for x in a.k.split(",")], a.tsv)
     an = anchors(os.path.join(a.data, "..", "docs", "anchors-mtkahypar.md"))
-    zo = zoltan(os.path.join(HERE, "issue6-results.json"))
+    zo = zoltan(a.zoltan)
     table(a.sources or [a.tsv], an, zo)
 
 

@@ -18,6 +18,8 @@ python3 bench/bench.py "$build" ${BENCH_ARGS:---study} | tee "$out"
 python3 bench/bench.py "$build" --issue6 --tradeoff --json "bench/results/issue6-$stamp.json" | tee -a "$out"
 python3 bench/plot_tradeoff.py "bench/results/issue6-$stamp.json" bench/tradeoff.svg
 python3 bench/bench.py "$build" --slack | tee -a "$out"
+python3 bench/tmax.py --bin "$build/parsa" --tsv "bench/results/tmax-$stamp.tsv" \
+	--zoltan "bench/results/issue6-$stamp.json" | tee -a "$out"
 python3 bench/parallel.py "$build" | tee -a "$out"
 python3 bench/http.py "$build" | tee -a "$out"
 python3 bench/ui.py "$build" | tee -a "$out"
