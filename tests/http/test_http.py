@@ -221,6 +221,14 @@ def test_objective_and_caps_job_match_cli():
     got = s.req("GET", "/v1/jobs/%s/placement/examples" % j["id"])[2]
     with open(prefix + ".examples", "rb") as f:
         assert got == f.read(), "caps job differs from the CLI's"
+    # objective tmax: the same placement (examples and owners) as the CLI's
+    j = s.wait_job(submit(s, {"dataset": ds["id"], "k": 8, "objective": "tmax"})["id"])
+    assert j["state"] == "succeeded" and j["report"]["params"]["objective"] == "tmax", j
+    run("partition", ML, "-k", 8, "--objective", "tmax", "--out", prefix, "-q")
+    for ext in ("examples", "features"):
+        got = s.req("GET", "/v1/jobs/%s/placement/%s" % (j["id"], ext))[2]
+        with open(prefix + "." + ext, "rb") as f:
+            assert got == f.read(), "tmax job's %s differ from the CLI's" % ext
     for bad in ({"objective": "tmin"}, {"max_memory": "0.5x"}, {"max_memory": -1},
                 {"max_traffic": "lots"}, {"max_traffic": True}):
         b = dict({"dataset": ds["id"], "k": 8}, **bad)
