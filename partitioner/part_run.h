@@ -39,12 +39,16 @@
  * higher T_sum than the strict round's.
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
- * Objective tmax: last, parsa_tmax_refine (parsa_tmax.h) moves examples
- * off the busiest machine and features between their users, T_max first
- * then T_sum, with exact owners (no Algorithm 11 after it), under the
- * balance cap and the M_max bound of phases 2-3 (the step-1 M_max unless
- * --max-memory loosens it); it does not run with param_imbalance (the
- * owners it chooses would not respect that cap).
+ * Objective tmax: after the strict round, candidates: its result, and
+ * from it one loosened round per M_max bound (1.2x and 1.5x the step-1
+ * M_max, or only the --max-memory cap given) with T_max held at the
+ * strict result's (or the --max-traffic cap); each ends with
+ * parsa_tmax_refine (parsa_tmax.h: examples off the busiest machine,
+ * owners between users, T_max first then T_sum, exact owners: no
+ * Algorithm 11 after it) under the balance cap and its M_max bound; the
+ * lowest (T_max, T_sum) is kept, so T_max is never above the default
+ * objective's.  Not with param_imbalance (the owners the search chooses
+ * would not keep that cap): the default objective's phases then.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
  * deadline, 3 runs its sweeps and FM passes before the V-cycles so that a
  * cut leaves the cheap gains; the guard and 4 always run.
@@ -84,10 +88,7 @@ enum part_objective {
 			       * the step-1 result (times guard_slack) */
 	PART_OBJ_TSUM,        /* T_sum first: M_max and T_max bounded only
 			       * by the caps given (and the balance cap) */
-	PART_OBJ_TMAX,        /* T_max first, then T_sum: the default's
-			       * phases, then parsa_tmax_refine on the whole
-			       * placement (examples and owners) under the
-			       * M_max bound the phases kept */
+	PART_OBJ_TMAX,        /* T_max first, then T_sum (see top) */
 };
 
 /*
