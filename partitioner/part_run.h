@@ -47,8 +47,9 @@
  * owners between users, T_max first then T_sum, exact owners: no
  * Algorithm 11 after it) under the balance cap and its M_max bound; the
  * lowest (T_max, T_sum) is kept, so T_max is never above the default
- * objective's.  Not with param_imbalance (the owners the search chooses
- * would not keep that cap): the default objective's phases then.
+ * objective's.  With param_imbalance neither the candidates nor the
+ * search run (its owners would not keep that cap): the phases run as for
+ * the default objective with --max-memory 1.5x.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
  * deadline, 3 runs its sweeps and FM passes before the V-cycles so that a
  * cut leaves the cheap gains; the guard and 4 always run.
