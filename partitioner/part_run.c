@@ -969,6 +969,26 @@ static int run_tmax(const struct part_dataset *ds,
 	return rc;
 }
 
+/* The M_max factors of objective tmax's loosened rounds (where no
+ * --max-memory is given). */
+static const double tmax_factors[] = { PART_TMAX_MEMORY };
+
+/* 1: objective tmax's candidates and search run (tmax_candidates). */
+static int tmax_on(const struct part_run_opts *o)
+{
+	return o->objective == PART_OBJ_TMAX && !(o->param_imbalance > 0);
+}
+
+/* The loosened rounds of tmax_candidates for the M_max bound mb (from
+ * cap_bound) over the step-1 m0. */
+static unsigned tmax_loosened(const struct part_run_opts *o, uint64_t m0,
+			      uint64_t mb)
+{
+	if (o->max_memory.v != 0 || o->guard_slack > 1.0)
+		return mb > m0;
+	return sizeof(tmax_factors) / sizeof(*tmax_factors);
+}
+
 /* (T_max, T_sum) of the tmax phase's result a is below b's. */
 static int tmax_better(const struct parsa_tmax_stats *a,
 		       const struct parsa_tmax_stats *b)
@@ -992,10 +1012,9 @@ static int tmax_candidates(const struct part_dataset *ds,
 			   struct parsa_nbrset *used, uint64_t m0, uint64_t tb,
 			   uint64_t mb, struct parsa_err *err)
 {
-	static const double factors[] = { PART_TMAX_MEMORY };
 	const struct parsa_graph *g = &ds->g;
 	int given = o->max_memory.v != 0 || o->guard_slack > 1.0;
-	unsigned n = given ? (mb > m0) : sizeof(factors) / sizeof(*factors);
+	unsigned n = tmax_loosened(o, m0, mb);
 	struct cand strict, best;
 	struct parsa_tmax_stats bst;
 	uint64_t ts, bmb, btb;
@@ -1018,7 +1037,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 	bmb = m0;
 	btb = ts;
 	for (unsigned i = 0; rc == 0 && i < n && !parsa_stop_due(stop); i++) {
-		uint64_t mi = given ? mb : guard_bound(m0, factors[i]);
+		uint64_t mi = given ? mb : guard_bound(m0, tmax_factors[i]);
 
 		cand_take(&strict, g, r, used);
 		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, err);
@@ -1101,12 +1120,12 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		r->caps_met = 1;
 		tb = cap_bound(o, &o->max_traffic, t0, &r->caps_met);
 		mb = cap_bound(o, &o->max_memory, m0, &r->caps_met);
-		rounds = tb > t0 || mb > m0 ? 2 : 1;
+		rounds = tmax_on(o) ? 1 + tmax_loosened(o, m0, mb)
+				    : tb > t0 || mb > m0 ? 2 : 1;
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
 		rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds, err);
-		if (rc == 0 && o->objective == PART_OBJ_TMAX &&
-		    !(o->param_imbalance > 0))
+		if (rc == 0 && tmax_on(o))
 			rc = tmax_candidates(ds, o, &st, r, &used, m0, tb, mb,
 					     err);
 		else if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
@@ -1117,8 +1136,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		}
 		r->t_refine += part_now() - ts;
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
-	} else if (rc == 0 && parsa && r->k > 1 &&
-		   o->objective == PART_OBJ_TMAX && !(o->param_imbalance > 0)) {
+	} else if (rc == 0 && parsa && r->k > 1 && tmax_on(o)) {
 		int met = 1;
 
 		rc = run_tmax(ds, o, stop, r, &used,

@@ -8,7 +8,7 @@
  * it), the same result for a seed, a set cancel honoured; and the
  * pipeline's --objective tmax (never a higher T_max than the default
  * objective's, the balance cap and its M_max bound kept, the same
- * placement on 1, 2 or 3 threads).
+ * placement on 1, 2 or 3 threads, progress never backwards).
  */
 #include "harness.h"
 #include "testutil.h"
@@ -304,6 +304,23 @@ static void test_tmax_stop_and_errors(void)
 	start_free(&s, 1);
 }
 
+/* Refinement progress of a run: the last fraction, and whether it ever
+ * went back or past 1. */
+struct prog {
+	double last;
+	int bad, calls;
+};
+
+static void on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct prog *p = arg;
+	double f = total ? (double)done / (double)total : 0;
+
+	p->bad |= f < p->last || done > total;
+	p->last = f;
+	p->calls++;
+}
+
 /* The pipeline: --objective tmax on random datasets ends with a T_max no
  * higher than the default objective's, within the balance cap, and is
  * deterministic. */
@@ -332,7 +349,16 @@ static void test_tmax_pipeline(void)
 		part_result_init(&c);
 		REQUIRE(part_run(&ds, &o, &a, NULL) == 0);
 		o.objective = PART_OBJ_TMAX;
-		REQUIRE(part_run(&ds, &o, &b, NULL) == 0);
+		{
+			struct prog pg = { 0, 0, 0 };
+
+			o.refine_progress = on_progress;
+			o.refine_progress_arg = &pg;
+			REQUIRE(part_run(&ds, &o, &b, NULL) == 0);
+			CHECK(!pg.bad && pg.calls > 0);
+			CHECK(pg.last == 1.0);
+			o.refine_progress = NULL;
+		}
 		o.threads = 2 + (uint32_t)iter % 2; /* the same for 1-3 threads */
 		REQUIRE(part_run(&ds, &o, &c, NULL) == 0);
 		CHECK(b.tmax_ran);
