@@ -47,7 +47,9 @@
  * owners between users, T_max first then T_sum, exact owners: no
  * Algorithm 11 after it) under the balance cap and its M_max bound; the
  * lowest (T_max, T_sum) is kept, so T_max is never above the default
- * objective's.  With param_imbalance neither the candidates nor the
+ * objective's.  With flow_passes the flow refinement runs in the last
+ * candidate's round only (as in a slack's last round).  With
+ * param_imbalance neither the candidates nor the
  * search run (its owners would not keep that cap): the phases run as for
  * the default objective with --max-memory 1.5x.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
