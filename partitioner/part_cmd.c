@@ -625,7 +625,7 @@ int part_cmd_eval(int argc, char **argv)
 			.peak_rss_kb = part_peak_rss_kb(),
 			.per_part = c.o.per_part,
 		};
-		rc = emit_report(&info, c.o.json, 0, c.o.report, &err);
+		rc = emit_report(&info, c.o.json, c.o.quiet, c.o.report, &err);
 	}
 	part_result_release(&r);
 	part_dataset_release(&ds);

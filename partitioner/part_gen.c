@@ -19,6 +19,7 @@
 #include "base_cmp.h"
 #include "base_hash.h"
 #include "parsa_rng.h"
+#include "part_out.h"
 
 #define ZIPF_TABLE_MAX (1u << 21) /* ranks with their own alias entry */
 #define REDRAWS 8                 /* redraws of a duplicate before probing */
@@ -339,6 +340,7 @@ static double planted_w(uint64_t wseed, double sigma, uint64_t j)
 struct gen_out {
 	FILE *f;      /* plain output, or NULL */
 	gzFile gz;    /* gzip output, or NULL */
+	struct part_out po; /* the file (see part_out.h); unused for stdout */
 	const char *name;
 	char *buf;
 	size_t pos;
@@ -384,29 +386,38 @@ static void out_u64(struct gen_out *w, uint64_t v)
 		w->buf[w->pos++] = tmp[--n];
 }
 
-static int out_open(struct gen_out *w, const char *path, const char *tmp,
+static int out_open(struct gen_out *w, const char *path,
 		    struct parsa_err *err)
 {
 	size_t len = strlen(path);
+	int rc, fd;
 
 	memset(w, 0, sizeof(*w));
 	w->name = path;
 	w->buf = malloc(OUT_BUF);
 	if (!w->buf)
 		return parsa_fail(err, PARSA_ENOMEM, "gen: out of memory");
-	if (!tmp) {
+	if (strcmp(path, "-") == 0) {
 		w->f = stdout;
 		return 0;
 	}
-	if (len > 3 && strcmp(path + len - 3, ".gz") == 0)
-		w->gz = gzopen(tmp, "wb1");
-	else
-		w->f = fopen(tmp, "wb");
-	if (!w->gz && !w->f)
-		return parsa_fail(err, PARSA_EIO, "gen: cannot create %s: %s",
-				  tmp, strerror(errno));
-	if (w->gz)
-		gzbuffer(w->gz, 1u << 18);
+	rc = part_out_open(&w->po, path, err);
+	if (rc)
+		return rc;
+	if (!(len > 3 && strcmp(path + len - 3, ".gz") == 0)) {
+		w->f = w->po.f;
+		return 0;
+	}
+	/* gzip through a copy of the descriptor; po.f stays empty */
+	fd = dup(fileno(w->po.f));
+	w->gz = fd >= 0 ? gzdopen(fd, "wb1") : NULL;
+	if (!w->gz) {
+		if (fd >= 0)
+			close(fd);
+		return parsa_fail(err, PARSA_EIO, "gen: cannot write %s: %s",
+				  path, strerror(errno));
+	}
+	gzbuffer(w->gz, 1u << 18);
 	return 0;
 }
 
@@ -427,10 +438,12 @@ static int out_close(struct gen_out *w, int rc, struct parsa_err *err)
 			rc = parsa_fail(err, PARSA_EIO,
 					"gen: writing stdout: %s",
 					strerror(errno));
-	} else if (w->f) {
-		if (fclose(w->f) != 0 && rc == 0)
-			rc = parsa_fail(err, PARSA_EIO, "gen: closing %s: %s",
-					w->name, strerror(errno));
+	}
+	if (w->po.name) {
+		if (rc == 0)
+			rc = part_out_commit(&w->po, err);
+		else
+			part_out_abort(&w->po);
 	}
 	free(w->buf);
 	memset(w, 0, sizeof(*w));
@@ -610,37 +623,19 @@ int part_gen_write(const struct part_gen_opts *o, const char *path,
 {
 	struct gen g;
 	struct gen_out w;
-	char *tmp = NULL;
 	int rc = part_gen_validate(o, err);
 
 	if (rc)
 		return rc;
 	if (!path || !*path)
 		return parsa_fail(err, PARSA_EINVAL, "gen: no output path");
-	if (strcmp(path, "-") != 0) {
-		size_t len = strlen(path);
-
-		tmp = malloc(len + 5);
-		if (!tmp)
-			return parsa_fail(err, PARSA_ENOMEM, "gen: out of memory");
-		memcpy(tmp, path, len);
-		memcpy(tmp + len, ".tmp", 5);
-	}
 	rc = gen_init(&g, o, err);
-	if (rc) {
-		free(tmp);
+	if (rc)
 		return rc;
-	}
-	rc = out_open(&w, path, tmp, err);
+	rc = out_open(&w, path, err);
 	if (!rc)
 		rc = gen_all(&g, &w, err);
 	rc = out_close(&w, rc, err);
-	if (!rc && tmp && rename(tmp, path) != 0)
-		rc = parsa_fail(err, PARSA_EIO, "gen: renaming %s to %s: %s",
-				tmp, path, strerror(errno));
-	if (rc && tmp)
-		unlink(tmp);
 	gen_release(&g);
-	free(tmp);
 	return rc;
 }

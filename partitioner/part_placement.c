@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "base_hash.h"
+#include "part_out.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -80,27 +81,23 @@ static int write_features(FILE *f, const uint32_t *owner,
 	return 0;
 }
 
-/* Write one file to tmp via fn(kind 0 = examples, 1 = features). */
-static int write_tmp(const char *tmp, int kind, const uint32_t *part,
-		     uint32_t n_rows, const uint32_t *owner,
-		     const uint64_t *feat_id, uint32_t n_cols,
-		     struct parsa_err *err)
+/* Write one file (kind 0 = examples, 1 = features) through o. */
+static int write_one(struct part_out *o, const char *name, int kind,
+		     const uint32_t *part, uint32_t n_rows,
+		     const uint32_t *owner, const uint64_t *feat_id,
+		     uint32_t n_cols, struct parsa_err *err)
 {
-	FILE *f = fopen(tmp, "wb");
-	int bad;
+	int rc = part_out_open(o, name, err), bad;
 
-	if (!f)
-		return parsa_fail(err, PARSA_EIO, "placement: cannot create %s: %s",
-				  tmp, strerror(errno));
-	setvbuf(f, NULL, _IOFBF, 1u << 16);
-	bad = kind == 0 ? write_examples(f, part, n_rows) :
-			  write_features(f, owner, feat_id, n_cols);
-	if (fclose(f) != 0)
-		bad = -1;
+	if (rc)
+		return rc;
+	setvbuf(o->f, NULL, _IOFBF, 1u << 16);
+	bad = kind == 0 ? write_examples(o->f, part, n_rows) :
+			  write_features(o->f, owner, feat_id, n_cols);
 	if (bad)
 		return parsa_fail(err, PARSA_EIO, "placement: writing %s: %s",
-				  tmp, strerror(errno));
-	return 0;
+				  name, strerror(errno));
+	return part_out_close(o, err);
 }
 
 int part_placement_write(const char *prefix, const uint32_t *part,
@@ -109,31 +106,28 @@ int part_placement_write(const char *prefix, const uint32_t *part,
 			 struct parsa_err *err)
 {
 	static const char *const ext[2] = { ".examples", ".features" };
-	char *name[2] = { NULL, NULL }, *tmp[2] = { NULL, NULL };
+	char *name[2] = { NULL, NULL };
+	struct part_out o[2];
 	int rc = 0, k;
 
+	memset(o, 0, sizeof(o));
 	if (!prefix || !*prefix || (n_rows && !part) || (n_cols && !owner))
 		return parsa_fail(err, PARSA_EINVAL,
 				  "placement: missing prefix or arrays");
 	for (k = 0; k < 2; k++) {
 		name[k] = path_join(prefix, ext[k]);
-		tmp[k] = name[k] ? path_join(name[k], ".tmp") : NULL;
-		if (!tmp[k])
+		if (!name[k])
 			rc = parsa_fail(err, PARSA_ENOMEM, "placement: out of memory");
 	}
+	/* both files complete before either replaces an old one */
 	for (k = 0; k < 2 && !rc; k++)
-		rc = write_tmp(tmp[k], k, part, n_rows, owner, feat_id, n_cols,
-			       err);
+		rc = write_one(&o[k], name[k], k, part, n_rows, owner, feat_id,
+			       n_cols, err);
 	for (k = 0; k < 2 && !rc; k++)
-		if (rename(tmp[k], name[k]) != 0)
-			rc = parsa_fail(err, PARSA_EIO,
-					"placement: renaming %s to %s: %s",
-					tmp[k], name[k], strerror(errno));
+		rc = part_out_commit(&o[k], err);
 	for (k = 0; k < 2; k++) {
-		if (rc && tmp[k])
-			unlink(tmp[k]);
+		part_out_abort(&o[k]);
 		free(name[k]);
-		free(tmp[k]);
 	}
 	return rc;
 }

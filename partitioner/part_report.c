@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "part_opts.h"
+#include "part_out.h"
 #include "part_parallel.h"
 #include "part_pool.h"
 #include "part_stream.h"
@@ -351,17 +352,17 @@ json_t *part_report_json(const struct part_report_info *in)
 int part_report_write(const char *path, const json_t *j,
 		      struct parsa_err *err)
 {
-	char tmp[4096];
+	struct part_out o;
+	int rc = part_out_open(&o, path, err);
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return parsa_fail(err, PARSA_EINVAL, "%s: path too long", path);
-	if (json_dump_file(j, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0)
-		return parsa_fail(err, PARSA_EIO, "%s: cannot write: %s", tmp,
+	if (rc)
+		return rc;
+	if (json_dumpf(j, o.f, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0) {
+		part_out_abort(&o);
+		return parsa_fail(err, PARSA_EIO, "%s: cannot write: %s", path,
 				  strerror(errno));
-	if (rename(tmp, path) != 0)
-		return parsa_fail(err, PARSA_EIO, "%s: cannot rename: %s", path,
-				  strerror(errno));
-	return 0;
+	}
+	return part_out_commit(&o, err);
 }
 
 static void print_row(FILE *f, const char *name, double ours, double rnd,

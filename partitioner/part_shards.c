@@ -14,13 +14,14 @@
 #include "base_cmp.h"
 #include "part_cache.h"
 #include "part_io.h"
+#include "part_out.h"
 
 #define SHARD_OPEN_MAX 256u
 
 struct outfile {
-	char *tmp;     /* temporary name, written first */
-	char *final;   /* name after the rename */
-	FILE *f;       /* open while its group is written */
+	char *final;        /* the file's name */
+	struct part_out o;  /* its temporary file until the commit (part_out.h) */
+	FILE *f;            /* open while its group is written */
 };
 
 struct shards {
@@ -89,23 +90,15 @@ static char *make_name(const char *dir, const char *prefix, const char *name,
 
 static int name_files(struct shards *s)
 {
-	char suffix[32];
-
-	snprintf(suffix, sizeof(suffix), ".tmp.%ld", (long)getpid());
 	s->ex = calloc(s->k, sizeof(*s->ex));
 	s->ft = calloc(s->k, sizeof(*s->ft));
 	if (!s->ex || !s->ft)
 		return parsa_fail(s->err, PARSA_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < s->k; i++) {
 		s->ex[i].final = make_name(s->dir, "", "part-", i, ".libsvm", "");
-		s->ex[i].tmp = make_name(s->dir, ".", "part-", i, ".libsvm",
-					 suffix);
 		s->ft[i].final = make_name(s->dir, "", "features-", i, ".txt",
 					   "");
-		s->ft[i].tmp = make_name(s->dir, ".", "features-", i, ".txt",
-					 suffix);
-		if (!s->ex[i].final || !s->ex[i].tmp || !s->ft[i].final ||
-		    !s->ft[i].tmp)
+		if (!s->ex[i].final || !s->ft[i].final)
 			return parsa_fail(s->err, PARSA_ENOMEM, "out of memory");
 	}
 	return 0;
@@ -115,34 +108,26 @@ static int name_files(struct shards *s)
 
 static int out_open(struct outfile *o, struct parsa_err *err)
 {
-	o->f = fopen(o->tmp, "w");
-	if (!o->f)
-		return parsa_fail(err, PARSA_EIO, "%s: %s", o->tmp,
-				  strerror(errno));
-	return 0;
+	int rc = part_out_open(&o->o, o->final, err);
+
+	o->f = rc ? NULL : o->o.f;
+	return rc;
 }
 
 static int out_close(struct outfile *o, struct parsa_err *err)
 {
-	int bad;
-
 	if (!o->f)
 		return 0;
-	bad = ferror(o->f);
-	bad |= fclose(o->f) != 0;
 	o->f = NULL;
-	if (bad)
-		return parsa_fail(err, PARSA_EIO, "%s: write error: %s", o->tmp,
-				  strerror(errno));
-	return 0;
+	return part_out_close(&o->o, err);
 }
 
 static int out_write(struct outfile *o, const char *buf, size_t n,
 		     struct parsa_err *err)
 {
 	if (n && fwrite(buf, 1, n, o->f) != n)
-		return parsa_fail(err, PARSA_EIO, "%s: write error: %s", o->tmp,
-				  strerror(errno));
+		return parsa_fail(err, PARSA_EIO, "%s: write error: %s",
+				  o->final, strerror(errno));
 	return 0;
 }
 
@@ -372,19 +357,9 @@ static int finish_files(struct shards *s, int ok)
 		struct outfile *o[2] = { &s->ex[i], &s->ft[i] };
 
 		for (int j = 0; j < 2; j++) {
-			if (!o[j]->tmp || !o[j]->final) {
-				free(o[j]->tmp);
-				free(o[j]->final);
-				continue;
-			}
-			if (ok && !rc && rename(o[j]->tmp, o[j]->final) != 0)
-				rc = parsa_fail(s->err, PARSA_EIO,
-						"%s: cannot rename to %s: %s",
-						o[j]->tmp, o[j]->final,
-						strerror(errno));
-			if (!ok || rc)
-				unlink(o[j]->tmp);
-			free(o[j]->tmp);
+			if (ok && !rc && o[j]->o.name)
+				rc = part_out_commit(&o[j]->o, s->err);
+			part_out_abort(&o[j]->o);
 			free(o[j]->final);
 		}
 	}

@@ -32,6 +32,7 @@
 #include "parsa_baseline.h"
 #include "part_cache.h"
 #include "part_io.h"
+#include "part_out.h"
 #include "part_placement.h"
 #include "part_reader.h"
 #include "parsa_metrics.h"
@@ -699,19 +700,21 @@ static int write_model(const char *path, const struct train_data *d,
 		       uint32_t n_items, const double *w,
 		       struct parsa_err *err)
 {
-	FILE *f = fopen(path, "w");
-	int bad = 0;
+	struct part_out o;
+	int bad = 0, rc = part_out_open(&o, path, err);
 
-	if (!f)
-		return parsa_fail(err, PARSA_EIO, "%s: %s", path,
-				  strerror(errno));
+	if (rc)
+		return rc;
 	for (uint32_t j = 0; w && j < d->n_cols && !bad; j++)
 		if (w[j] != 0)
-			bad = fprintf(f, "%s%" PRIu64 " %.17g\n",
+			bad = fprintf(o.f, "%s%" PRIu64 " %.17g\n",
 				      j >= n_items ? "user:" : "",
 				      d->feat_id[j], w[j]) < 0;
-	bad |= fclose(f) != 0;
-	return bad ? parsa_fail(err, PARSA_EIO, "%s: write failed", path) : 0;
+	if (bad) {
+		part_out_abort(&o);
+		return parsa_fail(err, PARSA_EIO, "%s: write failed", path);
+	}
+	return part_out_commit(&o, err);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -867,6 +870,7 @@ int train_main(int argc, char **argv)
 	struct train_result res = {0};
 	struct parsa_err err = {0};
 	struct loader ld = {0};
+	struct part_out logo = {0};
 	uint32_t *part = NULL, *owner = NULL, k = 0;
 	int rc = parse_args(argc, argv, &c);
 
@@ -877,9 +881,8 @@ int train_main(int argc, char **argv)
 	train_data_init(&t);
 	c.o.on_pass = on_pass;
 	c.o.arg = &c;
-	if (c.log && !(c.logf = fopen(c.log, "w")))
-		rc = parsa_fail(&err, PARSA_EIO, "%s: %s", c.log,
-				strerror(errno));
+	if (c.log && !(rc = part_out_open(&logo, c.log, &err)))
+		c.logf = logo.f;
 	if (!rc)
 		rc = load_all(&c, &d, &t, &part, &owner, &k, &ld, &err);
 	if (!rc) {
@@ -889,8 +892,15 @@ int train_main(int argc, char **argv)
 	}
 	if (!rc && res.is_root)
 		rc = finish(&c, &res, k, &d, &err);
-	if (c.logf)
-		fclose(c.logf);
+	if (c.logf) {
+		/* the root's log replaces the file (also after a failure,
+		 * which it records); the other ranks' copies are dropped */
+		int rc2 = res.is_root || !c.o.mpi ? part_out_commit(&logo, &err)
+						 : (part_out_abort(&logo), 0);
+
+		rc = rc ? rc : rc2;
+		c.logf = NULL;
+	}
 	if (rc && c.o.mpi) {
 		/* before MPI started, mpirun's environment knows the rank */
 		const char *r = getenv("OMPI_COMM_WORLD_RANK");

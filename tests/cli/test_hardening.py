@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Hardening of the command line (issue 19): what a user names is never
+destroyed, bad input and bad outputs are refused early and clearly.
+
+Run from the repository root with PARSA_BIN pointing at the binary (the
+test runner sets it).  Ends with "N passed, N failed[, N skipped]".
+"""
+import json
+import os
+import stat
+import subprocess
+import threading
+
+from clitest import BIN, Skip, finish, run, test, tmp
+
+DATA = "data/a9a-sample.svm.gz"
+
+
+def small_svm(name="small.svm"):
+    path = tmp(name)
+    if not os.path.exists(path):
+        run("gen", "--examples", 300, "--features", 120, "--avg-nnz", 5,
+            "--topics", 4, "--out", path)
+    return path
+
+
+def placement(name="pl"):
+    prefix = tmp(name)
+    if not os.path.exists(prefix + ".json"):
+        run("partition", small_svm(), "-k", 4, "--out", prefix, "-q")
+    return prefix
+
+
+def leftovers(d):
+    return [f for f in os.listdir(d) if ".tmp" in f]
+
+
+def char_device(d, name):
+    """A /dev/null twin in d (needs root: mknod), or Skip."""
+    path = os.path.join(d, name)
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        raise Skip("mknod needs root")
+    return path
+
+
+# ---------------------------------------------------------- defect 1: outputs
+
+
+@test
+def test_out_char_device_written_not_replaced():
+    d = tmp("dev1")
+    os.makedirs(d)
+    dn = char_device(d, "dn")
+    data, prefix = small_svm(), placement()
+    run("eval", data, "--placement", prefix, "--report", dn)
+    run("gen", "--examples", 10, "--features", 10, "--avg-nnz", 2,
+        "--topics", 1, "--out", dn)
+    for name in ("dn.examples", "dn.features", "dn.json"):
+        char_device(d, name)
+    run("partition", data, "-k", 2, "--out", os.path.join(d, "dn"), "-q")
+    for name in ("dn", "dn.examples", "dn.features", "dn.json"):
+        st = os.stat(os.path.join(d, name))
+        assert stat.S_ISCHR(st.st_mode), "%s became %s" % (name, oct(st.st_mode))
+    assert not leftovers(d), leftovers(d)
+
+
+@test
+def test_out_symlink_target_replaced():
+    d = tmp("link1")
+    os.makedirs(os.path.join(d, "real"))
+    with open(os.path.join(d, "real", "r.json"), "w") as f:
+        f.write("old\n")
+    os.symlink("real/r.json", os.path.join(d, "r.json"))
+    # a dangling link: its target is created
+    os.symlink("real/new.svm", os.path.join(d, "g.svm"))
+    run("eval", small_svm(), "--placement", placement(), "--report",
+        os.path.join(d, "r.json"))
+    run("gen", "--examples", 10, "--features", 10, "--avg-nnz", 2,
+        "--topics", 1, "--out", os.path.join(d, "g.svm"))
+    for name in ("r.json", "g.svm"):
+        assert os.path.islink(os.path.join(d, name)), name + " is no longer a link"
+    rep = json.load(open(os.path.join(d, "real", "r.json")))
+    assert rep["k"] == 4, rep
+    assert len(open(os.path.join(d, "real", "new.svm")).read().splitlines()) == 10
+    assert not leftovers(d) and not leftovers(os.path.join(d, "real"))
+
+
+@test
+def test_out_symlinked_placement_and_shards():
+    d = tmp("link2")
+    os.makedirs(os.path.join(d, "store"))
+    os.makedirs(os.path.join(d, "sh"))
+    for ext in ("examples", "features", "json"):
+        os.symlink("store/p." + ext, os.path.join(d, "p." + ext))
+    os.symlink("../store/part-0.libsvm", os.path.join(d, "sh", "part-0.libsvm"))
+    run("partition", small_svm(), "-k", 2, "--out", os.path.join(d, "p"),
+        "--shards", os.path.join(d, "sh"), "-q")
+    for ext in ("examples", "features", "json"):
+        assert os.path.islink(os.path.join(d, "p." + ext))
+        assert os.path.getsize(os.path.join(d, "store", "p." + ext)) > 0
+    assert os.path.islink(os.path.join(d, "sh", "part-0.libsvm"))
+    assert os.path.getsize(os.path.join(d, "store", "part-0.libsvm")) > 0
+    assert len(open(os.path.join(d, "store", "p.examples")).readlines()) == 300
+
+
+@test
+def test_out_fifo_written_directly():
+    d = tmp("fifo1")
+    os.makedirs(d)
+    fifo = os.path.join(d, "f")
+    os.mkfifo(fifo)
+    got = {}
+
+    def reader():
+        with open(fifo) as f:
+            got["text"] = f.read()
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    p = run("eval", small_svm(), "--placement", placement(), "--report", fifo,
+            "-q", ok=False)
+    t.join(30)
+    if t.is_alive():  # the FIFO was replaced: let the reader end
+        with open(fifo, "w"):
+            pass
+    assert p.returncode == 0, p.stderr
+    assert not t.is_alive(), "the reader never saw the end of the report"
+    assert json.loads(got["text"])["k"] == 4
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert not leftovers(d)
+
+
+@test
+def test_out_dev_stdout():
+    p = run("gen", "--examples", 5, "--features", 10, "--avg-nnz", 2,
+            "--topics", 1, "--out", "/dev/stdout")
+    assert len(p.stdout.splitlines()) == 5, p.stdout
+    p = run("eval", small_svm(), "--placement", placement(), "--report",
+            "/dev/stdout", "-q")
+    assert json.loads(p.stdout)["k"] == 4
+    # stdout redirected to a file: the file gets the text, stays that file
+    path = tmp("redirected.txt")
+    with open(path, "w") as f:
+        rc = subprocess.run([BIN, "gen", "--examples", "7", "--features",
+                             "10", "--avg-nnz", "2", "--topics", "1",
+                             "--out", "/dev/stdout"],
+                            stdout=f, timeout=60).returncode
+    assert rc == 0
+    assert len(open(path).read().splitlines()) == 7
+
+
+@test
+def test_out_directory_refused():
+    d = tmp("adir")
+    os.makedirs(d)
+    p = run("eval", small_svm(), "--placement", placement(), "--report", d,
+            ok=False)
+    assert p.returncode == 1 and "is a directory" in p.stderr, p.stderr
+    p = run("gen", "--examples", 5, "--features", 10, "--avg-nnz", 2,
+            "--topics", 1, "--out", d, ok=False)
+    assert p.returncode == 1 and "is a directory" in p.stderr, p.stderr
+
+
+@test
+def test_out_regular_file_replaced_keeps_mode():
+    path = tmp("mode.json")
+    with open(path, "w") as f:
+        f.write("old")
+    os.chmod(path, 0o640)
+    ino = os.stat(path).st_ino
+    run("eval", small_svm(), "--placement", placement(), "--report", path)
+    st = os.stat(path)
+    assert stat.S_IMODE(st.st_mode) == 0o640, oct(st.st_mode)
+    assert st.st_ino != ino, "written in place, not replaced atomically"
+    assert json.load(open(path))["k"] == 4
+
+
+@test
+def test_train_model_and_log_outputs():
+    d = tmp("train1")
+    os.makedirs(d)
+    dn = char_device(d, "dn")
+    os.symlink("m.real", os.path.join(d, "m"))
+    with open(os.path.join(d, "m.real"), "w") as f:
+        f.write("old\n")
+    ino = os.stat(os.path.join(d, "m.real")).st_ino
+    run("train", small_svm(), "--placement", placement(), "--passes", 2,
+        "--model", os.path.join(d, "m"), "--log", dn)
+    assert stat.S_ISCHR(os.stat(dn).st_mode)
+    assert os.path.islink(os.path.join(d, "m"))
+    assert os.stat(os.path.join(d, "m.real")).st_ino != ino, \
+        "the model was written in place, not replaced atomically"
+    assert "old" not in open(os.path.join(d, "m.real")).read()
+    assert not leftovers(d)
+
+
+finish()
