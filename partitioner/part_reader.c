@@ -43,6 +43,7 @@ struct rd {                     /* the state of one read */
 	int seen_data;              /* a data line was handled */
 	int user_header;            /* the last comment before the data
 				     * names a user column (format guess) */
+	unsigned long header_line;  /* pairs: the header's line, 0 if none */
 	int have_last;              /* first column's last id is cached: */
 	uint64_t last_key;          /* (SNAP and pairs files are often */
 	uint32_t last_id;           /* sorted by their first column) */
@@ -462,14 +463,42 @@ static int pairs_fields(struct rd *r, const char *line, uint64_t *u,
 	return id_field(r, line, &p, i, "item id", 1, quiet);
 }
 
+/*
+ * Can line only be a header: none of its fields (split at blanks and
+ * commas) is a number?  A line with a number is data, and a malformed one
+ * an error ("1,-2" is no header).
+ */
+static int pairs_is_header(const char *line)
+{
+	const char *p = line;
+
+	while (*p) {
+		const char *s, *d;
+		int digit = 0;
+
+		while (*p && (is_ws(*p) || *p == ','))
+			p++;
+		for (s = p; *p && !is_ws(*p) && *p != ','; p++)
+			;
+		for (d = s; d < p && !digit; d++)
+			digit = *d >= '0' && *d <= '9';
+		if (digit && is_number(s, p))
+			return 0;
+	}
+	return 1;
+}
+
 static int pairs_line(struct rd *r, const char *line)
 {
 	uint64_t u, i;
 	uint32_t cu, ci;
 	int rc;
 
-	if (!r->seen_data && pairs_fields(r, line, &u, &i, 1) != 0)
-		return 0;  /* the optional header line */
+	if (!r->seen_data && pairs_is_header(line)) {
+		/* the optional header line */
+		r->header_line = r->l ? part_lines_lineno(r->l) : r->lineno;
+		return 0;
+	}
 	rc = pairs_fields(r, line, &u, &i, 0);
 	if (!rc)
 		rc = first_col_id(r, &r->xmap, u, &cu, "users");
@@ -726,6 +755,10 @@ static int finish(struct rd *r)
 	part_idmap_release(&r->xmap);
 	if (rc)
 		return rc;
+	if (r->ds.g.n_rows == 0 && r->header_line)
+		return parsa_fail_at(r->err, PARSA_EPARSE, r->name,
+				     r->header_line, 1,
+				     "only a header line (no field is a number), no data");
 	if (r->ds.g.n_rows == 0) {
 		/* no examples: no arrays either */
 		free(r->ds.feat_id);

@@ -46,8 +46,11 @@
  *       per repeated line); ->entries counts 2 per non-loop line.
  *   pairs (TSV/CSV): `user item [more columns ignored]`, fields separated by
  *     tabs, spaces or a comma (decided per line).  Optional header: the first
- *     data line is skipped when its first two fields are not both unsigned
- *     integers (e.g. MovieLens `userId,movieId,rating,timestamp`).  Examples
+ *     data line is skipped when it cannot be data, i.e. none of its fields
+ *     (split at blanks and commas) is a number (e.g. MovieLens
+ *     `userId,movieId,rating,timestamp`); otherwise it is data and a
+ *     malformed one an error ("1,-2": line 1, column 3).  A header and no
+ *     data is PARSA_EPARSE "name:line:1: only a header line ...".  Examples
  *     are the distinct users in order of first appearance; features the
  *     items (compact ids in order of first appearance); a repeated
  *     (user, item) pair counts once (->duplicates).  User and item ids are

@@ -196,4 +196,42 @@ def test_train_model_and_log_outputs():
     assert not leftovers(d)
 
 
+# ------------------------------------------------- defect 4: pairs header
+
+
+def write(name, text):
+    path = tmp(name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@test
+def test_pairs_malformed_first_line_is_data():
+    f = write("h1.csv", "1,-2\n3,4\n5,6\n")
+    p = run("partition", f, "-k", 1, "--json", "--out", tmp("h1"), ok=False)
+    assert p.returncode == 1, (p.returncode, p.stdout[:200])
+    assert f + ":1:3: item id is not an unsigned integer, got '-2'" in p.stderr, p.stderr
+    # a real header still is one
+    f = write("h2.csv", "userId,movieId,rating\n1,2,3.5\n3,4,1\n")
+    rep = json.loads(run("partition", f, "-k", 1, "--json", "--out",
+                         tmp("h2")).stdout)
+    assert rep["dataset"]["examples"] == 2, rep["dataset"]
+
+
+@test
+def test_pairs_single_line_files_clear_errors():
+    cases = (("s1.csv", "1,-2\n", ":1:3: item id is not an unsigned integer"),
+             ("s2.csv", "1,2.5\n", ":1:3: item id is not an unsigned integer, got '2.5'"),
+             ("s3.tsv", "7\n", ":1:2: expected two fields"),
+             ("s4.csv", "user,item\n", ":1:1: only a header line"),
+             ("s5.tsv", "# c\nuser\titem\n\n", ":2:1: only a header line"))
+    for name, text, want in cases:
+        f = write(name, text)
+        p = run("partition", f, "-k", 1, "--out", tmp(name), ok=False)
+        assert p.returncode == 1, (name, p.returncode)
+        assert f + want in p.stderr, (name, p.stderr)
+        assert "empty dataset" not in p.stderr, (name, p.stderr)
+
+
 finish()
