@@ -27,7 +27,9 @@
 
 #include "part_cli.h"
 #include "part_cmd.h"
+#include "part_mem.h"
 #include "part_opts.h"
+#include "part_out.h"
 #include "parsa_err.h"
 #include "part_gen.h"
 #include "part_parallel.h"
@@ -263,6 +265,31 @@ static void out_prefix(const struct cmd_opts *c, uint32_t k, char *buf,
 		default_prefix(c->data, k, buf, len);
 }
 
+/*
+ * Before any work: can every output be written?  PREFIX.examples,
+ * .features and .json (their directory exists and is writable, none is a
+ * directory), --shards DIR (creatable), --report FILE.
+ */
+static int check_outputs(const struct cmd_opts *c, struct parsa_err *err)
+{
+	static const char *const ext[3] = { ".examples", ".features",
+					    ".json" };
+	char prefix[PATH_MAX], path[PATH_MAX + 16];
+	int rc = 0;
+
+	if (c->o.placement) { /* eval */
+		return c->o.report ? part_out_check(c->o.report, err) : 0;
+	}
+	out_prefix(c, c->o.run.pu.k, prefix, sizeof(prefix));
+	for (int i = 0; i < 3 && !rc; i++) {
+		snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
+		rc = part_out_check(path, err);
+	}
+	if (!rc && c->o.shards)
+		rc = part_out_check_dir(c->o.shards, err);
+	return rc;
+}
+
 static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 			     const struct part_result *r,
 			     struct part_report_info *info,
@@ -379,18 +406,6 @@ static void setup_parallel(struct cmd_opts *c)
 		c->o.par.test_hook = test_hook;
 }
 
-/* Before a long parallel run: can the outputs be written at all? */
-static int check_out_dir(const struct cmd_opts *c, struct parsa_err *err)
-{
-	char prefix[PATH_MAX], dir[PATH_MAX];
-
-	out_prefix(c, c->o.run.pu.k, prefix, sizeof(prefix));
-	snprintf(dir, sizeof(dir), "%s", prefix);
-	if (access(dirname(dir), W_OK) != 0)
-		return parsa_fail(err, PARSA_EIO, "%s: cannot write outputs "
-				  "there: %s", prefix, strerror(errno));
-	return 0;
-}
 
 /* Partition U..metrics, sequential or parallel; *is_root: this process
  * writes the outputs. */
@@ -404,9 +419,7 @@ static int run_job(struct cmd_opts *c, const struct part_dataset *ds,
 	*rank = -1;
 	if (!c->o.parallel)
 		return part_run(ds, &c->o.run, r, err);
-	rc = env_rank() <= 0 ? check_out_dir(c, err) : 0;
-	if (rc == 0)
-		rc = part_par_run(ds, &c->o.run, &c->o.par, r, pi, is_root, rank,
+	rc = part_par_run(ds, &c->o.run, &c->o.par, r, pi, is_root, rank,
 				  err);
 	if (!c->o.par.mpi)
 		*rank = -1;
@@ -465,9 +478,7 @@ static int stream_job(struct cmd_opts *c, double t0)
 	so.progress_arg = &pg;
 	part_stream_result_init(&r);
 	part_result_init(&pr);
-	rc = env_rank() <= 0 ? check_out_dir(c, &err) : 0;
-	if (rc == 0)
-		rc = part_stream_run(c->data, &so, &c->o.par, &r, &pinfo,
+	rc = part_stream_run(c->data, &so, &c->o.par, &r, &pinfo,
 				     &is_root, &rank, &err);
 	part_progress_end(&pg);
 	if (rc == 0 && is_root) {
@@ -528,14 +539,24 @@ int part_cmd_partition(int argc, char **argv)
 		return rc;
 	if (c.o.parallel)
 		setup_parallel(&c);
+	parsa_err_clear(&err);
+	if (env_rank() <= 0 && check_outputs(&c, &err) != 0)
+		return partition_failed(&c, -1, &err, PARSA_EIO);
 	if (c.o.stream)
 		return stream_job(&c, t0);
-	parsa_err_clear(&err);
 	part_dataset_init(&ds);
 	part_result_init(&r);
 	part_progress_init(&pg, !c.o.quiet);
 	part_mem_phases_init(&mem);
 	rc = load(&c, &ds, &pg, &t_load, &err);
+	if (rc == 0 && !c.o.parallel) /* before the work, not after 70 s */
+		rc = part_mem_check(&c.o.run, ds.g.n_rows, ds.g.n_cols,
+				    parsa_graph_nnz(&ds.g), c.data, &err);
+	if (rc == 0 && c.o.run.pu.k > ds.g.n_rows && !c.o.quiet &&
+	    env_rank() <= 0)
+		fprintf(stderr, "parsa: note: -k %u is more than the %u examples: "
+			"at least %u parts get no example (allowed)\n",
+			c.o.run.pu.k, ds.g.n_rows, c.o.run.pu.k - ds.g.n_rows);
 	if (rc == 0 && c.o.init_from) {
 		rc = load_init(&c, &ds, &S, &err);
 		c.o.run.init_S = &S;
@@ -611,6 +632,8 @@ int part_cmd_eval(int argc, char **argv)
 	if (!c.o.placement)
 		return die_usage("%s", "--placement PREFIX is required");
 	parsa_err_clear(&err);
+	if (check_outputs(&c, &err) != 0)
+		return report_err(&err, PARSA_EIO);
 	part_dataset_init(&ds);
 	part_result_init(&r);
 	part_progress_init(&pg, !c.o.quiet);

@@ -362,3 +362,44 @@ int part_out_check(const char *path, struct parsa_err *err)
 	free(r.path);
 	return rc;
 }
+
+int part_out_check_dir(const char *dir, struct parsa_err *err)
+{
+	char *p;
+	struct stat st;
+	int rc = 0;
+
+	if (!dir || !*dir)
+		return parsa_fail(err, PARSA_EINVAL, "no output directory");
+	p = dup_str(dir);
+	if (!p)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	/* climb to the nearest existing ancestor */
+	while (stat(p, &st) != 0) {
+		char *s;
+
+		if (errno != ENOENT) {
+			rc = parsa_fail(err, PARSA_EIO, "%s: %s", dir,
+					strerror(errno));
+			break;
+		}
+		s = strrchr(p, '/');
+		while (s && s > p && s[-1] == '/')
+			s--;
+		if (!s)
+			strcpy(p, ".");
+		else if (s == p)
+			p[1] = '\0';
+		else
+			*s = '\0';
+	}
+	if (!rc && !S_ISDIR(st.st_mode))
+		rc = parsa_fail(err, PARSA_EIO, "%s: %s is not a directory", dir,
+				p);
+	else if (!rc && access(p, W_OK | X_OK) != 0)
+		rc = parsa_fail(err, PARSA_EIO, "%s: %s is not writable: %s",
+				dir, strcmp(p, dir) == 0 ? "the directory" : p,
+				strerror(errno));
+	free(p);
+	return rc;
+}

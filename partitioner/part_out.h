@@ -71,4 +71,11 @@ void part_out_abort(struct part_out *o);
  */
 int part_out_check(const char *path, struct parsa_err *err);
 
+/*
+ * Check that files can be created in dir: it is a writable directory, or
+ * it does not exist and its nearest existing ancestor is one (mkdir -p
+ * would create it).  PARSA_EIO "DIR: reason".
+ */
+int part_out_check_dir(const char *dir, struct parsa_err *err);
+
 #endif /* PART_OUT_H */

@@ -883,6 +883,9 @@ int train_main(int argc, char **argv)
 	c.o.arg = &c;
 	if (c.log && !(rc = part_out_open(&logo, c.log, &err)))
 		c.logf = logo.f;
+	if (!rc && c.model && (!c.o.mpi || !getenv("OMPI_COMM_WORLD_RANK") ||
+			       strcmp(getenv("OMPI_COMM_WORLD_RANK"), "0") == 0))
+		rc = part_out_check(c.model, &err); /* before any work */
 	if (!rc)
 		rc = load_all(&c, &d, &t, &part, &owner, &k, &ld, &err);
 	if (!rc) {

@@ -234,4 +234,76 @@ def test_pairs_single_line_files_clear_errors():
         assert "empty dataset" not in p.stderr, (name, p.stderr)
 
 
+# ------------------------------------------- defect 9: refused before work
+
+
+def blocked_input(name):
+    """A FIFO nobody writes: a command that opens it before checking its
+    outputs hangs (and is killed), one that checks first fails at once."""
+    path = tmp(name)
+    os.mkfifo(path)
+    return path
+
+
+def run_quick(*args):
+    try:
+        return subprocess.run([BIN, *map(str, args)], capture_output=True,
+                              text=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("parsa %s read its input before checking its "
+                             "outputs (blocked on the FIFO)" % " ".join(map(str, args)))
+
+
+@test
+def test_bad_outputs_refused_before_reading():
+    fifo = blocked_input("never.svm")
+    afile = small_svm()
+    for args, want in (
+            (("partition", fifo, "-k", 4, "--quality", "best", "--out",
+              "/nonexistent/g"), "/nonexistent/g.examples: directory /nonexistent"),
+            (("partition", fifo, "-k", 4, "--out", tmp("ok"), "--shards",
+              afile + "/sh"), afile + "/sh: Not a directory"),
+            (("partition", fifo, "-k", 4, "--out", tmp("adir2")),
+             "is a directory"),
+            (("eval", fifo, "--placement", tmp("pl"), "--report",
+              "/nonexistent/r.json"), "/nonexistent/r.json"),
+            (("train", fifo, "--placement", "random", "--workers", 2,
+              "--model", "/nonexistent/m"), "/nonexistent/m")):
+        if args[-1] == tmp("adir2"):
+            os.makedirs(tmp("adir2.json"), exist_ok=True)
+        p = run_quick(*args)
+        assert p.returncode == 1, (args, p.returncode, p.stderr)
+        assert want in p.stderr, (args, p.stderr)
+
+
+@test
+def test_memory_estimate_refused_early():
+    import resource
+    from clitest import SLOWDOWN
+    if SLOWDOWN > 1:
+        raise Skip("an address-space limit breaks the sanitizers' shadow memory")
+    data = tmp("wide.svm")
+    run("gen", "--examples", 2000, "--features", 20000, "--avg-nnz", 20,
+        "--topics", 8, "--out", data)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    p = subprocess.run([BIN, "partition", data, "-k", "65536", "--out",
+                        tmp("wide"), "-q"], capture_output=True, text=True,
+                       timeout=60, preexec_fn=limit)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    assert "k=65536 needs about" in p.stderr and "GiB available" in p.stderr, p.stderr
+    assert "lower -k" in p.stderr and "--quality fast" in p.stderr, p.stderr
+    assert not os.path.exists(tmp("wide.json"))
+
+
+@test
+def test_k_above_examples_allowed_with_a_note():
+    p = run("partition", small_svm(), "-k", 400, "--out", tmp("k400"))
+    assert "-k 400 is more than the 300 examples" in p.stderr, p.stderr
+    rep = json.load(open(tmp("k400.json")))
+    assert rep["k"] == 400 and rep["dataset"]["examples"] == 300
+
+
 finish()
