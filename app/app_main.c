@@ -78,8 +78,8 @@ static void usage(FILE *f)
 			 commands[i].args);
 		fprintf(f, "  %-32s %s\n", left, commands[i].help);
 	}
-	fputs("\nRun 'parsa COMMAND --help' for the options of a command.\n",
-	      f);
+	fputs("\nRun 'parsa COMMAND --help' for the options of a command;\n"
+	      "every command also answers --version.\n", f);
 }
 
 /* parsa help [COMMAND]: this text, or COMMAND's own --help. */
@@ -131,5 +131,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* every command answers --version (until a "--" ends the options) */
+	for (int i = 2; c->entry != cmd_help && i < argc &&
+			strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--version") == 0)
+			return cmd_version(0, NULL);
 	return c->entry(argc - 1, argv + 1);
 }

@@ -12,6 +12,7 @@
 #include "part_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,14 +170,102 @@ static const char *gz_msg(const struct part_lines *l, const char *msg)
 	return msg;
 }
 
-/* After the gzip stream ended: report a truncated or failed stream. */
+/*
+ * Where the gzip data of the file at fd ends when something else follows
+ * its last member: 0 when nothing does (or on a read error, which gzread
+ * reported), else the byte offset + 1 of the trailing data.  zlib's gzread
+ * skips such data silently.
+ */
+static uint64_t gz_trailing_at(int fd)
+{
+	unsigned char in[1 << 16], out[1 << 16];
+	z_stream z;
+	uint64_t pos = 0, at = 0;
+	int zrc = Z_OK;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return 0;
+	for (;;) {
+		if (z.avail_in == 0) {
+			ssize_t n = pread(fd, in, sizeof(in), (off_t)pos);
+
+			if (n <= 0)
+				break;
+			pos += (uint64_t)n;
+			z.next_in = in;
+			z.avail_in = (uInt)n;
+		}
+		if (zrc == Z_STREAM_END) {
+			/* between members: another gzip header or the end */
+			unsigned char two[2] = { 0, 0 };
+			uint64_t off = pos - z.avail_in;
+
+			if (z.avail_in >= 2)
+				memcpy(two, z.next_in, 2);
+			else if (pread(fd, two, 2, (off_t)off) != 2)
+				two[0] = 0; /* one byte left: not a member */
+			if (two[0] != 0x1f || two[1] != 0x8b) {
+				at = off + 1;
+				break;
+			}
+			inflateReset(&z);
+		}
+		z.next_out = out;
+		z.avail_out = sizeof(out);
+		zrc = inflate(&z, Z_NO_FLUSH);
+		if (zrc != Z_OK && zrc != Z_STREAM_END && zrc != Z_BUF_ERROR)
+			break;
+	}
+	inflateEnd(&z);
+	return at;
+}
+
+/*
+ * A gzip file whose last member's ISIZE (its last 4 bytes) is not the
+ * total read may have trailing data or more members: look (once, only
+ * then: a single-member file costs 4 bytes).
+ */
+static int check_gz_tail(struct part_lines *l, struct parsa_err *err)
+{
+	unsigned char t[4];
+	uint32_t isize;
+	uint64_t at;
+	int fd;
+
+	if (!l->size || l->size < 18 || gzdirect(l->gz))
+		return 0;
+	fd = open(l->name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, t, 4, (off_t)(l->size - 4)) == 4) {
+		isize = (uint32_t)t[0] | (uint32_t)t[1] << 8 |
+			(uint32_t)t[2] << 16 | (uint32_t)t[3] << 24;
+		if (isize == (uint32_t)gztell(l->gz)) {
+			close(fd);
+			return 0;
+		}
+	}
+	at = gz_trailing_at(fd);
+	close(fd);
+	if (!at)
+		return 0;
+	parsa_fail(err, PARSA_EIO,
+		   "%s: trailing data after the gzip stream (at byte %llu of %llu)",
+		   l->name, (unsigned long long)(at - 1),
+		   (unsigned long long)l->size);
+	return fail_sticky(l, PARSA_EIO);
+}
+
+/* After the gzip stream ended: report a truncated or failed stream, or
+ * data after it. */
 static int check_gz_end(struct part_lines *l, struct parsa_err *err)
 {
 	int errnum = Z_OK;
 	const char *msg = gzerror(l->gz, &errnum);
 
 	if (errnum == Z_OK || errnum == Z_STREAM_END)
-		return 0;
+		return check_gz_tail(l, err);
 	if (errnum == Z_BUF_ERROR)
 		msg = "truncated gzip file (unexpected end of file)";
 	parsa_fail(err, PARSA_EIO, "%s: %s", l->name, gz_msg(l, msg));

@@ -330,7 +330,7 @@ const struct part_opt part_opts_table[] = {
 		 "one per rank)"},
 	{.name = "tau", .key = "tau", .where = P | H, .flags = PART_OPT_PAR,
 	 .type = PART_OPT_UINT, AT(par.tau), .lo = 0, .hi = 1000000,
-	 .words = "inf|-1", .special = PART_PAR_TAU_INF, .arg = "T|inf",
+	 .words = "inf", .special = PART_PAR_TAU_INF, .arg = "T|inf",
 	 .help = "bounded delay: a worker runs at most T blocks ahead\n"
 		 "of its unacknowledged pushes; T >= 1 also lets it\n"
 		 "pull the next block while it partitions one\n"

@@ -9,6 +9,7 @@
  */
 #include "part_reader.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +188,15 @@ static int is_number(const char *p, const char *e)
 	return end == e;
 }
 
+/* A number [p, e) that is finite (no nan, inf or overflow to inf)? */
+static int is_finite_number(const char *p, const char *e)
+{
+	if (e - p < 300 && !memchr(p, 'e', (size_t)(e - p)) &&
+	    !memchr(p, 'E', (size_t)(e - p)) && is_plain_decimal(p, e))
+		return 1;  /* under 300 digits, no exponent: finite */
+	return isfinite(strtod(p, NULL));
+}
+
 static int grow_pairs(struct pairbuf *pb, struct parsa_err *err)
 {
 	size_t ncap = pb->cap ? pb->cap + pb->cap / 2 : 4096;
@@ -283,6 +293,9 @@ static int libsvm_index(struct rd *r, const char *line, const char **pp,
 			    show_tok(show, sizeof(show), tok, 0));
 	if (!is_number(v, p))
 		return perr(r, line, v, "value is not a number in '%s'",
+			    show_tok(show, sizeof(show), tok, 0));
+	if (!is_finite_number(v, p)) /* the trainer's rule too */
+		return perr(r, line, v, "value is not finite in '%s'",
 			    show_tok(show, sizeof(show), tok, 0));
 	*pp = p;
 	return 0;

@@ -371,9 +371,9 @@ static const char libsvm_text[] =
 	"+1 7:1 3:0.5 7:2 0:1e-3\n"   /* decreasing, duplicate, index 0 */
 	"\n"
 	"   \t\n"
-	"-1 qid:4 3:inf 9:-.5 # trailing comment 1:1\n"
+	"-1 qid:4 3:1e300 9:-.5 # trailing comment 1:1\n"
 	"0\n"                         /* label only: empty example */
-	"2.5 18446744073709551615:nan 5:+1\t3:0x1p3\n"
+	"2.5 18446744073709551615:-0 5:+1\t3:0x1p3\n"
 	"  -1 9:1";                   /* no final newline */
 
 static void check_libsvm(const struct part_dataset *ds)
@@ -618,7 +618,11 @@ static void test_libsvm_row(void)
 		{ "  -1 qid:7 18446744073709551615:1e-3 # c", 1, 1,
 		  { 18446744073709551615ULL }, NULL },
 		{ "0", 1, 0, { 0 }, NULL },
-		{ "1 0:1\t5:nan", 1, 2, { 0, 5 }, NULL },
+		{ "1 0:1\t5:0x1p3", 1, 2, { 0, 5 }, NULL },
+		/* nan and inf values are refused, as by the trainer */
+		{ "1 0:1\t5:nan", 0, 0, { 0 }, "f.svm:9:9: value is not finite" },
+		{ "1 5:-inf", 0, 0, { 0 }, "f.svm:9:5: value is not finite" },
+		{ "1 5:1e999", 0, 0, { 0 }, "f.svm:9:5: value is not finite" },
 		{ "1 x:1", 0, 0, { 0 }, "f.svm:9:3: expected 'index:value'" },
 		{ "1 2:abc", 0, 0, { 0 }, "f.svm:9:5: value is not a number" },
 		{ "3:1 4:1", 0, 0, { 0 }, "f.svm:9:1: expected a label" },

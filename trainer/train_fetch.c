@@ -47,8 +47,11 @@ static int parse_url(const char *s, struct url *u, struct parsa_err *err)
 		size_t pl = (size_t)(slash - colon - 1);
 
 		if (pl == 0 || pl >= sizeof(u->port) ||
-		    strspn(colon + 1, "0123456789") < pl)
-			return parsa_fail(err, PARSA_EINVAL, "%s: bad port", s);
+		    strspn(colon + 1, "0123456789") < pl ||
+		    strtoul(colon + 1, NULL, 10) < 1 ||
+		    strtoul(colon + 1, NULL, 10) > 65535)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "%s: bad port (1..65535)", s);
 		memcpy(u->port, colon + 1, pl);
 		u->port[pl] = '\0';
 	} else {
@@ -211,7 +214,7 @@ static int parse_response(char *b, size_t n, char **body, size_t *len,
 {
 	char *eoh = strstr(b, "\r\n\r\n");
 	const char *te, *cl;
-	unsigned long long clen;
+	unsigned long long clen = 0;
 	size_t hl, bl;
 	int status = 0, chunked;
 
@@ -224,7 +227,21 @@ static int parse_response(char *b, size_t n, char **body, size_t *len,
 	cl = header(b, hl, "Content-Length");
 	/* read the headers before the body moves over them */
 	chunked = te && strncasecmp(te, "chunked", 7) == 0;
-	clen = cl ? strtoull(cl, NULL, 10) : 0;
+	if (cl) { /* digits only: no sign, no junk */
+		char *e;
+
+		while (*cl == ' ' || *cl == '\t')
+			cl++;
+		errno = 0;
+		clen = strtoull(cl, &e, 10);
+		while (*e == ' ' || *e == '\t')
+			e++;
+		if (*cl < '0' || *cl > '9' || errno || (*e != '\r' && *e))
+			return parsa_fail(err, PARSA_EIO, "GET %s: bad "
+					  "Content-Length '%.*s'", url,
+					  (int)strcspn(cl, "\r\n") > 30 ? 30 :
+					  (int)strcspn(cl, "\r\n"), cl);
+	}
 	memmove(b, eoh + 4, bl);
 	b[bl] = '\0';
 	if (chunked) {

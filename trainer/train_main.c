@@ -72,7 +72,7 @@ static const char usage[] =
 	"  --kkt             KKT filter: skip zero weights whose gradient\n"
 	"                    stays inside [-L, L] (every 5th pass is full)\n"
 	"  --mpi             run over MPI: mpirun -np N parsa train ... --mpi\n"
-	"                    (rank r hosts worker and server i for i %% N == r\n"
+	"                    (rank r hosts worker and server i for i % N == r\n"
 	"                    and parses only those workers' examples; with\n"
 	"                    --placement random every rank reads all of DATA)\n"
 	"  --test FILE       LIBSVM test set: AUC per pass\n"
@@ -180,9 +180,11 @@ static int parse_one(struct cli *c, int opt, const char *arg)
 		if (part_cli_dbl(arg, 0, 1e300, &c->o.lambda))
 			return die_usage("--lambda must be a number >= 0, got '%s'", arg);
 		return 0;
-	case OPT_TAU:
-		if (part_cli_u64(arg, 0, 1000000, &v))
-			return die_usage("--tau must be an integer >= 0, got '%s'", arg);
+	case OPT_TAU: /* the rule of partition and HTTP: 0..1000000 or inf */
+		if (strcmp(arg, "inf") == 0)
+			v = 1000000;
+		else if (part_cli_u64(arg, 0, 1000000, &v))
+			return die_usage("--tau must be an integer in 0..1000000 or inf, got '%s'", arg);
 		c->o.tau = (int)v;
 		c->have_tau = 1;
 		return 0;
@@ -290,6 +292,38 @@ static int placement_prefix(const struct cli *c, char *buf, size_t len,
 	return rc;
 }
 
+/* In msg, the fetched copy's file names become what the user named:
+ * "TMP/placement.examples" -> "URL/placement/examples" (and features). */
+static void name_url(char *msg, size_t cap, const char *fetched,
+		     const char *url)
+{
+	static const char *const what[2] = {"examples", "features"};
+	size_t ul = strlen(url);
+
+	while (ul > 0 && url[ul - 1] == '/')
+		ul--;
+	for (int i = 0; i < 2; i++) {
+		char from[PATH_MAX + 16], to[2048], out[PARSA_ERR_MSG];
+		char *at;
+
+		snprintf(from, sizeof(from), "%s.%s", fetched, what[i]);
+		snprintf(to, sizeof(to), "%.*s/placement/%s", (int)ul, url,
+			 what[i]);
+		while ((at = strstr(msg, from)) != NULL) {
+			size_t pre = (size_t)(at - msg), tl = strlen(to);
+			size_t rest = strlen(at + strlen(from));
+
+			if (pre + tl + rest + 1 > sizeof(out) ||
+			    pre + tl + rest + 1 > cap)
+				break;
+			memcpy(out, msg, pre);
+			memcpy(out + pre, to, tl);
+			memcpy(out + pre + tl, at + strlen(from), rest + 1);
+			memcpy(msg, out, pre + tl + rest + 1);
+		}
+	}
+}
+
 static int load_placement(struct cli *c, uint32_t n_rows,
 			  const uint64_t *feat_id, uint32_t n_cols,
 			  uint32_t *part, uint32_t *owner, uint32_t *k,
@@ -312,8 +346,10 @@ static int load_placement(struct cli *c, uint32_t n_rows,
 		return rc;
 	rc = part_placement_read(prefix, n_rows, feat_id, n_cols,
 				 c->workers, part, owner, &k_seen, &perr);
-	if (prefix == fetched)
+	if (prefix == fetched) {
+		name_url(perr.msg, sizeof(perr.msg), fetched, c->placement);
 		train_fetch_cleanup(fetched);
+	}
 	if (rc == PARSA_EIO)
 		return parsa_fail(err, rc, "%s", perr.msg);
 	if (rc)
@@ -443,8 +479,10 @@ static int load_placement_only(struct cli *c, struct train_data *d,
 	if (rc)
 		return rc;
 	rc = placement_files(c, prefix, d, part, owner, k, &perr);
-	if (prefix == fetched)
+	if (prefix == fetched) {
+		name_url(perr.msg, sizeof(perr.msg), fetched, c->placement);
 		train_fetch_cleanup(fetched);
+	}
 	if (rc == PARSA_EIO || rc == PARSA_ENOMEM)
 		return parsa_fail(err, rc, "%s", perr.msg);
 	if (rc)

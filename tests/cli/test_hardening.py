@@ -5,6 +5,7 @@ destroyed, bad input and bad outputs are refused early and clearly.
 Run from the repository root with PARSA_BIN pointing at the binary (the
 test runner sets it).  Ends with "N passed, N failed[, N skipped]".
 """
+import http.server
 import json
 import os
 import stat
@@ -304,6 +305,119 @@ def test_k_above_examples_allowed_with_a_note():
     assert "-k 400 is more than the 300 examples" in p.stderr, p.stderr
     rep = json.load(open(tmp("k400.json")))
     assert rep["k"] == 400 and rep["dataset"]["examples"] == 300
+
+
+# ------------------------------------------------ defect 10: CLI and trainer
+
+
+@test
+def test_tau_minus_one_refused_everywhere():
+    for cmd in (("partition", small_svm(), "-k", 2, "--workers", 2),
+                ("train", small_svm(), "--placement", "random",
+                 "--workers", 2)):
+        p = run(*cmd, "--tau", "-1", "--out" if cmd[0] == "partition"
+                else "--passes", tmp("tau") if cmd[0] == "partition" else 1,
+                ok=False)
+        assert p.returncode == 2, (cmd[0], p.returncode, p.stderr)
+        assert "0..1000000 or inf, got '-1'" in p.stderr, p.stderr
+    # inf is the one spelling of "no bound", in train too
+    run("train", small_svm(), "--placement", "random", "--workers", 2,
+        "--passes", 1, "--tau", "inf", "-q")
+
+
+@test
+def test_nan_inf_values_one_rule():
+    for name, text, col in (("nan.svm", "1 3:1\n-1 3:nan\n", 6),
+                            ("inf.svm", "1 3:1\n-1 4:1 3:-inf\n", 10),
+                            ("big.svm", "1 3:1\n-1 3:1e999\n", 6)):
+        f = write(name, text)
+        p = run("partition", f, "-k", 1, "--out", tmp(name), ok=False)
+        assert p.returncode == 1 and "%s:2:%d: value is not finite" % (f, col) \
+            in p.stderr, p.stderr
+        p = run("train", f, "--placement", "random", "--workers", 1,
+                ok=False)
+        assert p.returncode == 1 and "%s:2:%d:" % (f, col) in p.stderr, p.stderr
+
+
+class Responder(http.server.BaseHTTPRequestHandler):
+    files = {}
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        if "/neg/" in self.path:
+            self.send_response(200)
+            self.send_header("Content-Length", "-5")
+            self.end_headers()
+            self.wfile.write(b"0\n0\n")
+            return
+        body = self.files.get(self.path.split("/")[-1], b"")
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@test
+def test_train_url_client_errors():
+    prefix = placement()
+    ex = open(prefix + ".examples", "rb").read().splitlines(True)
+    Responder.files = {"examples": b"".join(ex[:-1]),  # one line short
+                       "features": open(prefix + ".features", "rb").read()}
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Responder)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        base = "http://127.0.0.1:%d/v1/jobs/" % srv.server_address[1]
+        p = run("train", small_svm(), "--placement", base + "short",
+                "--passes", 1, ok=False)
+        assert p.returncode == 1, p.stderr
+        assert base + "short/placement/examples" in p.stderr, p.stderr
+        assert "parsa-train-" not in p.stderr, p.stderr
+        p = run("train", small_svm(), "--placement", base + "neg",
+                "--passes", 1, ok=False)
+        assert p.returncode == 1 and "bad Content-Length '-5'" in p.stderr, p.stderr
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    p = run("train", small_svm(), "--placement",
+            "http://127.0.0.1:99999/v1/jobs/x", ok=False)
+    assert p.returncode == 1 and "bad port (1..65535)" in p.stderr, p.stderr
+
+
+@test
+def test_gzip_trailing_data_refused_everywhere():
+    import gzip
+    plain = open(small_svm(), "rb").read()
+    one = gzip.compress(plain)
+    good = tmp("two-members.svm.gz")
+    with open(good, "wb") as f:  # concatenated members read as one file
+        f.write(one + gzip.compress(plain))
+    rep = json.loads(run("partition", good, "-k", 2, "--json", "--out",
+                         tmp("two")).stdout)
+    assert rep["dataset"]["examples"] == 600, rep["dataset"]
+    bad = tmp("trailing.svm.gz")
+    with open(bad, "wb") as f:
+        f.write(one + b"trailing junk\n")
+    want = "%s: trailing data after the gzip stream (at byte %d of %d)" % (
+        bad, len(one), len(one) + 14)
+    for args in (("partition", bad, "-k", 2, "--out", tmp("trail")),
+                 ("eval", bad, "--placement", placement()),
+                 ("train", bad, "--placement", "random", "--workers", 1)):
+        p = run(*args, ok=False)
+        assert p.returncode == 1 and want in p.stderr, (args[0], p.stderr)
+
+
+@test
+def test_help_and_version():
+    p = run("train", "--help")
+    assert "%%" not in p.stdout and "i % N == r" in p.stdout, p.stdout
+    version = run("--version").stdout
+    assert version.startswith("parsa "), version
+    for cmd in ("partition", "eval", "gen", "train", "serve"):
+        assert run(cmd, "--version").stdout == version, cmd
+    assert "--version" in run("help").stdout
 
 
 finish()
