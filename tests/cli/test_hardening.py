@@ -409,6 +409,31 @@ def test_gzip_trailing_data_refused_everywhere():
         assert p.returncode == 1 and want in p.stderr, (args[0], p.stderr)
 
 
+# --------------------------------------------- the summary against random
+
+
+@test
+def test_summary_reads_as_reduction_next_to_thesis_figure():
+    import re
+    prefix = tmp("summ")
+    p = run("partition", small_svm(), "-k", 4, "--out", prefix)
+    rep = json.load(open(prefix + ".json"))
+    for key in ("M_max", "T_max", "T_sum"):
+        row = [l for l in p.stdout.splitlines() if l.split()[:1] == [key]]
+        assert row, p.stdout
+        ours, rnd = rep["metrics"][key], rep["random"][key]
+        assert ours < rnd, (key, ours, rnd)
+        want = "%.1f%% lower, %.2fx less" % ((rnd - ours) / rnd * 100, rnd / ours)
+        assert want in row[0], (want, row[0])
+        thesis = float(re.findall(r"([+-][0-9.]+)%$", row[0])[0])
+        assert abs(thesis - rep["improvement"][key]) < 0.051, (row[0], rep["improvement"])
+    assert "vs random" in p.stdout and "thesis" in p.stdout, p.stdout
+    # the JSON keeps its keys: improvement is the thesis's figure
+    assert set(rep["improvement"]) >= {"M_max", "T_max", "T_sum"}
+    ev = run("eval", small_svm(), "--placement", prefix).stdout
+    assert "% lower, " in ev and "x less" in ev, ev
+
+
 @test
 def test_help_and_version():
     p = run("train", "--help")
