@@ -220,6 +220,12 @@ static int check_partition_opts(struct cmd_opts *c)
 		return die_usage("%s", "--workers/--servers/--tau/--mpi need --method parsa");
 	if (c->o.par.init_sample >= 0 && c->o.run.pu.init_blocks > 0)
 		return die_usage("%s", "--init-sample and --init-blocks are alternatives");
+	if (c->o.examples_ids && (c->o.stream ||
+				  c->o.read.format == PART_FMT_LIBSVM ||
+				  (c->o.read.format == PART_FMT_AUTO &&
+				   part_format_guess(c->data) == PART_FMT_LIBSVM)))
+		return die_usage("%s", "--examples-ids needs pairs or SNAP input "
+				 "(a LIBSVM example has no id but its line)");
 	if (c->o.par.mpi && !part_opts_given(&c->o, "workers"))
 		c->o.par.workers = 0; /* one per rank */
 	return c->o.stream ? check_stream_opts(c) : -1;
@@ -287,7 +293,51 @@ static int check_outputs(const struct cmd_opts *c, struct parsa_err *err)
 	}
 	if (!rc && c->o.shards)
 		rc = part_out_check_dir(c->o.shards, err);
+	if (!rc && c->o.examples_ids) {
+		snprintf(path, sizeof(path), "%s.example_ids", prefix);
+		rc = part_out_check(path, err);
+	}
 	return rc;
+}
+
+/*
+ * PREFIX.example_ids: line i is example i as "ID PART" with the input's
+ * own id (pairs: the user; SNAP adjacency: the vertex), or "A B PART" for
+ * an edge of SNAP edges mode (its two vertex ids, ascending).
+ */
+static int write_example_ids(const char *path, const struct part_dataset *ds,
+			     const uint32_t *part, struct parsa_err *err)
+{
+	struct part_out o;
+	int rc, bad = 0;
+
+	if (!ds->ex_id && (ds->format != PART_FMT_SNAP ||
+			   ds->graph != PART_GRAPH_EDGES))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "--examples-ids needs pairs or SNAP input "
+				  "(a LIBSVM example has no id but its line)");
+	rc = part_out_open(&o, path, err);
+	if (rc)
+		return rc;
+	for (uint32_t e = 0; e < ds->g.n_rows && !bad; e++) {
+		if (ds->ex_id) {
+			bad = fprintf(o.f, "%" PRIu64 " %u\n", ds->ex_id[e],
+				      part[e]) < 0;
+		} else {
+			uint64_t a = ds->g.row_ptr[e];
+			uint64_t x = ds->feat_id[ds->g.col[a]];
+			uint64_t y = ds->feat_id[ds->g.col[a + 1]];
+
+			bad = fprintf(o.f, "%" PRIu64 " %" PRIu64 " %u\n",
+				      x < y ? x : y, x < y ? y : x,
+				      part[e]) < 0;
+		}
+	}
+	if (bad) {
+		part_out_abort(&o);
+		return parsa_fail(err, PARSA_EIO, "%s: write error", path);
+	}
+	return part_out_commit(&o, err);
 }
 
 static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
@@ -295,12 +345,17 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 			     struct part_report_info *info,
 			     struct parsa_err *err)
 {
-	char prefix[PATH_MAX], json_path[PATH_MAX + 8];
+	char prefix[PATH_MAX], json_path[PATH_MAX + 16];
 	int rc;
 
 	out_prefix(c, r->k, prefix, sizeof(prefix));
 	rc = part_placement_write(prefix, r->part, ds->g.n_rows, r->owner,
 				  ds->feat_id, ds->g.n_cols, err);
+	if (rc == 0 && c->o.examples_ids) {
+		snprintf(json_path, sizeof(json_path), "%s.example_ids",
+			 prefix);
+		rc = write_example_ids(json_path, ds, r->part, err);
+	}
 	if (rc == 0 && c->o.shards)
 		rc = part_write_shards(c->o.shards, c->data, ds, r->part,
 				       r->owner, r->k, err);

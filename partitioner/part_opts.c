@@ -399,6 +399,11 @@ const struct part_opt part_opts_table[] = {
 	 .arg = "DIR",
 	 .help = "also write DIR/part-<i>.libsvm and\n"
 		 "DIR/features-<i>.txt for every part i"},
+	{.name = "examples-ids", .where = P, .type = PART_OPT_FLAG,
+	 AT(examples_ids), .group = "output",
+	 .help = "also write PREFIX.example_ids, 'ID PART' per example\n"
+		 "with the input's own id (pairs: the user; SNAP: the\n"
+		 "vertex, or 'A B PART' per edge with --graph edges)"},
 	{.name = "random-trials", .key = "random_trials", .where = P | E,
 	 .type = PART_OPT_UINT, AT(run.random_trials), .lo = 1, .hi = 1000,
 	 .arg = "N", .report_when = PART_REP_ALWAYS,

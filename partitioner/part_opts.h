@@ -46,6 +46,7 @@ struct part_opts {
 	const char *report;         /* eval: also write the report here */
 	int json;                   /* print the JSON report */
 	int per_part;               /* the summary lists every part's figures */
+	int examples_ids;           /* also write PREFIX.example_ids */
 	int quiet;                  /* no summary, no progress bar */
 	int parallel;               /* an option of parallel Parsa was given */
 	int stream;                 /* --stream, --mem-limit or --block-rows */

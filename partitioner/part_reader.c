@@ -756,10 +756,22 @@ static int finish(struct rd *r)
 	if (r->fmt == PART_FMT_PAIRS) {
 		rc = build_from_pairs(r, r->xmap.n);
 		r->ds.feat_id = part_idmap_take_ids(&r->fmap);
+		r->ds.ex_id = part_idmap_take_ids(&r->xmap); /* the users */
 	} else if (r->fmt == PART_FMT_SNAP &&
 		   r->mode == PART_GRAPH_ADJACENCY) {
 		rc = build_from_pairs(r, r->fmap.n);
 		r->ds.feat_id = part_idmap_take_ids(&r->fmap);
+		if (!rc && r->ds.g.n_rows) { /* the vertices, before compaction */
+			r->ds.ex_id = malloc((size_t)r->ds.g.n_rows *
+					     sizeof(uint64_t));
+			if (!r->ds.ex_id)
+				rc = parsa_fail(r->err, PARSA_ENOMEM,
+						"out of memory for %u vertex ids",
+						r->ds.g.n_rows);
+			else
+				memcpy(r->ds.ex_id, r->ds.feat_id,
+				       (size_t)r->ds.g.n_rows * sizeof(uint64_t));
+		}
 		if (!rc)
 			rc = drop_isolated_columns(r);
 	} else {
@@ -776,6 +788,8 @@ static int finish(struct rd *r)
 		/* no examples: no arrays either */
 		free(r->ds.feat_id);
 		r->ds.feat_id = NULL;
+		free(r->ds.ex_id);
+		r->ds.ex_id = NULL;
 		parsa_graph_release(&r->ds.g);
 		return 0;
 	}
@@ -910,6 +924,7 @@ void part_dataset_release(struct part_dataset *ds)
 		parsa_graph_release(&ds->g);
 		free(ds->feat_id);
 	}
+	free(ds->ex_id); /* never in a cache's mapping */
 	part_dataset_init(ds);
 }
 

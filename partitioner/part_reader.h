@@ -127,6 +127,11 @@ struct part_dataset {
 				     feature ids */
 	uint64_t *feat_id;        /* g.n_cols entries: the input's own 64-bit
 				     feature id of each compact id */
+	uint64_t *ex_id;          /* g.n_rows entries or NULL: the input's id
+				     of each example (pairs: the user; SNAP
+				     adjacency: the vertex); NULL for LIBSVM
+				     and SNAP edges (an edge's ids are its
+				     two features) */
 	enum part_format format;  /* the format actually read (AUTO resolved) */
 	enum part_graph_mode graph;
 	uint64_t lines;           /* lines read */

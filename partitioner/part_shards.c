@@ -207,6 +207,11 @@ static int gen_line(struct shards *s, uint32_t e, uint64_t *ids, char *buf)
 			n = 0;
 		}
 	}
+	if (s->ds->ex_id) { /* the example's own id, as a comment */
+		memcpy(buf + n, " # ", 3);
+		n += 3;
+		n += put_u64(buf + n, s->ds->ex_id[e]);
+	}
 	buf[n++] = '\n';
 	return rc ? rc : out_write(o, buf, n, s->err);
 }

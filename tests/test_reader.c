@@ -549,6 +549,8 @@ static void test_pairs_movielens_header(void)
 	REQUIRE(read_as(csv, PART_FMT_AUTO, 0, &ds, &err) == 0);
 	check_render(&ds, "31 1029|31|");
 	CHECK_INT(ds.duplicates, ==, 1);
+	REQUIRE(ds.ex_id != NULL); /* the users, in order of appearance */
+	CHECK(ds.ex_id[0] == 1 && ds.ex_id[1] == 2);
 	CHECK_INT(ds.lines, ==, 5);
 	/* a header is only the first data line */
 	csv = put("late.csv", "1,2\nuser,item\n");
@@ -945,13 +947,17 @@ static void test_shards_snap(void)
 	REQUIRE(read_as(path, 0, 0, &ds, &err) == 0);
 	/* examples 30 10 20 40; features 30 10 20 */
 	check_render(&ds, "10|30 20|10||");
+	REQUIRE(ds.ex_id != NULL);
+	CHECK(ds.ex_id[0] == 30 && ds.ex_id[1] == 10 && ds.ex_id[2] == 20 &&
+	      ds.ex_id[3] == 40);
 	snprintf(dir, sizeof(dir), "%s/shards/snap", tmpdir);
 	REQUIRE(part_write_shards(dir, NULL, &ds, part, owner, 2, &err) == 0);
 	sub = dir + strlen(dir);
 	snprintf(sub, sizeof(dir) - (size_t)(sub - dir), "%s", "/part-0.libsvm");
-	check_file(dir, "0 10:1\n0 10:1\n");
+	/* each line keeps its example's own id as a comment */
+	check_file(dir, "0 10:1 # 30\n0 10:1 # 20\n");
 	snprintf(sub, sizeof(dir) - (size_t)(sub - dir), "%s", "/part-1.libsvm");
-	check_file(dir, "0 20:1 30:1\n0\n");
+	check_file(dir, "0 20:1 30:1 # 10\n0 # 40\n");
 	snprintf(sub, sizeof(dir) - (size_t)(sub - dir), "%s", "/features-0.txt");
 	check_file(dir, "20\n");
 	snprintf(sub, sizeof(dir) - (size_t)(sub - dir), "%s", "/features-1.txt");

@@ -434,6 +434,34 @@ def test_summary_reads_as_reduction_next_to_thesis_figure():
     assert "% lower, " in ev and "x less" in ev, ev
 
 
+# ------------------------------------------------------ ids, not positions
+
+
+@test
+def test_examples_ids_pairs_snap_and_shards():
+    f = write("ids.tsv", "user\titem\n100\t1\n7\t2\n100\t2\n55\t3\n7\t1\n")
+    prefix, shards = tmp("ids"), tmp("ids-shards")
+    run("partition", f, "-k", 2, "--out", prefix, "--examples-ids",
+        "--shards", shards, "-q")
+    parts = open(prefix + ".examples").read().split()
+    lines = [l.split() for l in open(prefix + ".example_ids")]
+    assert [l[0] for l in lines] == ["100", "7", "55"], lines
+    assert [l[1] for l in lines] == parts, (lines, parts)
+    for user, part in lines:  # each shard line names its user
+        shard = open(os.path.join(shards, "part-%s.libsvm" % part)).read()
+        assert any(l.endswith("# " + user) for l in shard.splitlines()), (user, shard)
+    g = write("ids.txt", "30 10\n10 20\n")
+    run("partition", g, "-k", 2, "--out", tmp("idg"), "--examples-ids", "-q")
+    got = [l.split() for l in open(tmp("idg.example_ids"))]
+    assert [l[0] for l in got] == ["30", "10", "20"], got
+    run("partition", g, "-k", 2, "--graph", "edges", "--out", tmp("ide"),
+        "--examples-ids", "-q")
+    got = [l.split()[:2] for l in open(tmp("ide.example_ids"))]
+    assert got == [["10", "30"], ["10", "20"]], got
+    p = run("partition", small_svm(), "-k", 2, "--examples-ids", ok=False)
+    assert p.returncode == 2 and "needs pairs or SNAP input" in p.stderr, p.stderr
+
+
 @test
 def test_help_and_version():
     p = run("train", "--help")
