@@ -10,8 +10,10 @@
  *                         byte for byte (re-read from data_path with
  *                         part_io, which must still hold the data ds was
  *                         read from; its line ending becomes '\n').  SNAP or
- *                         pairs input: one line `0 f1:1 f2:1 ...` per
- *                         example with its original feature ids ascending.
+ *                         pairs input: one line `0 f1:1 f2:1 ... # ID` per
+ *                         example with its original feature ids ascending
+ *                         and, when ds->ex_id is set, its own id (user or
+ *                         vertex) as a LIBSVM comment.
  *   dir/features-<i>.txt  the original ids of the features owned by server
  *                         i (owner[f] == i), one per line, ascending.
  *
