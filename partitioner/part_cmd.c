@@ -42,6 +42,7 @@
 #include "part_cache.h"
 #include "part_shards.h"
 #include "part_stream.h"
+#include "ps_transport_mpi.h"
 
 #define EXIT_USAGE 2
 
@@ -493,7 +494,7 @@ static int partition_failed(const struct cmd_opts *c, int rank,
 {
 	if (!c->o.par.mpi)
 		return report_err(err, rc);
-	if (rank < 0)
+	if (rank < 0 || env_rank() >= 0) /* mpirun's rank when it has one */
 		rank = env_rank();
 	fprintf(stderr, "parsa: rank %d: %s\n", rank,
 		err->msg[0] ? err->msg : parsa_strerror(rc));
@@ -597,8 +598,18 @@ int part_cmd_partition(int argc, char **argv)
 	parsa_err_clear(&err);
 	if (env_rank() <= 0 && check_outputs(&c, &err) != 0)
 		return partition_failed(&c, -1, &err, PARSA_EIO);
-	if (c.o.stream)
-		return stream_job(&c, t0);
+	/* MPI before the data: every wait after it has a deadline */
+	if (c.o.par.mpi && (rc = ps_mpi_start(&err)) != 0)
+		return partition_failed(&c, -1, &err, rc);
+	if (c.o.par.mpi && env_long("PARSA_TEST_STALL_RANK") == env_rank() &&
+	    env_rank() >= 0) /* tests only: this rank stalls while loading */
+		raise(SIGSTOP);
+	if (c.o.stream) {
+		rc = stream_job(&c, t0);
+		if (rc == 0 && c.o.par.mpi)
+			ps_mpi_finish();
+		return rc;
+	}
 	part_dataset_init(&ds);
 	part_result_init(&r);
 	part_progress_init(&pg, !c.o.quiet);
@@ -641,6 +652,8 @@ int part_cmd_partition(int argc, char **argv)
 	parsa_nbrset_release(&S);
 	part_result_release(&r);
 	part_dataset_release(&ds);
+	if (rc == 0 && c.o.par.mpi)
+		ps_mpi_finish();
 	return rc ? partition_failed(&c, rank, &err, rc) : 0;
 }
 

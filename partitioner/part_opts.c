@@ -365,6 +365,13 @@ const struct part_opt part_opts_table[] = {
 	 .type = PART_OPT_FLAG, AT(par.mpi),
 	 .help = "run over MPI: mpirun -np N parsa partition ... --mpi\n"
 		 "(every rank reads DATA; rank 0 writes the outputs)"},
+	{.name = "mpi-timeout", .where = P, .type = PART_OPT_NUM,
+	 AT(par.timeout_s), .dlo = 0.1, .dhi = 1e6,
+	 .what = "must be a number of seconds >= 0.1", .arg = "S",
+	 .help = "with --mpi: the longest any rank waits for another\n"
+		 "(start-up, messages, shutdown); then every rank\n"
+		 "stops with an error naming the silent rank\n"
+		 "(default 60)"},
 	/* streaming */
 	{.name = "stream", .where = P, .flags = PART_OPT_STREAM,
 	 .type = PART_OPT_FLAG, AT(stream),

@@ -25,6 +25,16 @@ int ps_mpi_available(void)
 	return 0;
 }
 
+int ps_mpi_start(struct parsa_err *err)
+{
+	(void)err;
+	return 0;
+}
+
+void ps_mpi_finish(void)
+{
+}
+
 struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 					     double timeout_s,
 					     struct parsa_err *err)
@@ -578,6 +588,81 @@ static void *comm_main(void *p)
 
 /* ---- setup (on the comm thread) ---- */
 
+#define HELLO_TAG 0x7e11
+
+/*
+ * Start-up handshake on MPI_COMM_WORLD: a byte to and from every other
+ * rank, polled (MPI_Test) until all arrived or timeout_s passed; then the
+ * error names the ranks not heard from.
+ */
+static int hello(struct tp_mpi *t, struct parsa_err *err)
+{
+	uint32_t n = t->base.nranks, me = t->base.rank, left = 0, r;
+	MPI_Request *rq = calloc(2 * (size_t)n + 1, sizeof(*rq));
+	unsigned char *in = calloc((size_t)n + 1, 1), out = 1;
+	double deadline = ps_clock_now() + t->timeout_s;
+	int rc = 0;
+
+	if (!rq || !in) {
+		free(rq);
+		free(in);
+		return parsa_fail(err, PARSA_ENOMEM, "MPI start-up");
+	}
+	for (r = 0; r < 2 * n; r++)
+		rq[r] = MPI_REQUEST_NULL;
+	for (r = 0; r < n && !rc; r++) {
+		if (r == me)
+			continue;
+		if (MPI_Irecv(&in[r], 1, MPI_BYTE, (int)r, HELLO_TAG,
+			      MPI_COMM_WORLD, &rq[r]) != MPI_SUCCESS ||
+		    MPI_Isend(&out, 1, MPI_BYTE, (int)r, HELLO_TAG,
+			      MPI_COMM_WORLD, &rq[n + r]) != MPI_SUCCESS)
+			rc = parsa_fail(err, PARSA_EMPI, "MPI start-up: "
+					"cannot reach rank %u", r);
+		left += 2;
+	}
+	while (!rc && left > 0) {
+		struct timespec ts = { 0, 1000000 };
+
+		for (r = 0; r < 2 * n; r++) {
+			int done = 0;
+
+			if (rq[r] == MPI_REQUEST_NULL)
+				continue;
+			if (MPI_Test(&rq[r], &done, MPI_STATUS_IGNORE) !=
+			    MPI_SUCCESS)
+				rc = parsa_fail(err, PARSA_EMPI, "MPI start-up: "
+						"rank %u failed", r % n);
+			else if (done)
+				left--;
+		}
+		if (rc || left == 0)
+			break;
+		if (ps_clock_now() > deadline) {
+			char who[256] = "";
+			size_t m = 0;
+
+			for (r = 0; r < n && m < sizeof(who) - 16; r++)
+				if (r != me && rq[r] != MPI_REQUEST_NULL)
+					m += (size_t)snprintf(who + m,
+							      sizeof(who) - m,
+							      "%s%u", m ? ", " : "", r);
+			rc = parsa_fail(err, PARSA_EMPI,
+					"no word from rank %s within %.1f s of "
+					"start-up (--mpi-timeout; the rank died, "
+					"hangs or is still loading its data)",
+					m ? who : "?", t->timeout_s);
+			break;
+		}
+		nanosleep(&ts, NULL);
+	}
+	/* on failure the requests stay posted: the process exits */
+	free(rq);
+	if (!rc)
+		free(in);
+	return rc;
+}
+
 static int init_mpi(struct tp_mpi *t, struct parsa_err *err)
 {
 	int inited = 0, provided = 0, rank, size, rc;
@@ -599,14 +684,19 @@ static int init_mpi(struct tp_mpi *t, struct parsa_err *err)
 					  provided);
 	}
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	t->base.rank = (uint32_t)rank;
+	t->base.nranks = (uint32_t)size;
+	/* every rank answers before the first collective (MPI_Comm_dup,
+	 * which has no deadline): a silent rank is named, not waited for */
+	rc = hello(t, err);
+	if (rc)
+		return rc;
 	rc = MPI_Comm_dup(MPI_COMM_WORLD, &t->comm);
 	if (rc != MPI_SUCCESS)
 		return parsa_fail(err, PARSA_EMPI, "MPI_Comm_dup failed");
 	MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN);
-	MPI_Comm_rank(t->comm, &rank);
-	MPI_Comm_size(t->comm, &size);
-	t->base.rank = (uint32_t)rank;
-	t->base.nranks = (uint32_t)size;
 	return 0;
 }
 
@@ -737,18 +827,29 @@ static const struct ps_transport_ops mpi_ops = {
 	.destroy = mpi_destroy,
 };
 
+/*
+ * Wait for the comm thread's start-up, at most timeout_s (its handshake's
+ * deadline) plus a grace: MPI_Init itself may wait for every rank.
+ */
 static int wait_ready(struct tp_mpi *t, struct parsa_err *err)
 {
-	int ready;
+	struct timespec ts = base_deadline(t->timeout_s + 2 * ABORT_GRACE);
+	int ready, late = 0;
 
 	pthread_mutex_lock(&t->mu);
-	while (!t->ready)
-		pthread_cond_wait(&t->cv, &t->mu);
+	while (!t->ready && !late)
+		late = pthread_cond_timedwait(&t->cv, &t->mu, &ts) != 0 &&
+		       !t->ready;
 	ready = t->ready;
 	if (ready < 0)
 		parsa_fail(err, t->close_rc ? t->close_rc : PARSA_EMPI, "%s",
 			   t->close_msg);
 	pthread_mutex_unlock(&t->mu);
+	if (late)
+		return parsa_fail(err, PARSA_EMPI, "MPI start-up did not end "
+				  "within %.1f s (MPI_Init waits for every "
+				  "rank: one died, hangs or is still loading)",
+				  t->timeout_s + 2 * ABORT_GRACE);
 	return ready < 0 ? (t->close_rc ? t->close_rc : PARSA_EMPI) : 0;
 }
 
@@ -784,6 +885,33 @@ struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 		return NULL;
 	}
 	return &t->base;
+}
+
+int ps_mpi_start(struct parsa_err *err)
+{
+	int inited = 0, provided = 0;
+
+	MPI_Initialized(&inited);
+	if (inited)
+		return 0;
+	if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) !=
+	    MPI_SUCCESS)
+		return parsa_fail(err, PARSA_EMPI, "MPI_Init_thread failed");
+	if (provided < MPI_THREAD_SERIALIZED)
+		return parsa_fail(err, PARSA_EMPI, "MPI gives thread level %d; "
+				  "the transport needs MPI_THREAD_SERIALIZED",
+				  provided);
+	return 0;
+}
+
+void ps_mpi_finish(void)
+{
+	int inited = 0, done = 0;
+
+	MPI_Initialized(&inited);
+	MPI_Finalized(&done);
+	if (inited && !done)
+		MPI_Finalize();
 }
 
 void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)

@@ -37,6 +37,18 @@
 int ps_mpi_available(void);
 
 /*
+ * Initialise MPI now, from the calling thread (MPI_THREAD_SERIALIZED), so
+ * that every rank passes MPI_Init before long work (loading data): the
+ * transport's start-up handshake then names a rank that stalls in that
+ * work instead of every other rank waiting in MPI_Init.  The caller then
+ * makes no MPI call while a transport lives, and ends with ps_mpi_finish
+ * after the transport is destroyed (on success; after a failure the
+ * program exits without it).  No-ops without MPI.
+ */
+int ps_mpi_start(struct parsa_err *err);
+void ps_mpi_finish(void);
+
+/*
  * Initialise MPI (on the new comm thread) and create the transport.
  * l->num_servers / num_workers of 0 mean one per rank; l->num_machines is
  * ignored (= number of ranks).  timeout_s <= 0 means 60 s.  NULL on error

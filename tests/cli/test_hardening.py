@@ -462,6 +462,34 @@ def test_examples_ids_pairs_snap_and_shards():
     assert p.returncode == 2 and "needs pairs or SNAP input" in p.stderr, p.stderr
 
 
+# ------------------------------------------- defect 3: MPI waits have a deadline
+
+
+@test
+def test_mpi_stalled_rank_named_by_every_other():
+    """Rank 1 stops itself with SIGSTOP (as kill -STOP would) right after
+    MPI_Init, before loading: ranks 0 and 2 must give up after
+    --mpi-timeout 3 naming rank 1, and the run end non-zero (on main they
+    waited with no deadline: mpirun was killed by the test's timeout)."""
+    from clitest import mpirun
+    t0 = __import__("time").time()
+    p = mpirun(3, "partition", small_svm(), "-k", 4, "--mpi",
+               "--mpi-timeout", 3, "--out", tmp("stall"), "-q",
+               env={"PARSA_TEST_STALL_RANK": "1"})
+    out = p.stdout + p.stderr
+    assert p.returncode not in (0, 124, 137), (p.returncode, out)
+    assert __import__("time").time() - t0 < 60, "took too long: %s" % out
+    assert "no word from rank 1 within 3.0 s" in out, out
+    said = [r for r in (0, 2) if "parsa: rank %d: no word from rank 1" % r in out]
+    assert said, out
+    assert not os.path.exists(tmp("stall.examples"))
+    # the same run without the stall still works
+    p = mpirun(3, "partition", small_svm(), "-k", 4, "--mpi",
+               "--mpi-timeout", 3, "--out", tmp("nostall"), "-q")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert len(open(tmp("nostall.examples")).read().split()) == 300
+
+
 @test
 def test_help_and_version():
     p = run("train", "--help")
