@@ -386,12 +386,19 @@ int part_out_check_dir(const char *dir, struct parsa_err *err)
 		s = strrchr(p, '/');
 		while (s && s > p && s[-1] == '/')
 			s--;
-		if (!s)
-			strcpy(p, ".");
-		else if (s == p)
+		if (strcmp(p, ".") == 0 || strcmp(p, "/") == 0) {
+			rc = parsa_fail(err, PARSA_EIO, "%s: %s", dir,
+					strerror(ENOENT));
+			break;
+		}
+		if (!s) {
+			p[0] = '.';
 			p[1] = '\0';
-		else
+		} else if (s == p) {
+			p[1] = '\0';
+		} else {
 			*s = '\0';
+		}
 	}
 	if (!rc && !S_ISDIR(st.st_mode))
 		rc = parsa_fail(err, PARSA_EIO, "%s: %s is not a directory", dir,
