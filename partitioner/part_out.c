@@ -24,16 +24,6 @@ struct resolved {
 	struct stat st;
 };
 
-static char *dup_str(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *p = malloc(n);
-
-	if (p)
-		memcpy(p, s, n);
-	return p;
-}
-
 /* "DIGITS" of at most 9 digits as an int, or -1. */
 static int small_uint(const char *s)
 {
@@ -74,7 +64,7 @@ static char *dir_of(const char *p)
 	char *d;
 
 	if (!s)
-		return dup_str(".");
+		return strdup(".");
 	n = s == p ? 1 : (size_t)(s - p);
 	d = malloc(n + 1);
 	if (d) {
@@ -88,7 +78,7 @@ static char *dir_of(const char *p)
 static int resolve(const char *path, struct resolved *r,
 		   struct parsa_err *err)
 {
-	char *p = dup_str(path);
+	char *p = strdup(path);
 	int hops;
 
 	memset(r, 0, sizeof(*r));
@@ -145,7 +135,7 @@ static int resolve(const char *path, struct resolved *r,
 		link[n] = '\0';
 		if (link[0] == '/') {
 			free(p);
-			p = dup_str(link);
+			p = strdup(link);
 		} else {
 			char *d = dir_of(p);
 			size_t dn = d ? strlen(d) : 0;
@@ -230,7 +220,7 @@ int part_out_open(struct part_out *o, const char *path,
 	rc = resolve(path, &r, err);
 	if (rc)
 		return rc;
-	o->name = dup_str(path);
+	o->name = strdup(path);
 	if (!o->name) {
 		free(r.path);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
@@ -371,7 +361,7 @@ int part_out_check_dir(const char *dir, struct parsa_err *err)
 
 	if (!dir || !*dir)
 		return parsa_fail(err, PARSA_EINVAL, "no output directory");
-	p = dup_str(dir);
+	p = strdup(dir);
 	if (!p)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	/* climb to the nearest existing ancestor */
