@@ -312,6 +312,11 @@ static int write_example_ids(const char *path, const struct part_dataset *ds,
 	struct part_out o;
 	int rc, bad = 0;
 
+	if (!ds->ex_id && ds->map && ds->format != PART_FMT_LIBSVM &&
+	    (ds->format != PART_FMT_SNAP || ds->graph != PART_GRAPH_EDGES))
+		return parsa_fail(err, PARSA_EINVAL, "--examples-ids: a binary "
+				  "cache holds no example ids; give the "
+				  "original pairs or SNAP file");
 	if (!ds->ex_id && (ds->format != PART_FMT_SNAP ||
 			   ds->graph != PART_GRAPH_EDGES))
 		return parsa_fail(err, PARSA_EINVAL,
