@@ -6,6 +6,7 @@ decorator, then calls finish(), which prints the closing line
 PARSA_BIN (set by scripts/run-tests.sh) names the binary under test.
 """
 import gzip
+import http.server
 import json
 import math
 import os
@@ -82,6 +83,20 @@ def libsvm_rows(path):
             continue
         rows.append(sorted({int(x.split(":")[0]) for x in t[1:]}))
     return rows
+
+
+class QuietHandler(http.server.BaseHTTPRequestHandler):
+    """A test server's handler: no log lines, send() answers a body."""
+
+    def send(self, body, status=200, length=None):
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)) if length is None
+                         else length)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
 
 
 def write_token(name, token):

@@ -12,7 +12,7 @@ import stat
 import subprocess
 import threading
 
-from clitest import BIN, Skip, finish, run, test, tmp
+from clitest import BIN, QuietHandler, Skip, finish, run, test, tmp
 
 DATA = "data/a9a-sample.svm.gz"
 
@@ -339,24 +339,14 @@ def test_nan_inf_values_one_rule():
         assert p.returncode == 1 and "%s:2:%d:" % (f, col) in p.stderr, p.stderr
 
 
-class Responder(http.server.BaseHTTPRequestHandler):
+class Responder(QuietHandler):
     files = {}
 
     def do_GET(self):  # noqa: N802 - http.server's name
         if "/neg/" in self.path:
-            self.send_response(200)
-            self.send_header("Content-Length", "-5")
-            self.end_headers()
-            self.wfile.write(b"0\n0\n")
-            return
-        body = self.files.get(self.path.split("/")[-1], b"")
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+            self.send(b"0\n0\n", length="-5")
+        else:
+            self.send(self.files.get(self.path.split("/")[-1], b""))
 
 
 @test

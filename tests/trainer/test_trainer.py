@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "cli"))
-from clitest import BIN, Skip, finish, run, test, tmp  # noqa: E402
+from clitest import BIN, QuietHandler, Skip, finish, run, test, tmp  # noqa: E402
 
 HEART = "/usr/share/doc/liblinear-tools/examples/heart_scale"
 LIBLINEAR = shutil.which("liblinear-train")
@@ -315,7 +315,7 @@ def test_mpi_refuses_placement_with_other_example_count():
     assert "cnt_dup.features:" in out and "listed twice" in out, out
 
 
-class PlacementHandler(http.server.BaseHTTPRequestHandler):
+class PlacementHandler(QuietHandler):
     files = {}
 
     def do_GET(self):  # noqa: N802 - http.server's name
@@ -345,9 +345,6 @@ class PlacementHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
 
 
 @test
