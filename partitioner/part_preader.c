@@ -432,8 +432,10 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 		p++;
 		if (*p == '+' || *p == '-')
 			p++;
-		for (; is_dig(*p); p++)
+		for (s = p; is_dig(*p); p++)
 			dig = 1;
+		if (p - s > 200)  /* maybe not finite: the full parser decides */
+			return -1;
 		if (*p == '.')
 			for (p++; is_dig(*p); p++)
 				dig = 1;
@@ -445,8 +447,10 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 				p++;
 			if (!is_dig(*p))
 				return -1;
-			while (is_dig(*p))
-				p++;
+			for (s = p; is_dig(*p); p++)
+				;
+			if (p - s > 2)  /* |e| >= 100: maybe inf, as above */
+				return -1;
 		}
 		if (!is_end(*p) && !is_ws(*p))
 			return -1;
