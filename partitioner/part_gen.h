@@ -62,9 +62,10 @@ int part_gen_validate(const struct part_gen_opts *o, struct parsa_err *err);
 
 /*
  * Generate the dataset into path.  A path ending in ".gz" is written
- * gzip-compressed (zlib level 1); "-" writes plain text to stdout.  Files
- * are written to "path.tmp" and renamed over path only on success (the tmp
- * file is removed on failure), so path never holds a partial dataset.
+ * gzip-compressed (zlib level 1); "-" writes plain text to stdout.  The
+ * file is written through part_out (part_out.h): a regular file is replaced
+ * atomically only on success (never a partial dataset), a symlink's target
+ * likewise, a device or FIFO is written directly.
  * Returns 0, PARSA_EINVAL (options), PARSA_ENOMEM or PARSA_EIO.
  */
 int part_gen_write(const struct part_gen_opts *o, const char *path,

@@ -23,9 +23,10 @@
 /*
  * Write PREFIX.examples (part[0..n_rows)) and PREFIX.features (feat_id[j]
  * and owner[j] for j in 0..n_cols).  feat_id may be NULL: then feature j's
- * id is j.  Each file is written to "NAME.tmp" and renamed into place only
- * when both are complete; on failure the tmp files are removed and existing
- * files are left alone.  Returns 0, PARSA_EINVAL, PARSA_ENOMEM or PARSA_EIO.
+ * id is j.  Each file goes through part_out (part_out.h): both are written
+ * to temporary files and renamed into place only when both are complete; on
+ * failure the temporary files are removed and existing files are left
+ * alone (a device or FIFO is written directly).  Returns 0, PARSA_EINVAL, PARSA_ENOMEM or PARSA_EIO.
  */
 int part_placement_write(const char *prefix, const uint32_t *part,
 			 uint32_t n_rows, const uint32_t *owner,

@@ -43,7 +43,7 @@ json_t *part_report_json(const struct part_report_info *info);
  * "in", "out"} (k entries each; parsa_metrics.h); null when pf has none. */
 json_t *part_report_parts_json(const struct parsa_partfig *pf);
 
-/* Write j to path (tmp + rename), pretty-printed. */
+/* Write j to path through part_out (atomic replacement), pretty-printed. */
 int part_report_write(const char *path, const json_t *j,
 		      struct parsa_err *err);
 

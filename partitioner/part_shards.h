@@ -18,8 +18,9 @@
  *                         i (owner[f] == i), one per line, ascending.
  *
  * part has ds->g.n_rows entries, owner ds->g.n_cols entries, all < k.
- * Every file is written under a temporary name (".<name>.tmp.<pid>"); only
- * when all of them are complete are they renamed to their final names, so
+ * Every file is written under a temporary name (".<name>.tmp.<pid>", by
+ * part_out: a symlink's target is replaced, a device written directly);
+ * only when all of them are complete are they renamed to their final names, so
  * a failure leaves no half-written file (the temporary files are removed).
  * At most 256 output files are open at once (more parts mean more passes
  * over the data).
