@@ -5,7 +5,7 @@ pkgs="build-essential pkg-config libmetis-dev zlib1g-dev libjansson-dev
 libevent-dev libopenmpi-dev openmpi-bin clang libclang-rt-14-dev python3
 liblinear-tools wrk python3-yaml nftables iproute2
 chromium chromium-driver man-db python3-numpy python3-scipy
-python3-pip python3-setuptools valgrind"
+python3-pip python3-setuptools python3-pytest valgrind"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

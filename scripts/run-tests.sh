@@ -40,8 +40,22 @@ for t in "$build"/tests/fuzz_*; do
 	name=$(basename "$t"); corpus="tests/corpus/${name#fuzz_}"
 	run_one "$name" "$t" "$corpus"
 done
+# The Python package's tests run under pytest (Debian's python3-pytest with
+# the system interpreter, which has numpy and scipy) when it is there; the
+# others, and those without pytest, as plain scripts.
+pytest_py=""
+if /usr/bin/python3 -c "import pytest" 2>/dev/null; then
+	pytest_py=/usr/bin/python3
+fi
 for t in tests/*/test_*.py; do
 	[ -f "$t" ] || continue
+	case $t in
+	tests/python/*)
+		if [ -n "$pytest_py" ]; then
+			run_one "$(basename "$t")" "$pytest_py" scripts/pytest-line.py "$t"
+			continue
+		fi ;;
+	esac
 	run_one "$(basename "$t")" python3 "$t"
 done
 [ -n "$broken" ] && echo "failing:$broken"

@@ -47,7 +47,28 @@ def run(*args, ok=True, env=None):
     return p
 
 
+# Under pytest (`python3 -m pytest tests/python/...`: scripts/run-tests.sh
+# runs the package's tests so) @test only marks a function for collection,
+# a Skip becomes pytest's skip, and finish() ends nothing.
+UNDER_PYTEST = "pytest" in sys.modules
+
+
+def _for_pytest(fn):
+    import functools
+    import pytest
+
+    @functools.wraps(fn)
+    def wrapper():
+        try:
+            fn()
+        except Skip as e:
+            pytest.skip(str(e))
+    return wrapper
+
+
 def test(fn):
+    if UNDER_PYTEST:
+        return _for_pytest(fn)
     name = fn.__name__
     try:
         fn()
@@ -62,6 +83,9 @@ def test(fn):
         print("ok   %s" % name)
     sys.stdout.flush()
     return fn
+
+
+test.__test__ = False  # the decorator itself is not a test for pytest
 
 
 def tmp(name):
@@ -220,6 +244,10 @@ def part(data, k, prefix, *extra):
 
 
 def finish():
+    if UNDER_PYTEST:
+        import atexit
+        atexit.register(shutil.rmtree, TMP, ignore_errors=True)
+        return
     shutil.rmtree(TMP, ignore_errors=True)
     line = "%d passed, %d failed" % (results["passed"], results["failed"])
     if results["skipped"]:
