@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
 #include "parsa_costlist.h"
 #include "parsa_rng.h"
 
@@ -193,18 +194,6 @@ void parsa_block_release(struct parsa_block *b)
 	parsa_block_init(b);
 }
 
-static void insertion_sort_u32(uint32_t *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = a[i];
-		size_t j = i;
-
-		for (; j > 0 && a[j - 1] > v; j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
-}
-
 /* One stable counting pass on byte `shift/8` from src into dst. */
 static void radix_pass(const uint32_t *src, uint32_t *dst, size_t n,
 		       unsigned shift, const size_t *count)
@@ -226,7 +215,7 @@ static void sort_u32(uint32_t *a, uint32_t *tmp, size_t n)
 	uint32_t *src = a, *dst = tmp, *t;
 
 	if (n < 64) {
-		insertion_sort_u32(a, n);
+		base_sort_u32(a, n); /* short: insertion sort */
 		return;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "parsa_rng.h"
 #include "part_cache.h"
 #include "part_reader.h"
@@ -32,17 +33,6 @@ static const char *tpath(const char *name)
 	i = (i + 1) % 4;
 	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
 	return buf[i];
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f || (n && fwrite(data, 1, n, f) != n)) {
-		fprintf(stderr, "cannot write %s\n", path);
-		exit(2);
-	}
-	fclose(f);
 }
 
 static unsigned char *slurp(const char *path, size_t *n)
@@ -106,7 +96,7 @@ static const char *random_text(enum kind k, struct parsa_rng *r)
 		if (parsa_rng_below(r, 8) == 0)
 			n += (size_t)sprintf(s + n, "# comment\n");
 	}
-	write_file(tpath(kind_file[k]), s, n);
+	tu_write_file(tpath(kind_file[k]), s, n);
 	free(s);
 	return tpath(kind_file[k]);
 }
@@ -240,7 +230,7 @@ static void test_empty_dataset(void)
 	struct parsa_err err;
 
 	memset(&o, 0, sizeof(o));
-	write_file(tpath("empty.svm"), "# nothing\n\n", 11);
+	tu_write_file(tpath("empty.svm"), "# nothing\n\n", 11);
 	part_dataset_init(&ds);
 	REQUIRE(read_text(tpath("empty.svm"), K_LIBSVM, &ds) == 0);
 	CHECK_INT(ds.g.n_rows, ==, 0);
@@ -264,7 +254,7 @@ static unsigned char *small_cache(const char *name, size_t *n)
 	struct part_dataset ds;
 	struct parsa_err err;
 
-	write_file(tpath("small.txt"), text, sizeof(text) - 1);
+	tu_write_file(tpath("small.txt"), text, sizeof(text) - 1);
 	part_dataset_init(&ds);
 	parsa_err_clear(&err);
 	if (read_text(tpath("small.txt"), K_SNAP_ADJ, &ds) ||
@@ -285,7 +275,7 @@ static int refused(const unsigned char *b, size_t n, const char *want)
 	const char *path = tpath("bad.pcsr");
 	int ok = 1, rc;
 
-	write_file(path, b, n);
+	tu_write_file(path, b, n);
 	part_dataset_init(&ds);
 	parsa_err_clear(&err);
 	rc = part_cache_read(path, NULL, &ds, &err);
@@ -427,7 +417,7 @@ static void test_not_a_cache(void)
 	struct parsa_err err;
 	static const char text[] = "1 1:1 2:1\n";
 
-	write_file(tpath("plain.svm"), text, sizeof(text) - 1);
+	tu_write_file(tpath("plain.svm"), text, sizeof(text) - 1);
 	CHECK_INT(part_cache_probe(tpath("plain.svm")), ==, 0);
 	CHECK_INT(part_cache_probe(tpath("missing")), ==, 0);
 	CHECK_INT(part_cache_probe("-"), ==, 0);
@@ -445,7 +435,7 @@ static void test_not_a_cache(void)
 	CHECK_INT(part_cache_read(tmpdir, NULL, &ds, &err), ==, PARSA_EIO);
 	/* a file with the magic and garbage after it: the cache's error, by
 	 * content, whatever the name */
-	write_file(tpath("garbage.svm"), "PCSR\r\n\x1a\nxxxxxxxxxxxxxxxxxxxxxx",
+	tu_write_file(tpath("garbage.svm"), "PCSR\r\n\x1a\nxxxxxxxxxxxxxxxxxxxxxx",
 		   30);
 	parsa_err_clear(&err);
 	CHECK_INT(part_read_file(tpath("garbage.svm"), NULL, &ds, &err), ==,
@@ -531,7 +521,7 @@ static void test_values(void)
 	size_t n, bad = 0;
 	unsigned char *b;
 
-	write_file(tpath("v.svm"), text, sizeof(text) - 1);
+	tu_write_file(tpath("v.svm"), text, sizeof(text) - 1);
 	part_dataset_init(&ds);
 	part_dataset_init(&rd);
 	REQUIRE(read_text(tpath("v.svm"), K_LIBSVM, &ds) == 0);

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "harness.h"
+#include "testutil.h"
 #include "part_hash.h"
 #include "part_io.h"
 #include "part_reader.h"
@@ -35,17 +36,6 @@ static const char *tpath(const char *name)
 	i = (i + 1) % 4;
 	snprintf(buf[i], sizeof(buf[i]), "%s/%s", tmpdir, name);
 	return buf[i];
-}
-
-static void write_file(const char *path, const char *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f || fwrite(data, 1, n, f) != n) {
-		fprintf(stderr, "cannot write %s\n", path);
-		exit(2);
-	}
-	fclose(f);
 }
 
 static void write_gz(const char *path, const char *data, size_t n)
@@ -66,7 +56,7 @@ static const char *put(const char *name, const char *text)
 
 	snprintf(gzname, sizeof(gzname), "%s.gz", name);
 	write_gz(tpath(gzname), text, strlen(text));
-	write_file(tpath(name), text, strlen(text));
+	tu_write_file(tpath(name), text, strlen(text));
 	return tpath(name);
 }
 
@@ -405,7 +395,7 @@ static void test_libsvm(void)
 		0);
 	check_libsvm(&ds);
 	/* AUTO by content (no known extension) */
-	write_file(tpath("a.data"), libsvm_text, strlen(libsvm_text));
+	tu_write_file(tpath("a.data"), libsvm_text, strlen(libsvm_text));
 	REQUIRE(read_as(tpath("a.data"), PART_FMT_AUTO, 0, &ds, &err) == 0);
 	check_libsvm(&ds);
 	part_dataset_release(&ds);
@@ -914,7 +904,7 @@ static void test_shards_libsvm(void)
 		  PARSA_EINVAL);
 	part[0] = 1;
 	/* the data file changed: error and no file left behind */
-	write_file(tpath("s2.svm"), "1 1:1\n", 6);
+	tu_write_file(tpath("s2.svm"), "1 1:1\n", 6);
 	snprintf(dir, sizeof(dir), "%s/shards/changed", tmpdir);
 	parsa_err_clear(&err);
 	CHECK_INT(part_write_shards(dir, tpath("s2.svm"), &ds, part, owner, 4,

@@ -5,10 +5,24 @@
 #ifndef PARSA_TESTS_TESTUTIL_H
 #define PARSA_TESTS_TESTUTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "parsa_graph.h"
 #include "parsa_rng.h"
+
+/* Write data[0..n) to path; a test that cannot exits with status 2. */
+static inline void tu_write_file(const char *path, const void *data,
+				 size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || (n && fwrite(data, 1, n, f) != n)) {
+		fprintf(stderr, "cannot write %s\n", path);
+		exit(2);
+	}
+	fclose(f);
+}
 
 /* A random graph: n rows over d features, each (row, feature) present with
  * probability p; n_cols is d even when the last features go unused. */
