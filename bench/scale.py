@@ -12,8 +12,8 @@ $PARSA_BENCH_TMP (default /tmp/parsa-bench-scale) and kept there between
 runs (1B nonzeros is about 10 GB of text; --clean removes it).
 
 usage: scale.py BUILD [--sizes 10M,100M,1B] [--ks 64,1024] [--threads 1,2]
-                [--reps N] [--no-metis] [--no-real] [--no-stream] [--no-hosts]
-                [--json FILE]
+                [--reps N] [--no-metis] [--no-synthetic] [--no-real] [--no-stream]
+                [--no-hosts] [--json FILE]
 
 Groups (all by default): synthetic sizes x ks x threads (+ METIS, + the
 binary cache where `parsa convert` exists), real sets of ../shared/data/large
@@ -249,7 +249,7 @@ def hosts(args, res):
                "traffic": rep.get("parallel", {}).get("traffic")}
         if layout[1] == 1:
             thr = os.path.join(WORK, "threads-" + tag)
-            subprocess.run([parsa, "partition", data, "-k", 64, *map(str, layout),
+            subprocess.run([parsa, "partition", data, "-k", "64", *map(str, layout),
                             "--random-trials", "1", "--out", thr, "-q"], check=True)
             rec["same_as_threads"] = all(
                 open(out + ext, "rb").read() == open(thr + ext, "rb").read()
@@ -336,6 +336,8 @@ def main():
     ap.add_argument("--no-real", action="store_true")
     ap.add_argument("--no-stream", action="store_true")
     ap.add_argument("--no-hosts", action="store_true")
+    ap.add_argument("--no-synthetic", action="store_true",
+                    help="skip the synthetic sizes (run only the other groups)")
     ap.add_argument("--clean", action="store_true", help="remove the generated data and exit")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -350,7 +352,8 @@ def main():
     args.threads = [int(x) for x in args.threads.split(",")]
     res = {}
     try:
-        synthetic(args, res)
+        if not args.no_synthetic:
+            synthetic(args, res)
         if not args.no_real:
             real(args, res)
         if not args.no_stream:
