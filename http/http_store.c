@@ -214,7 +214,9 @@ int http_store_slurp(const char *path, char **buf, size_t *len,
 	return 0;
 }
 
-/* NAME.tmp.PID.N: a temporary file of http_store_begin. */
+/* NAME.tmp.PID.N: a temporary file of http_store_begin; .NAME.tmp.PID
+ * or .NAME.tmp.PID.I: one of part_out's (partitioner/part_out.c: the
+ * placement files a job writes). */
 static int is_tmp_name(const char *name)
 {
 	const char *t = NULL, *p = name;
@@ -230,7 +232,9 @@ static int is_tmp_name(const char *name)
 		else if (*p < '0' || *p > '9')
 			return 0;
 	}
-	return dots == 1 && p[-1] != '.' && t[5] != '.';
+	if (p[-1] == '.' || t[5] == '.' || t[5] == '\0')
+		return 0;
+	return dots == 1 || (dots == 0 && name[0] == '.' && t > name + 1);
 }
 
 int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,

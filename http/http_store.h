@@ -63,7 +63,8 @@ json_t *http_store_get_json(const char *path, struct parsa_err *err);
 int http_store_sync(const char *path, struct parsa_err *err);
 
 /* Remove the temporary files a killed process left in dir (names
- * NAME.tmp.PID.N, as http_store_begin makes them); *files and *bytes
+ * NAME.tmp.PID.N, as http_store_begin makes them, and .NAME.tmp.PID[.I],
+ * as part_out makes them for the placement files); *files and *bytes
  * (may be NULL) count what went.  0, or PARSA_EIO when dir cannot be
  * read. */
 int http_store_sweep(const char *dir, unsigned *files, uint64_t *bytes,
