@@ -949,6 +949,59 @@ int http_jobs_purge(struct http_jobs *J, const char *id,
 	return 200;
 }
 
+/* "YYYY-MM-DDTHH:MM:SSZ" (http_now_iso) -> seconds since the epoch; -1
+ * when malformed or empty. */
+static double iso_time(const char *s)
+{
+	struct tm tm;
+	const char *e;
+
+	memset(&tm, 0, sizeof(tm));
+	e = s[0] ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+	if (!e || *e)
+		return -1;
+	return (double)timegm(&tm);
+}
+
+size_t http_jobs_expired(struct http_jobs *J, uint64_t max_jobs,
+			 double max_age, char (*ids)[HTTP_ID_MAX], size_t cap)
+{
+	double now = (double)time(NULL);
+	uint64_t kept = 0;
+	size_t n = 0;
+
+	pthread_mutex_lock(&J->mu);
+	/* newest first, so the count keeps the newest; ids collected from
+	 * the end of ids[] then reversed (oldest first) */
+	for (uint64_t i = J->n; i-- > 0;) {
+		struct http_job *job = J->v[i];
+		double t;
+		int old;
+
+		if (!job || job->state == HTTP_JOB_QUEUED ||
+		    job->state == HTTP_JOB_RUNNING)
+			continue;
+		t = iso_time(job->finished);
+		old = max_age > 0 && t >= 0 && now - t > max_age;
+		if (!old && (max_jobs == 0 || kept < max_jobs)) {
+			kept++;
+			continue;
+		}
+		if (n < cap)
+			snprintf(ids[n], HTTP_ID_MAX, "%s", job->id);
+		n++;
+	}
+	pthread_mutex_unlock(&J->mu);
+	for (size_t a = 0, m = n < cap ? n : cap; a + 1 < m - a; a++) {
+		char t[HTTP_ID_MAX];
+
+		memcpy(t, ids[a], HTTP_ID_MAX);
+		memcpy(ids[a], ids[m - 1 - a], HTTP_ID_MAX);
+		memcpy(ids[m - 1 - a], t, HTTP_ID_MAX);
+	}
+	return n;
+}
+
 /* Remove job from the queue (under mu). */
 static void dequeue_locked(struct http_jobs *J, struct http_job *job)
 {

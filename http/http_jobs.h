@@ -147,6 +147,14 @@ unsigned http_jobs_using(struct http_jobs *J, const char *dataset);
 int http_jobs_purge(struct http_jobs *J, const char *id,
 		    enum http_job_state *state_out);
 
+/* Retention: which finished jobs (succeeded, failed, cancelled) are
+ * beyond the newest max_jobs finished ones (by id, i.e. submission order;
+ * 0: no count limit) or ended more than max_age seconds ago (0: no age
+ * limit).  Their ids into ids[0..cap), oldest first; returns how many
+ * there are (may exceed cap).  Queued and running jobs are never chosen. */
+size_t http_jobs_expired(struct http_jobs *J, uint64_t max_jobs,
+			 double max_age, char (*ids)[HTTP_ID_MAX], size_t cap);
+
 /*
  * Cancel: 200 (queued -> cancelled now), 202 (running: the worker stops
  * at its next block and the job becomes cancelled), 404 (no such job) or

@@ -60,11 +60,19 @@ static const char usage_serve[] =
 	"  --max-connections N open connections at most; a new one beyond is\n"
 	"                      closed at once (default: the descriptor limit\n"
 	"                      less 64, at most 10000)\n"
+	"  --max-jobs N        retention: keep the newest N finished jobs\n"
+	"                      (succeeded, failed, cancelled); older ones are\n"
+	"                      deleted with their files (default: all kept)\n"
+	"  --max-age DURATION  retention: delete finished jobs this long after\n"
+	"                      they ended, e.g. 7d, 12h, 30m, 90s (default:\n"
+	"                      none).  Both are checked at start-up, after each\n"
+	"                      job ends and periodically; queued and running\n"
+	"                      jobs are never deleted\n"
 	"  -h, --help          this text\n";
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
        O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS, O_STREAMS,
-       O_RTIMEOUT, O_MAXCONN };
+       O_RTIMEOUT, O_MAXCONN, O_MAXJOBS, O_MAXAGE };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -82,6 +90,8 @@ static const struct option longopts[] = {
 	{"max-streams", required_argument, NULL, O_STREAMS},
 	{"read-timeout", required_argument, NULL, O_RTIMEOUT},
 	{"max-connections", required_argument, NULL, O_MAXCONN},
+	{"max-jobs", required_argument, NULL, O_MAXJOBS},
+	{"max-age", required_argument, NULL, O_MAXAGE},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -163,6 +173,30 @@ static unsigned default_max_connections(void)
 	return n > 10000 ? 10000 : (unsigned)n;
 }
 
+/* "7d", "12h", "30m", "90s", "90" (seconds), "1.5h" -> seconds > 0; -1 if
+ * bad. */
+static double parse_duration(const char *s)
+{
+	char *end;
+	double v, unit = 1;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !(v > 0))
+		return -1;
+	switch (*end) {
+	case 'd': unit = 86400; end++; break;
+	case 'h': unit = 3600; end++; break;
+	case 'm': unit = 60; end++; break;
+	case 's': end++; break;
+	case '\0': break;
+	default: return -1;
+	}
+	if (*end || v * unit > 1e10)
+		return -1;
+	return v * unit;
+}
+
 struct serve_args {
 	char host[256];
 	struct http_server_opts o;
@@ -219,6 +253,15 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		if (part_cli_dbl(arg, 1, 1000000, &v) || v != (unsigned)v)
 			return usage_error("--max-connections must be an integer in 1..1000000, got '%s'", arg);
 		a->o.max_connections = (unsigned)v;
+		return 0;
+	case O_MAXJOBS:
+		if (part_cli_dbl(arg, 1, 1e12, &v) || v != (double)(uint64_t)v)
+			return usage_error("--max-jobs must be an integer >= 1, got '%s'", arg);
+		a->o.max_jobs = (uint64_t)v;
+		return 0;
+	case O_MAXAGE:
+		if ((a->o.max_age = parse_duration(arg)) < 0)
+			return usage_error("--max-age must be a duration such as 7d, 12h, 30m or 90s, got '%s'", arg);
 		return 0;
 	case O_GRACE:
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))

@@ -53,6 +53,7 @@ struct svc {
 	struct evhttp *http;
 	struct evhttp_bound_socket *bound;
 	struct event *notify_ev, *sig_term, *sig_int, *tick;
+	struct event *retain_ev;     /* periodic retention check */
 	struct http_datasets *data;
 	struct http_jobs *jobs;
 	struct http_metrics *metrics;
@@ -959,6 +960,47 @@ static void purge_job(struct rctx *c, const char *v)
 					     "deleted", 1));
 }
 
+/*
+ * Retention (--max-jobs, --max-age): finished jobs beyond the newest
+ * max_jobs, or ended more than max_age ago, are deleted with their files
+ * as DELETE ?purge=true does; a job whose placement is being downloaded
+ * waits for the next check.  Loop thread: at start-up, after each job
+ * ends (on_notify) and periodically (retain_ev).
+ */
+static void retain(struct svc *s)
+{
+	enum { BATCH = 128 };
+	char ids[BATCH][HTTP_ID_MAX];
+	size_t n, removed;
+
+	if (!s->o.max_jobs && !(s->o.max_age > 0))
+		return;
+	do {
+		removed = 0;
+		n = http_jobs_expired(s->jobs, s->o.max_jobs, s->o.max_age,
+				      ids, BATCH);
+		for (size_t i = 0; i < n && i < BATCH; i++) {
+			enum http_job_state st = HTTP_JOB_QUEUED;
+
+			if (downloading(s, ids[i]))
+				continue;
+			if (http_jobs_purge(s->jobs, ids[i], &st) != 200)
+				continue;
+			removed++;
+			fprintf(stderr, "parsa serve: retention: removed job %s "
+				"(%s) and its files\n", ids[i],
+				http_job_state_names[st]);
+		}
+	} while (n > BATCH && removed > 0);
+}
+
+static void on_retain(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	retain(arg);
+}
+
 static void h_job(struct rctx *c, unsigned m)
 {
 	enum http_job_state st = HTTP_JOB_QUEUED;
@@ -1699,6 +1741,7 @@ static void on_notify(evutil_socket_t fd, short what, void *arg)
 	drain_done(arg);
 	wake_waiters(arg, 0);
 	http_events_poll(((struct svc *)arg)->events);
+	retain(arg);
 	check_stop(arg);
 }
 
@@ -1850,6 +1893,21 @@ static int setup(struct svc *s, struct parsa_err *err)
 		.heartbeat = 15}, err);
 	if (rc)
 		return rc;
+	if (s->o.max_jobs || s->o.max_age > 0) {
+		/* every minute, or more often for a short --max-age */
+		double every = s->o.max_age > 0 && s->o.max_age / 4 < 60
+			? s->o.max_age / 4 : 60;
+		struct timeval tv;
+
+		if (every < 0.5)
+			every = 0.5;
+		tv.tv_sec = (time_t)every;
+		tv.tv_usec = (suseconds_t)((every - (double)tv.tv_sec) * 1e6);
+		s->retain_ev = event_new(s->base, -1, EV_PERSIST, on_retain, s);
+		if (!s->retain_ev || event_add(s->retain_ev, &tv))
+			return parsa_fail(err, PARSA_ENOMEM, "cannot set up events");
+		retain(s);
+	}
 	return setup_http(s, err);
 }
 
@@ -1872,6 +1930,8 @@ static void teardown(struct svc *s)
 		event_free(s->notify_ev);
 	if (s->tick)
 		event_free(s->tick);
+	if (s->retain_ev)
+		event_free(s->retain_ev);
 	if (s->sig_term)
 		event_free(s->sig_term);
 	if (s->sig_int)

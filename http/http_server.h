@@ -37,6 +37,10 @@ struct http_server_opts {
 	double read_timeout;     /* seconds a client may stay silent while
 				  * sending a request (or not read a reply) */
 	unsigned max_connections; /* open connections at most (>= 1) */
+	uint64_t max_jobs;       /* retention: finished jobs kept at most (the
+				  * newest); 0 = no limit */
+	double max_age;          /* retention: seconds a finished job is kept
+				  * after it ended; 0 = no limit */
 };
 
 /*

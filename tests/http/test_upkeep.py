@@ -84,5 +84,88 @@ def test_recovery_removes_placement_writer_leftovers():
     assert st == 200 and len(body.split()) == 4, (st, body)
 
 
+# ---- retention: --max-jobs, --max-age ----
+
+def gone(s, state, j):
+    st, hd, body = s.req("GET", "/v1/jobs/" + j)
+    return st == 404 and not os.path.exists(os.path.join(state, "jobs", j))
+
+
+@serving
+def test_retention_max_jobs_keeps_the_newest_finished():
+    from httptest import SLOW_JOB, slow_data, wait_progress
+    import time
+    state = tmp("u-maxjobs")
+    s = LoggedServer(state, "--max-jobs", "2")
+    j1, j2, j3 = tiny_job(s), tiny_job(s), tiny_job(s)
+    # checked after each job ends: j1 went when j3 ended
+    assert gone(s, state, j1), j1
+    for j in (j2, j3):
+        assert s.json("GET", "/v1/jobs/" + j)["state"] == "succeeded"
+    assert "retention: removed job %s (succeeded) and its files" % j1 in s.text(), s.text()
+    assert s.stop() == 0
+    # checked at start-up: now only one is kept
+    s = LoggedServer(state, "--max-jobs", "1", "--workers", "1",
+                     "--data-dir", os.path.dirname(slow_data()))
+    assert gone(s, state, j2), j2
+    assert "retention: removed job %s" % j2 in s.text(), s.text()
+    # queued and running jobs are neither deleted nor counted: j3 stays
+    # the one finished job kept
+    ds = s.json("POST", "/v1/datasets", {"path": os.path.basename(slow_data()),
+                                         "format": "libsvm"}, status=201)["id"]
+    j4 = submit(s, dict(SLOW_JOB, dataset=ds))["id"]
+    wait_progress(s, j4)
+    j5 = submit(s, {"dataset": ds, "k": 2})["id"]
+    s.json("POST", "/v1/datasets?format=libsvm", TINY, status=201)  # a check runs
+    states = {j: s.json("GET", "/v1/jobs/" + j)["state"] for j in (j3, j4, j5)}
+    assert states == {j3: "succeeded", j4: "running", j5: "queued"}, states
+    s.json("DELETE", "/v1/jobs/" + j4, status=202)
+    assert s.wait_job(j5)["state"] == "succeeded"
+    # j4 (cancelled) and j3 went; j5, the newest finished, stays
+    t0 = time.time()
+    while not (gone(s, state, j3) and gone(s, state, j4)) and time.time() - t0 < 10:
+        time.sleep(0.05)
+    assert gone(s, state, j3) and gone(s, state, j4), s.text()
+    assert "retention: removed job %s (cancelled)" % j4 in s.text(), s.text()
+    assert s.json("GET", "/v1/jobs/" + j5)["state"] == "succeeded"
+
+
+@serving
+def test_retention_max_age_at_start_up_and_periodically():
+    import json
+    import time
+    state = tmp("u-maxage")
+    s = Server(state)
+    j1, j2 = tiny_job(s), tiny_job(s)
+    assert s.stop() == 0
+    # j1 ended long ago (as its job.json says)
+    path = os.path.join(state, "jobs", j1, "job.json")
+    j = json.load(open(path))
+    j["finished"] = "2020-01-01T00:00:00Z"
+    json.dump(j, open(path, "w"))
+    s = LoggedServer(state, "--max-age", "7d")
+    assert gone(s, state, j1), j1
+    assert "retention: removed job %s (succeeded)" % j1 in s.text(), s.text()
+    assert s.json("GET", "/v1/jobs/" + j2)["state"] == "succeeded"
+    assert s.stop() == 0
+    # a short age: a job just ended is there, and goes after a while
+    # without any other event (the periodic check)
+    s = LoggedServer(state, "--max-age", "2s")
+    j3 = tiny_job(s)
+    t_end = time.time()
+    while not gone(s, state, j3) and time.time() - t_end < 15:
+        time.sleep(0.1)
+    assert gone(s, state, j3) and gone(s, state, j2), s.text()
+    assert time.time() - t_end >= 1, "removed too early"
+    assert "retention: removed job %s (succeeded)" % j3 in s.text(), s.text()
+    # bad values are usage errors
+    import subprocess
+    from httptest import BIN
+    for opt, v in (("--max-age", "7x"), ("--max-age", "0"), ("--max-age", "-1h"),
+                   ("--max-jobs", "0"), ("--max-jobs", "1.5")):
+        p = subprocess.run([BIN, "serve", opt, v], capture_output=True, text=True)
+        assert p.returncode == 2 and opt in p.stderr, (opt, v, p.returncode, p.stderr)
+
+
 if __name__ == "__main__":
     finish()
