@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "part_placement.h"
 #include "http_place.h"
@@ -22,6 +23,9 @@ void http_place_free(struct http_place *p)
 	free(p->count);
 	free(p->bits);
 	part_idmap_release(&p->map);
+	free(p->ex_id);
+	free(p->ex_row);
+	part_idmap_release(&p->ex_map);
 	free(p);
 }
 
@@ -37,6 +41,7 @@ static struct http_place *place_new(uint32_t k, uint32_t n_rows,
 	p->n_cols = n_cols;
 	p->words = (k + 63) / 64;
 	part_idmap_init(&p->map);
+	part_idmap_init(&p->ex_map);
 	p->count = calloc(k ? k : 1, sizeof(uint64_t));
 	p->bits = calloc((size_t)(n_cols ? n_cols : 1) * p->words,
 			 sizeof(uint64_t));
@@ -66,6 +71,38 @@ static int build_map(struct http_place *p, struct parsa_err *err)
 	return 0;
 }
 
+/* The map from ex_id (set, n_rows entries); a repeated id keeps its first
+ * example. */
+static int build_ex_map(struct http_place *p, struct parsa_err *err)
+{
+	p->ex_row = malloc((p->n_rows ? p->n_rows : 1) * sizeof(uint32_t));
+	if (!p->ex_row)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (example ids)");
+	for (uint32_t r = 0; r < p->n_rows; r++) {
+		uint32_t id;
+		int isnew, rc;
+
+		rc = part_idmap_get(&p->ex_map, p->ex_id[r], &id, &isnew,
+				    "examples", err);
+		if (rc)
+			return rc;
+		if (isnew)
+			p->ex_row[id] = r;
+	}
+	return 0;
+}
+
+int http_place_find_example(const struct http_place *p, uint64_t key,
+			    uint32_t *row)
+{
+	uint32_t id;
+
+	if (!p->ex_id || !part_idmap_find(&p->ex_map, key, &id))
+		return 0;
+	*row = p->ex_row[id];
+	return 1;
+}
+
 int http_place_build(struct http_place **out, const struct part_dataset *ds,
 		     uint32_t k, uint32_t *part, uint32_t *owner,
 		     struct parsa_err *err)
@@ -93,12 +130,44 @@ int http_place_build(struct http_place **out, const struct part_dataset *ds,
 				1ULL << (i % 64);
 	}
 	rc = build_map(p, err);
+	if (rc == 0 && ds->ex_id) {
+		p->ex_id = malloc((g->n_rows ? g->n_rows : 1) * sizeof(uint64_t));
+		if (!p->ex_id)
+			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (example ids)");
+		else
+			memcpy(p->ex_id, ds->ex_id, g->n_rows * sizeof(uint64_t));
+		if (rc == 0)
+			rc = build_ex_map(p, err);
+	}
 	if (rc) {
 		http_place_free(p);
 		return rc;
 	}
 	*out = p;
 	return 0;
+}
+
+/* PREFIX.example_ids: "ID PART" per example (the CLI's --examples-ids). */
+static int save_example_ids(const struct http_place *p, const char *path,
+			    struct parsa_err *err)
+{
+	struct http_store_file f;
+	char buf[65536];
+	size_t n = 0;
+	int rc = http_store_begin(&f, path, err);
+
+	for (uint32_t r = 0; rc == 0 && r < p->n_rows; r++) {
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%llu %u\n",
+				      (unsigned long long)p->ex_id[r], p->part[r]);
+		if (n > sizeof(buf) - 64 || r + 1 == p->n_rows) {
+			rc = http_store_write(&f, buf, n, err);
+			n = 0;
+		}
+	}
+	if (rc == 0)
+		return http_store_commit(&f, err);
+	http_store_abort(&f);
+	return rc;
 }
 
 int http_place_save(const struct http_place *p, const char *prefix,
@@ -129,8 +198,12 @@ int http_place_save(const struct http_place *p, const char *prefix,
 		rc = http_store_write(&f, p->bits, (size_t)p->n_cols * p->words *
 				      sizeof(uint64_t), err);
 	if (rc == 0)
-		return http_store_commit(&f, err);
-	http_store_abort(&f);
+		rc = http_store_commit(&f, err);
+	else
+		http_store_abort(&f);
+	snprintf(path, sizeof(path), "%s.example_ids", prefix);
+	if (rc == 0 && p->ex_id)
+		rc = save_example_ids(p, path, err);
 	return rc;
 }
 
@@ -195,6 +268,39 @@ static int load_features(struct http_place *p, const char *buf, size_t len,
 	return build_map(p, err);
 }
 
+/* PREFIX.example_ids when there is one (else p keeps no example ids). */
+static int load_example_ids(struct http_place *p, const char *path,
+			    struct parsa_err *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	const char *s, *end;
+	int rc;
+
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return 0;
+	rc = http_store_slurp(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	p->ex_id = malloc((p->n_rows ? p->n_rows : 1) * sizeof(uint64_t));
+	if (!p->ex_id)
+		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (example ids)");
+	s = buf;
+	end = buf + len;
+	for (uint32_t r = 0; rc == 0 && r < p->n_rows; r++) {
+		uint64_t part;
+
+		if (next_u64(&s, end, &p->ex_id[r]) || next_u64(&s, end, &part) ||
+		    part != p->part[r])
+			rc = parsa_fail(err, PARSA_EPARSE, "%s:%u: bad line",
+					path, r + 1);
+	}
+	free(buf);
+	if (rc == 0)
+		rc = build_ex_map(p, err);
+	return rc;
+}
+
 /* Read the .nbr header and masks of p (n_cols and k must match). */
 static int load_nbr(const char *path, uint32_t *k, uint32_t *n_cols,
 		    char **buf, size_t *len, struct parsa_err *err)
@@ -248,6 +354,9 @@ int http_place_load(struct http_place **out, const char *prefix,
 		rc = http_store_slurp(path, &fe, &flen, err);
 	if (rc == 0)
 		rc = load_features(p, fe, flen, path, err);
+	snprintf(path, sizeof(path), "%s.example_ids", prefix);
+	if (rc == 0)
+		rc = load_example_ids(p, path, err);
 	free(nb);
 	free(ex);
 	free(fe);

@@ -6,9 +6,11 @@
  *
  * It is built from the run's result in the job's worker thread and saved
  * next to the CLI-format files (part_placement.h) as STATE/jobs/J/
- * placement.examples, placement.features and placement.nbr; after a
- * restart it is loaded back from those three files alone (the dataset is
- * not needed).  Immutable once built: any number of threads may read it.
+ * placement.examples, placement.features and placement.nbr, plus, for
+ * pairs and SNAP adjacency input, placement.example_ids (the CLI's
+ * --examples-ids file: "ID PART" per example, ID the user or vertex);
+ * after a restart it is loaded back from those files alone (the dataset
+ * is not needed).  Immutable once built: any number of threads may read it.
  *
  * placement.nbr (little-endian as the host): 8 bytes "PARSANB1", then
  * uint32 k, uint32 n_cols, then n_cols * ceil(k/64) uint64 mask words in
@@ -32,7 +34,16 @@ struct http_place {
 	uint32_t words;      /* ceil(k/64) */
 	uint64_t *bits;      /* n_cols * words: S masks */
 	struct part_idmap map; /* feature id -> compact id */
+	uint64_t *ex_id;     /* n_rows or NULL: each example's own id (pairs:
+			      * the user; SNAP adjacency: the vertex) */
+	struct part_idmap ex_map; /* ex_id -> key number (empty without) */
+	uint32_t *ex_row;    /* key number -> example (its first row) */
 };
+
+/* The example whose own id is key: 1 and *row set, else 0 (also when the
+ * placement has no example ids: p->ex_id NULL). */
+int http_place_find_example(const struct http_place *p, uint64_t key,
+			    uint32_t *row);
 
 /*
  * Build from a run on ds: takes over part and owner (malloc'ed arrays of
@@ -43,8 +54,8 @@ int http_place_build(struct http_place **out, const struct part_dataset *ds,
 		     uint32_t k, uint32_t *part, uint32_t *owner,
 		     struct parsa_err *err);
 
-/* Write PREFIX.examples/.features (the CLI's format) and PREFIX.nbr,
- * each atomically and fsync'ed. */
+/* Write PREFIX.examples/.features (the CLI's format), PREFIX.nbr and,
+ * with example ids, PREFIX.example_ids, each atomically and fsync'ed. */
 int http_place_save(const struct http_place *p, const char *prefix,
 		    struct parsa_err *err);
 

@@ -29,6 +29,7 @@ static const struct {
 	[HTTP_R_ASSIGN] = {"/v1/jobs/{id}/assign", HTTP_M_POST, "POST"},
 	[HTTP_R_EVENTS] = {"/v1/jobs/{id}/events", HTTP_M_GET, "GET"},
 	[HTTP_R_UI] = {"/ui", HTTP_M_GET | HTTP_M_HEAD, "GET, HEAD"},
+	[HTTP_R_EXAMPLE_KEY] = {"/v1/jobs/{id}/examples", HTTP_M_GET, "GET"},
 };
 
 unsigned http_route_methods(enum http_route_id id)
@@ -127,6 +128,8 @@ static enum http_route_id match_job(const struct seg *s, int n,
 		return HTTP_R_ASSIGN;
 	if (n == 4 && seg_is(&s[3], "events"))
 		return HTTP_R_EVENTS;
+	if (n == 4 && seg_is(&s[3], "examples"))
+		return HTTP_R_EXAMPLE_KEY;
 	if (n != 5)
 		return HTTP_R_NONE;
 	if (seg_is(&s[3], "placement")) {

@@ -25,6 +25,7 @@ enum http_route_id {
 	HTTP_R_ASSIGN,       /* /v1/jobs/{id}/assign */
 	HTTP_R_EVENTS,       /* /v1/jobs/{id}/events (http_events.h) */
 	HTTP_R_UI,           /* / and /ui/{asset}: the web page (http_ui.h) */
+	HTTP_R_EXAMPLE_KEY,  /* /v1/jobs/{id}/examples (?key=: the user's id) */
 	HTTP_R_COUNT
 };
 

@@ -1346,11 +1346,83 @@ static void h_lookup(struct rctx *c, int features)
 				(unsigned long long)c->r.index, c->r.rid, p->n_rows);
 			return;
 		}
-		evbuffer_add_printf(b, "{\"job\":\"%s\",\"example\":%llu,\"part\":%u}\n",
-				    c->r.rid, (unsigned long long)c->r.index,
+		char kb[32], *ks = NULL;
+
+		if (p->ex_id) { /* the example's own id too */
+			kb[sizeof(kb) - 1] = '\0';
+			ks = fmt_id_json(kb + sizeof(kb) - 1, p->ex_id[c->r.index]);
+		}
+		evbuffer_add_printf(b, "{\"job\":\"%s\",\"example\":%llu,%s%s%s"
+				    "\"part\":%u}\n", c->r.rid,
+				    (unsigned long long)c->r.index,
+				    ks ? "\"key\":" : "", ks ? ks : "", ks ? "," : "",
 				    p->part[c->r.index]);
 	}
 	reply_buf(c, 200, "application/json", b);
+}
+
+/* GET /v1/jobs/{id}/examples?key=K: the example whose own id (pairs: the
+ * user; SNAP adjacency: the vertex) is K. */
+static void h_example_key(struct rctx *c)
+{
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(c->req);
+	const char *q = u ? evhttp_uri_get_query(u) : NULL;
+	const struct http_place *p;
+	struct evkeyvalq kv;
+	struct evkeyval *e;
+	const char *bad = "key";
+	char key[32] = "";
+	uint64_t k = 0;
+	uint32_t row;
+	int nkey = 0;
+
+	if (q && evhttp_parse_query_str(q, &kv) == 0) {
+		bad = NULL;
+		for (e = kv.tqh_first; e && !bad; e = e->next.tqe_next) {
+			if (strcmp(e->key, "key") != 0)
+				bad = e->key;
+			else if (nkey++ == 0)
+				snprintf(key, sizeof(key), "%s", e->value);
+		}
+		if (!bad && (nkey != 1 || http_parse_u64(key, strlen(key), &k)))
+			bad = "key";
+		if (bad) {
+			char msg[512];
+
+			snprintf(msg, sizeof(msg), "%.200s: this route takes one "
+				 "parameter, key, the example's own id (0..2^64-1 "
+				 "in decimal); by position: /v1/jobs/%s/examples/{i}",
+				 bad, c->r.rid);
+			invalid(c, bad, msg);
+		}
+		evhttp_clear_headers(&kv);
+		if (bad)
+			return;
+	} else if (q) {
+		invalid(c, "(query)", "malformed query string");
+		return;
+	} else {
+		invalid(c, "key", "key is required: the example's own id "
+			"(pairs: the user; SNAP: the vertex), e.g. ?key=12345");
+		return;
+	}
+	if (!(p = need_place(c)))
+		return;
+	if (!p->ex_id) {
+		problem(c, 404, "no-example-ids", "the examples of job %s have "
+			"no ids of their own (LIBSVM input, or SNAP edges); look "
+			"them up by position: /v1/jobs/%s/examples/{i}", c->r.rid,
+			c->r.rid);
+		return;
+	}
+	if (!http_place_find_example(p, k, &row)) {
+		problem(c, 404, "unknown-key", "no example with id %llu in the "
+			"dataset of job %s", (unsigned long long)k, c->r.rid);
+		return;
+	}
+	reply_json(c, 200, json_pack("{s:s, s:o, s:I, s:i}", "job", c->r.rid,
+				     "key", id_json(k), "example", (json_int_t)row,
+				     "part", (int)p->part[row]));
 }
 
 /* examples: [[f, ...], ...] into CSR; 0 or replied 422. */
@@ -1547,6 +1619,7 @@ static void dispatch(struct rctx *c, unsigned m)
 	case HTTP_R_PLACEMENT: h_placement(c); break;
 	case HTTP_R_EXAMPLE: h_lookup(c, 0); break;
 	case HTTP_R_FEATURE: h_lookup(c, 1); break;
+	case HTTP_R_EXAMPLE_KEY: h_example_key(c); break;
 	case HTTP_R_ASSIGN: h_assign(c); break;
 	case HTTP_R_EVENTS: h_events(c); break;
 	case HTTP_R_UI: h_ui(c); break;

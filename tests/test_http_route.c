@@ -53,6 +53,13 @@ static void test_routes(void)
 	CHECK_INT(http_route_match("/v1/jobs/j3/features/18446744073709551615", &r),
 		  ==, HTTP_R_FEATURE);
 	CHECK(r.index_ok && r.index == UINT64_MAX);
+	CHECK_INT(http_route_match("/v1/jobs/j3/examples", &r), ==,
+		  HTTP_R_EXAMPLE_KEY);
+	CHECK_STR(r.rid, "j3");
+	CHECK_INT(http_route_match("/v1/jobs/j3/examples/", &r), ==,
+		  HTTP_R_EXAMPLE_KEY);
+	CHECK(http_route_methods(HTTP_R_EXAMPLE_KEY) == HTTP_M_GET);
+	CHECK_STR(http_route_label(HTTP_R_EXAMPLE_KEY), "/v1/jobs/{id}/examples");
 }
 
 static void test_bad_paths(void)

@@ -167,5 +167,85 @@ def test_retention_max_age_at_start_up_and_periodically():
         assert p.returncode == 2 and opt in p.stderr, (opt, v, p.returncode, p.stderr)
 
 
+# ---- lookups by the example's own id (?key=) ----
+
+BIGK = [2**64 - 1, 2**63, 2**53, 2**53 - 1, 12345, 7, 0]
+
+
+def key_json(v):
+    return v if v < 2**53 else str(v)
+
+
+def check_keys(s, state, name, body, fmt):
+    """Upload body, partition it, check ?key= against the CLI's
+    --examples-ids file of the same data; again after a restart."""
+    from clitest import run
+    import json
+    path = tmp(name)
+    open(path, "wb").write(body)
+    run("partition", path, "-k", "2", "--format", fmt, "--examples-ids",
+        "--out", path + ".p", "-q")
+    ids = [int(ln.split()[0]) for ln in open(path + ".p.example_ids")]
+    d = s.json("POST", "/v1/datasets?format=%s&name=%s" % (fmt, name), body, status=201)
+    j = submit(s, {"dataset": d["id"], "k": 2, "seed": 1})["id"]
+    assert s.wait_job(j)["state"] == "succeeded"
+    st, hd, text = s.req("GET", "/v1/jobs/%s/placement/examples" % j)
+    parts = [int(x) for x in text.split()]
+    assert len(parts) == len(ids), (parts, ids)
+
+    def lookups():
+        for i, key in enumerate(ids):
+            got = s.json("GET", "/v1/jobs/%s/examples?key=%d" % (j, key))
+            assert got == {"job": j, "key": key_json(key), "example": i,
+                           "part": parts[i]}, (key, got)
+            # by position: the example's own id is said too
+            got = json.loads(s.req("GET", "/v1/jobs/%s/examples/%d" % (j, i))[2])
+            assert got["key"] == key_json(key) and got["part"] == parts[i], got
+        unknown = next(v for v in range(1, 100) if v not in ids)
+        pj, _ = s.problem("GET", "/v1/jobs/%s/examples?key=%d" % (j, unknown), status=404)
+        assert pj["type"].endswith("unknown-key") and str(unknown) in pj["detail"], pj
+        for q in ("", "?key=", "?key=-1", "?key=18446744073709551616", "?key=1x",
+                  "?key=1&key=2"):
+            pj, _ = s.problem("GET", "/v1/jobs/%s/examples%s" % (j, q), status=422)
+            assert pj["field"] == "key", (q, pj)
+        pj, _ = s.problem("GET", "/v1/jobs/%s/examples?key=1&id=2" % j, status=422)
+        assert pj["field"] == "id", pj
+    lookups()
+    return j, ids, lookups
+
+
+@serving
+def test_examples_by_key_pairs_and_snap():
+    state = tmp("u-keys")
+    s = Server(state)
+    # pairs: a user per example (ids up to 2^64-1, in no sorted order)
+    rows = []
+    for n, u in enumerate(BIGK):
+        for f in range(3):
+            rows.append("%d,%d" % (u, 100 + (n * 7 + f * 3) % 11))
+    jp, ids, lp = check_keys(s, state, "keys.csv", ("\n".join(rows) + "\n").encode(), "pairs")
+    assert sorted(ids) == sorted(BIGK), ids
+    # SNAP adjacency: a vertex per example
+    edges = [(BIGK[i], BIGK[(i * 3 + 1) % len(BIGK)]) for i in range(len(BIGK))]
+    edges += [(BIGK[i], 4242 + i) for i in range(3)]
+    text = "# a SNAP graph\n" + "".join("%d\t%d\n" % e for e in edges)
+    js, ids2, ls = check_keys(s, state, "keys.txt", text.encode(), "snap")
+    assert set(BIGK) <= set(ids2), ids2
+    # LIBSVM: no ids of their own
+    jl = tiny_job(s)
+    pj, _ = s.problem("GET", "/v1/jobs/%s/examples?key=1" % jl, status=404)
+    assert pj["type"].endswith("no-example-ids"), pj
+    assert "key" not in s.json("GET", "/v1/jobs/%s/examples/0" % jl)
+    s.problem("GET", "/v1/jobs/j999/examples?key=1", status=404)
+    # after a restart: the ids come back from the job's files
+    assert s.stop() == 0
+    for j in (jp, js):
+        assert os.path.exists(os.path.join(state, "jobs", j, "placement.example_ids")), j
+    s2 = Server(state)
+    s.port = s2.port
+    lp()
+    ls()
+
+
 if __name__ == "__main__":
     finish()
