@@ -33,6 +33,22 @@ struct conn {
 	uint64_t chunk_left;      /* bytes of the current chunk still due */
 	char line[32];            /* the chunk-size line so far */
 	size_t line_len;
+	/* the request stream, followed byte by byte (every request, not
+	 * just the first): an upload's body is held back from evhttp */
+	int t_state;              /* T_* below */
+	int t_first;              /* the next complete line is a request line */
+	int t_upload;             /* this request is POST /v1/datasets */
+	int t_div;                /* its Content-Length/chunked was hidden */
+	int t_chunked;            /* a non-upload chunked body follows */
+	uint64_t t_clen;          /* its Content-Length (0: none) */
+	uint64_t t_skip;          /* T_SKIP: body bytes still to pass */
+	size_t t_len;             /* the current line's length so far */
+	unsigned nreq;            /* requests whose headers ended */
+	int div_pending;          /* a request's body is held: */
+	unsigned div_at;          /* that request's number (0: the first) */
+	unsigned ndisp;           /* requests handed to the handler */
+	int div_chunked;
+	uint64_t div_len;
 	struct event *hdr_timer;  /* closes it if they take too long */
 	struct conn *prev, *next;
 };
@@ -225,6 +241,178 @@ static void follow_chunks(struct conn *x, const unsigned char *b, size_t n)
 	}
 }
 
+
+/* ---- the request stream: upload bodies held back from evhttp ----
+ *
+ * evhttp 2.1 reads a whole request body into memory before its handler
+ * runs.  For an upload (POST /v1/datasets) the tracker hides the body
+ * from evhttp as the header lines arrive, before evhttp parses them: a
+ * Content-Length's digits become zeros, a "Transfer-Encoding: chunked"
+ * becomes "xhunked" (same lengths, in place), so evhttp sees a request
+ * without a body and dispatches it at once; the body is still in the
+ * socket, for the handler to stream to disk (http_upload.h), told by
+ * http_conns_diverted.  Such a connection is closed after its reply (the
+ * handler sets Connection: close), so the tracker stops there.  Other
+ * requests' bodies are skipped by their Content-Length; after a chunked
+ * non-upload body the tracker stops (later uploads on that connection
+ * come whole, as before).
+ */
+enum { T_LINE = 0, T_SKIP, T_HELD, T_OFF };
+
+/* "POST /v1/datasets" with nothing but '/', '?...' after (len bytes). */
+static int is_upload_line(const char *p, size_t len)
+{
+	static const char m[] = "POST /v1/datasets";
+	size_t n = sizeof(m) - 1;
+
+	if (len < n + 1 || memcmp(p, m, n) != 0)
+		return 0;
+	if (p[n] == '/')
+		n++;
+	return p[n] == ' ' || p[n] == '?';
+}
+
+/* The value of header key in line p[0..len): its offset, else -1. */
+static long header_value(const char *p, size_t len, const char *key)
+{
+	size_t i = strlen(key);
+
+	if (len < i || strncasecmp(p, key, i) != 0)
+		return -1;
+	while (i < len && (p[i] == ' ' || p[i] == '\t'))
+		i++;
+	return (long)i;
+}
+
+/* A complete line at buf[at .. at+len) (no EOL); the whole buffer is
+ * pulled up at buf.  1 when the headers ended with it (the rest is body). */
+static int track_line(struct conn *x, unsigned char *buf, size_t at, size_t len)
+{
+	char *p = (char *)buf + at;
+	long v;
+
+	if (len && p[len - 1] == '\r')
+		len--;
+	if (x->t_first) {
+		if (len == 0)
+			return 0; /* blank lines before a request */
+		x->t_first = 0;
+		x->t_upload = is_upload_line(p, len);
+		x->t_div = x->t_chunked = 0;
+		x->t_clen = 0;
+		x->div_chunked = 0;
+		x->div_len = 0;
+		return 0;
+	}
+	if (len == 0)
+		return 1;
+	if ((v = header_value(p, len, "content-length:")) >= 0) {
+		uint64_t n = 0;
+		size_t d;
+
+		if (absurd_length(p, len, x->C->max_body) >= 0)
+			return 0; /* the first check's 413 */
+		for (d = (size_t)v; d < len && p[d] >= '0' && p[d] <= '9'; d++)
+			n = n * 10 + (uint64_t)(p[d] - '0');
+		x->t_clen = n;
+		if (x->t_upload && n > 0 && !x->div_chunked) {
+			memset(p + v, '0', d - (size_t)v);
+			x->t_div = 1;
+			x->div_len = n;
+		}
+	} else if (is_chunked_header(p, len)) {
+		if (x->t_upload) {
+			char *c = p + header_value(p, len, "transfer-encoding:");
+
+			*c = 'x'; /* "xhunked": no body for evhttp */
+			x->t_div = 1;
+			x->div_chunked = 1;
+			x->div_len = 0;
+		} else {
+			x->t_chunked = 1;
+		}
+	}
+	return 0;
+}
+
+/* The headers of a request ended; the bytes after are its body. */
+static void track_headers_end(struct conn *x)
+{
+	x->nreq++;
+	x->t_first = 1;
+	if (x->t_div) {
+		x->div_pending = 1;
+		x->div_at = x->nreq - 1;
+		x->t_state = T_HELD;
+	} else if (x->t_chunked) {
+		x->t_state = T_OFF;
+	} else if (x->t_clen > 0) {
+		x->t_skip = x->t_clen;
+		x->t_state = T_SKIP;
+	}
+}
+
+/* Follow the new bytes buf[from..len) of the stream (buf: the whole
+ * input, pulled up); returns where the first request's headers ended
+ * (for the chunk check), or len. */
+static size_t track(struct conn *x, unsigned char *buf, size_t from, size_t len)
+{
+	size_t first_end = len;
+
+	for (size_t i = from; i < len; ) {
+		if (x->t_state == T_SKIP) {
+			size_t k = len - i < x->t_skip ? len - i : (size_t)x->t_skip;
+
+			x->t_skip -= k;
+			i += k;
+			if (x->t_skip == 0)
+				x->t_state = T_LINE;
+			continue;
+		}
+		if (x->t_state != T_LINE)
+			break;
+		if (buf[i] != '\n') {
+			x->t_len++;
+			i++;
+			continue;
+		}
+		if (x->t_len > i) { /* not in the buffer any more: lost */
+			x->t_state = T_OFF;
+			break;
+		}
+		{
+			size_t at = i - x->t_len, n = x->t_len;
+			unsigned nreq = x->nreq;
+
+			x->t_len = 0;
+			i++;
+			if (track_line(x, buf, at, n)) {
+				track_headers_end(x);
+				if (nreq == 0)
+					first_end = i;
+			}
+		}
+	}
+	return first_end;
+}
+
+int http_conns_diverted(struct http_conns *C, struct evhttp_connection *evcon,
+			int *chunked, uint64_t *length)
+{
+	for (struct conn *x = C->list; x; x = x->next)
+		if (x->evcon == evcon) {
+			/* pipelined requests: the tracker may be ahead */
+			if (!x->div_pending || x->ndisp++ != x->div_at)
+				return 0;
+			x->div_pending = 0;
+			x->t_state = T_OFF; /* the connection closes after it */
+			*chunked = x->div_chunked;
+			*length = x->div_len;
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * Input callback of a connection for its first request: evhttp has
  * consumed every complete header line before this read, so until the
@@ -238,19 +426,36 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		     void *arg)
 {
 	struct conn *x = arg;
-	size_t len = evbuffer_get_length(buf), start = 0;
+	size_t len = evbuffer_get_length(buf), start = 0, n, from;
 	unsigned char *p;
 
 	if (info->n_added == 0 || len == 0)
 		return;
+	n = info->n_added < len ? info->n_added : len;
+	from = len - n;
+	if (x->t_state != T_LINE && x->t_state != T_SKIP && x->chunk_state != 1)
+		return; /* an upload's body, or no longer followed */
 	if (x->hdr_done) {
-		if (x->chunk_state == 1) {
-			size_t n = info->n_added < len ? info->n_added : len;
+		if (x->t_state == T_SKIP && x->chunk_state != 1) {
+			/* a body evhttp reads: count it without looking */
+			uint64_t k = n < x->t_skip ? n : x->t_skip;
 
-			p = evbuffer_pullup(buf, (ev_ssize_t)len);
-			if (p)
-				follow_chunks(x, p + len - n, n);
+			x->t_skip -= k;
+			from += (size_t)k;
+			if (x->t_skip > 0 || from == len) {
+				if (x->t_skip == 0)
+					x->t_state = T_LINE;
+				return;
+			}
+			x->t_state = T_LINE;
 		}
+		p = evbuffer_pullup(buf, (ev_ssize_t)len);
+		if (!p)
+			return;
+		if (x->chunk_state == 1)
+			follow_chunks(x, p + from, len - from);
+		else
+			track(x, p, from, len);
 		return;
 	}
 	if (len > 65536 + 4) /* longer than evhttp allows headers to be */
@@ -258,6 +463,8 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	p = evbuffer_pullup(buf, (ev_ssize_t)len);
 	if (!p)
 		return;
+	/* the first request's headers: the absurd length check, then the
+	 * stream (which hides an upload's body) */
 	for (size_t i = 0; i < len; i++) {
 		size_t end;
 		long at;
@@ -265,25 +472,34 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		if (p[i] != '\n')
 			continue;
 		end = i > start && p[i - 1] == '\r' ? i - 1 : i;
-		if (end == start) { /* the empty line: headers done */
-			x->hdr_done = 1;
-			if (x->hdr_timer)
-				event_del(x->hdr_timer);
-			if (x->chunk_state == 1)
-				follow_chunks(x, p + i + 1, len - i - 1);
-			return;
-		}
+		if (end == start) /* the empty line: headers done */
+			break;
 		if (is_chunked_header((const char *)p + start, end - start))
 			x->chunk_state = 1;
 		at = absurd_length((const char *)p + start, end - start,
 				   x->C->max_body);
-		if (at >= 0) {
+		if (at >= 0 && p[start + (size_t)at] != 'x') {
 			p[start + (size_t)at] = 'x';
 			x->C->oversize = x->bev;
 			warn(&x->C->w_length, "refused a request announcing a body larger "
 			     "than --max-upload (413 at once)");
 		}
 		start = i + 1;
+	}
+	if (from > len)
+		from = len;
+	{
+		size_t hend = track(x, p, from, len);
+
+		if (x->nreq > 0) {
+			x->hdr_done = 1;
+			if (x->hdr_timer)
+				event_del(x->hdr_timer);
+			if (x->t_state == T_HELD || x->t_div)
+				x->chunk_state = 0; /* evhttp sees no body */
+			if (x->chunk_state == 1)
+				follow_chunks(x, p + hend, len - hend);
+		}
 	}
 }
 
@@ -360,6 +576,7 @@ void http_conns_track(struct http_conns *C, struct bufferevent *bev)
 		return;
 	x->C = C;
 	x->bev = bev;
+	x->t_first = 1;
 	evbuffer_add_cb(bufferevent_get_input(bev), on_input, x);
 	C->pending[C->npending++] = x;
 	if (C->npending == 1)

@@ -18,7 +18,10 @@
  *    answering);
  *  - the first request's chunked body is followed, so that a malformed
  *    chunk size is told from a body too large (evhttp answers 413 for
- *    both).
+ *    both);
+ *  - an upload's body (POST /v1/datasets) is hidden from evhttp, which
+ *    would hold it whole in memory, and left in the connection for the
+ *    handler to stream to disk (http_conns_diverted, http_upload.h).
  *
  * Every accepted connection is tracked from the evhttp bufferevent
  * callback (http_conns_track) until evhttp frees it; code that wants its
@@ -77,6 +80,16 @@ int http_conns_take_bad_chunk(struct http_conns *C, struct evbuffer *out);
  * re-arms the read timeout at every write: a stream quieter than
  * --read-timeout would be cut); the write timeout stays. */
 void http_conns_streaming(struct http_conns *C, struct evhttp_connection *evcon);
+
+/* The request just dispatched on evcon is an upload (POST /v1/datasets)
+ * whose body the connection tracker held back from evhttp (the body is
+ * still to be read from the connection, http_upload.h): 1, with
+ * *chunked and *length (its Content-Length; 0 when chunked); once per
+ * request.  0 for any other request (its body, if any, is evhttp's).
+ * The connection must close after the reply.  Call it for every request
+ * the handler gets, in order (it counts them). */
+int http_conns_diverted(struct http_conns *C, struct evhttp_connection *evcon,
+			int *chunked, uint64_t *length);
 
 /* Connections open now. */
 unsigned http_conns_count(const struct http_conns *C);

@@ -38,6 +38,9 @@ static const char usage_serve[] =
 	"                      file's first line) on everything but /healthz\n"
 	"                      and the web page (/, /ui/...)\n"
 	"  --max-upload SIZE   largest request body, e.g. 512M, 2G (1G)\n"
+	"  --max-upload-total SIZE  upload bytes being received at once, all\n"
+	"                      uploads together (uploads stream to disk);\n"
+	"                      one over it gets 503 (2 x --max-upload)\n"
 	"  --grace SECONDS     on SIGTERM, running jobs may finish this long\n"
 	"                      before they are interrupted and re-queued (30)\n"
 	"  --cache N           parsed datasets kept in memory (4)\n"
@@ -72,7 +75,7 @@ static const char usage_serve[] =
 
 enum { O_LISTEN = 256, O_STATE, O_DATA, O_WORKERS, O_TOKEN, O_MAXUP,
        O_GRACE, O_CACHE, O_NICE, O_TLIMIT, O_THREADS, O_STREAMS,
-       O_RTIMEOUT, O_MAXCONN, O_MAXJOBS, O_MAXAGE };
+       O_RTIMEOUT, O_MAXCONN, O_MAXJOBS, O_MAXAGE, O_MAXUPTOT };
 
 static const struct option longopts[] = {
 	{"listen", required_argument, NULL, O_LISTEN},
@@ -82,6 +85,7 @@ static const struct option longopts[] = {
 	{"jobs", required_argument, NULL, O_WORKERS},
 	{"token-file", required_argument, NULL, O_TOKEN},
 	{"max-upload", required_argument, NULL, O_MAXUP},
+	{"max-upload-total", required_argument, NULL, O_MAXUPTOT},
 	{"grace", required_argument, NULL, O_GRACE},
 	{"cache", required_argument, NULL, O_CACHE},
 	{"job-nice", required_argument, NULL, O_NICE},
@@ -267,6 +271,10 @@ static int parse_opt(struct serve_args *a, int opt, const char *arg)
 		if (part_cli_dbl(arg, 0, 86400, &a->o.grace))
 			return usage_error("--grace must be seconds in 0..86400, got '%s'", arg);
 		return 0;
+	case O_MAXUPTOT:
+		if (part_cli_size(arg, &a->o.max_upload_total) || a->o.max_upload_total == 0)
+			return usage_error("--max-upload-total must be a size such as 2G, got '%s'", arg);
+		return 0;
 	case O_MAXUP:
 		if (part_cli_size(arg, &a->o.max_upload) || a->o.max_upload == 0)
 			return usage_error("--max-upload must be a size such as 512M, got '%s'", arg);
@@ -310,6 +318,9 @@ int http_main(int argc, char **argv)
 		return 1;
 	if (!a.o.max_connections)
 		a.o.max_connections = default_max_connections();
+	if (!a.o.max_upload_total)
+		a.o.max_upload_total = a.o.max_upload > UINT64_MAX / 2
+			? UINT64_MAX : 2 * a.o.max_upload;
 	a.o.host = a.host;
 	a.o.token = token;
 	parsa_err_clear(&err);

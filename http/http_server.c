@@ -42,6 +42,7 @@
 #include "http_server.h"
 #include "http_store.h"
 #include "http_ui.h"
+#include "http_upload.h"
 
 struct reg_task;
 struct waiter;
@@ -67,6 +68,8 @@ struct svc {
 	struct waiter *waiters;      /* long polls: GET /v1/jobs/{id}?wait=S */
 	struct stream *streams;      /* placement downloads in progress */
 	unsigned loaders;            /* registration threads alive */
+	uint64_t uploading;          /* upload bytes being received (loop
+				      * thread): --max-upload-total caps it */
 	int stopping;                /* a stop signal came */
 	int interrupted;             /* running jobs asked to stop */
 	double stop_deadline;
@@ -78,6 +81,10 @@ struct rctx {
 	struct evhttp_request *req;
 	struct http_route r;
 	double t0;
+	int div;                 /* its body is still in the connection
+				  * (http_conns_diverted) */
+	int div_chunked;
+	uint64_t div_len;
 };
 
 /* ---- replies ---- */
@@ -266,6 +273,10 @@ struct reg_task {
 	char path[PATH_MAX + 64];
 	int uploaded;
 	struct evbuffer *body;     /* upload: the file (owned) */
+	struct http_store_file file; /* streamed upload: its temporary file */
+	int file_open;
+	uint64_t reserved;         /* bytes counted in svc.uploading */
+	struct http_upload *up;    /* streamed upload: while receiving */
 	enum part_format format;
 	const char *format_from;   /* "request" or "name" (AUTO: content) */
 	enum part_graph_mode graph;
@@ -306,7 +317,11 @@ static void *reg_main(void *arg)
 	if (s->o.nice &&
 	    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), s->o.nice) != 0)
 		errno = 0;
-	t->rc = t->body ? write_upload(t) : 0;
+	if (t->body)
+		t->rc = write_upload(t);
+	else if (t->file_open) /* streamed: fsync, rename */
+		t->rc = http_store_commit(&t->file, &t->err);
+	t->file_open = 0;
 	if (t->body) {
 		evbuffer_free(t->body);
 		t->body = NULL;
@@ -329,6 +344,13 @@ static void *reg_main(void *arg)
 
 static void reg_free(struct reg_task *t)
 {
+	if (t->file_open)
+		http_store_abort(&t->file);
+	if (t->reserved) {
+		t->s->uploading -= t->reserved;
+		t->reserved = 0;
+	}
+	http_upload_free(t->up);
 	if (t->body)
 		evbuffer_free(t->body);
 	free(t->name);
@@ -510,6 +532,239 @@ static int unknown_query(struct rctx *c, const char *const *names, size_t n)
 	return bad;
 }
 
+/* ---- uploads streamed to disk ----
+ *
+ * An upload's body (held back from evhttp by the connection tracker,
+ * http_conn.h) goes to its temporary file in the state dir as it
+ * arrives (http_upload.h); the registration thread then commits it
+ * (fsync, rename) as it did the in-memory body.  svc.uploading counts the
+ * bytes of the uploads being received: a Content-Length counts whole
+ * from the start, a chunked body as it comes; one that would take it
+ * over --max-upload-total gets 503 with Retry-After.
+ */
+
+/* Bytes read and dropped at most after a refusal (then the connection
+ * is closed): as http_conn's slack for a Content-Length over the limit. */
+#define DROP_MAX (16ULL << 20)
+
+static void upload_refused(struct rctx *c, uint64_t want)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(c->req),
+			  "Retry-After", "5");
+	problem(c, 503, "uploads-busy", "uploads being received total %llu "
+		"bytes; this one (%llu%s bytes) would take them over "
+		"--max-upload-total (%llu bytes): retry later",
+		(unsigned long long)c->s->uploading, (unsigned long long)want,
+		c->div_chunked ? " or more" : "",
+		(unsigned long long)c->s->o.max_upload_total);
+}
+
+static void upload_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct reg_task *t = arg;
+
+	(void)evcon;
+	/* the client went away or was silent for --read-timeout: evhttp has
+	 * let go of the request (it is ours to free), unless the whole
+	 * service is being torn down (then evhttp frees it) */
+	if (evhttp_request_get_connection(t->c.req) == NULL)
+		problem(&t->c, 400, "upload-interrupted", "the connection "
+			"closed before the upload's end");
+	reg_free(t);
+}
+
+static int upload_more(void *arg, uint64_t n)
+{
+	struct reg_task *t = arg;
+	struct svc *s = t->s;
+
+	if (!t->c.div_chunked)
+		return 0; /* counted whole at the start */
+	if (s->uploading + n > s->o.max_upload_total)
+		return 1;
+	s->uploading += n;
+	t->reserved += n;
+	return 0;
+}
+
+static void upload_done(void *arg, enum http_upload_end end, uint64_t bytes,
+			int e)
+{
+	struct reg_task *t = arg;
+	struct rctx *c = &t->c;
+	struct evhttp_connection *evcon = evhttp_request_get_connection(c->req);
+
+	http_conns_set_closecb(c->s->conns, evcon, NULL, NULL);
+	http_upload_free(t->up);
+	t->up = NULL;
+	c->s->uploading -= t->reserved;
+	t->reserved = 0;
+	switch (end) {
+	case HTTP_UPLOAD_DONE:
+		if (bytes == 0) {
+			invalid(c, "body", "the upload is empty: send the dataset "
+				"file as the request body");
+			break;
+		}
+		start_register(t); /* replies, and frees t */
+		return;
+	case HTTP_UPLOAD_TOO_LARGE:
+		problem(c, 413, NULL, "the request body is larger than the "
+			"server's limit of %llu bytes (--max-upload)",
+			(unsigned long long)c->s->o.max_upload);
+		break;
+	case HTTP_UPLOAD_REFUSED:
+		upload_refused(c, c->div_chunked ? bytes : c->div_len);
+		break;
+	case HTTP_UPLOAD_BAD_CHUNK:
+		problem(c, 400, NULL, "malformed HTTP request body (a chunk "
+			"size that is not hexadecimal)");
+		break;
+	case HTTP_UPLOAD_IO:
+		problem(c, 500, NULL, "cannot store the upload: %s", strerror(e));
+		break;
+	}
+	reg_free(t);
+}
+
+/* Receive a held-back upload into t's temporary file, then register. */
+static void upload_stream(struct rctx *c, struct reg_task *t)
+{
+	struct svc *s = c->s;
+	const char *expect = evhttp_find_header(
+		evhttp_request_get_input_headers(c->req), "Expect");
+	struct http_upload_opts uo;
+	unsigned busy;
+	int refuse = 0;
+
+	pthread_mutex_lock(&s->mu);
+	busy = s->loaders;
+	pthread_mutex_unlock(&s->mu);
+	if (busy >= MAX_LOADERS) {
+		evhttp_add_header(evhttp_request_get_output_headers(c->req),
+				  "Retry-After", "5");
+		problem(c, 503, "busy", "%u datasets are being read already; "
+			"retry later", busy);
+		reg_free(t);
+		return;
+	}
+	if (!c->div_chunked && c->div_len <= s->o.max_upload) {
+		/* (a larger one gets 413, as never fitting) */
+		if (s->uploading + c->div_len > s->o.max_upload_total)
+			refuse = 1;
+		else if (c->div_len <= s->o.max_upload) {
+			s->uploading += c->div_len;
+			t->reserved = c->div_len;
+		}
+	}
+	if (refuse && expect && strcasecmp(expect, "100-continue") == 0) {
+		upload_refused(c, c->div_len); /* the client waits: no body */
+		reg_free(t);
+		return;
+	}
+	if (!refuse && http_store_begin(&t->file, t->path, &t->err)) {
+		problem_err(c, PARSA_EIO, &t->err);
+		reg_free(t);
+		return;
+	}
+	t->file_open = !refuse;
+	uo = (struct http_upload_opts){
+		.req = c->req, .fd = refuse ? -1 : t->file.fd,
+		.chunked = c->div_chunked, .length = c->div_len,
+		.max = s->o.max_upload, .drop_max = DROP_MAX, .refuse = refuse,
+		.send_continue = expect && strcasecmp(expect, "100-continue") == 0,
+		.more = upload_more, .done = upload_done, .arg = t,
+	};
+	http_conns_set_closecb(s->conns, evhttp_request_get_connection(c->req),
+			       upload_closed, t);
+	if (http_upload_start(&t->up, &uo)) {
+		http_conns_set_closecb(s->conns,
+				       evhttp_request_get_connection(c->req),
+				       NULL, NULL);
+		problem(c, 503, NULL, "out of memory");
+		reg_free(t);
+	}
+	/* else upload_done or upload_closed finishes (maybe already did) */
+}
+
+/* A held-back body of a request other than an upload (a registration
+ * by path): read into the request's buffer, then handled as usual. */
+struct body_task {
+	struct rctx c;
+	unsigned m;
+	struct http_upload *up;
+};
+
+static void dispatch(struct rctx *c, unsigned m);
+
+static void body_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct body_task *b = arg;
+
+	(void)evcon;
+	if (evhttp_request_get_connection(b->c.req) == NULL)
+		problem(&b->c, 400, "body-interrupted", "the connection closed "
+			"before the request's body ended");
+	http_upload_free(b->up);
+	free(b);
+}
+
+static void body_done(void *arg, enum http_upload_end end, uint64_t bytes,
+		      int e)
+{
+	struct body_task *b = arg;
+	struct rctx *c = &b->c;
+
+	(void)bytes;
+	http_conns_set_closecb(c->s->conns, evhttp_request_get_connection(c->req),
+			       NULL, NULL);
+	http_upload_free(b->up);
+	b->up = NULL;
+	if (end == HTTP_UPLOAD_DONE)
+		dispatch(c, b->m);
+	else if (end == HTTP_UPLOAD_TOO_LARGE)
+		problem(c, 413, NULL, "the request body is larger than the "
+			"server's limit of %llu bytes (--max-upload)",
+			(unsigned long long)c->s->o.max_upload);
+	else if (end == HTTP_UPLOAD_BAD_CHUNK)
+		problem(c, 400, NULL, "malformed HTTP request body (a chunk "
+			"size that is not hexadecimal)");
+	else
+		problem(c, 503, NULL, "cannot read the body: %s", strerror(e));
+	free(b);
+}
+
+static void read_body_then_dispatch(struct rctx *c, unsigned m)
+{
+	struct body_task *b = calloc(1, sizeof(*b));
+	struct http_upload_opts uo;
+	const char *expect = evhttp_find_header(
+		evhttp_request_get_input_headers(c->req), "Expect");
+
+	if (!b) {
+		problem(c, 503, NULL, "out of memory");
+		return;
+	}
+	b->c = *c;
+	b->m = m;
+	uo = (struct http_upload_opts){
+		.req = c->req, .fd = -1, .chunked = c->div_chunked,
+		.length = c->div_len, .max = c->s->o.max_upload,
+		.drop_max = DROP_MAX,
+		.send_continue = expect && strcasecmp(expect, "100-continue") == 0,
+		.done = body_done, .arg = b,
+	};
+	http_conns_set_closecb(c->s->conns, evhttp_request_get_connection(c->req),
+			       body_closed, b);
+	if (http_upload_start(&b->up, &uo)) {
+		http_conns_set_closecb(c->s->conns,
+				       evhttp_request_get_connection(c->req),
+				       NULL, NULL);
+		problem(c, 503, NULL, "out of memory");
+		free(b);
+	}
+}
+
 static void datasets_upload(struct rctx *c)
 {
 	struct evbuffer *in = evhttp_request_get_input_buffer(c->req);
@@ -521,7 +776,7 @@ static void datasets_upload(struct rctx *c)
 
 	if (unknown_query(c, upload_params, 3))
 		return;
-	if (evbuffer_get_length(in) == 0) {
+	if (!c->div && evbuffer_get_length(in) == 0) {
 		invalid(c, "body", "the upload is empty: send the dataset file "
 			"as the request body (or JSON {\"path\": ...} with "
 			"Content-Type: application/json)");
@@ -541,6 +796,24 @@ static void datasets_upload(struct rctx *c)
 	t->name = strdup(n ? n : "upload");
 	t->uploaded = 1;
 	http_datasets_upload_path(c->s->data, t->id, t->path, sizeof(t->path));
+	if (!t->name) {
+		problem(c, 503, NULL, "out of memory");
+		reg_free(t);
+		return;
+	}
+	if (c->div) {
+		upload_stream(c, t);
+		return;
+	}
+	/* a body evhttp read whole (an upload on a connection after a
+	 * chunked request): it counts while it is written */
+	if (c->s->uploading + evbuffer_get_length(in) > c->s->o.max_upload_total) {
+		upload_refused(c, evbuffer_get_length(in));
+		reg_free(t);
+		return;
+	}
+	t->reserved = evbuffer_get_length(in);
+	c->s->uploading += t->reserved;
 	t->body = evbuffer_new();
 	if (!t->name || !t->body || evbuffer_add_buffer(t->body, in) != 0) {
 		problem(c, 503, NULL, "out of memory");
@@ -734,6 +1007,17 @@ static int list_query(struct rctx *c, char kind, struct http_jobs_query *q,
 		return -1;
 	}
 	return 0;
+}
+
+/* POST /v1/datasets with a body that is not JSON: an upload. */
+static int is_upload(struct rctx *c)
+{
+	const char *ct = evhttp_find_header(
+		evhttp_request_get_input_headers(c->req), "Content-Type");
+
+	return c->r.id == HTTP_R_DATASETS &&
+	       evhttp_request_get_command(c->req) == EVHTTP_REQ_POST &&
+	       !(ct && strncasecmp(ct, "application/json", 16) == 0);
 }
 
 static void h_datasets(struct rctx *c, unsigned m)
@@ -1634,6 +1918,14 @@ static void on_request(struct evhttp_request *req, void *arg)
 	unsigned m = method_bit(evhttp_request_get_command(req));
 
 	http_route_match(u ? evhttp_uri_get_path(u) : "/", &c.r);
+	if (http_conns_diverted(c.s->conns, evhttp_request_get_connection(req),
+				&c.div_chunked, &c.div_len)) {
+		/* its body is still in the connection (an upload's, to be
+		 * streamed to disk): the connection closes after the reply */
+		c.div = 1;
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+				  "Connection", "close");
+	}
 	/* with a token, everything but /healthz and the page needs it, and
 	 * first: a client without it learns nothing, not even which routes
 	 * exist (401 before 404 and 405) */
@@ -1655,6 +1947,10 @@ static void on_request(struct evhttp_request *req, void *arg)
 				  http_route_allow(c.r.id));
 		problem(&c, 405, NULL, "method not allowed on %s (allowed: %s)",
 			http_route_label(c.r.id), http_route_allow(c.r.id));
+		return;
+	}
+	if (c.div && !is_upload(&c)) {
+		read_body_then_dispatch(&c, m);
 		return;
 	}
 	dispatch(&c, m == HTTP_M_HEAD ? HTTP_M_GET : m);

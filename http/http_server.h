@@ -26,6 +26,8 @@ struct http_server_opts {
 	unsigned workers;        /* concurrent partition jobs (>= 1) */
 	const char *token;       /* NULL: no auth; else the bearer token */
 	uint64_t max_upload;     /* largest request body, bytes */
+	uint64_t max_upload_total; /* upload bytes being received at once,
+				  * all requests together */
 	double grace;            /* seconds running jobs may finish on stop */
 	unsigned cache;          /* parsed datasets kept in memory */
 	int nice;                /* nice of job and dataset-reading threads */

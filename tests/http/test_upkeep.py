@@ -247,5 +247,206 @@ def test_examples_by_key_pairs_and_snap():
     ls()
 
 
+# ---- uploads streamed to disk, under a global cap ----
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def upload_head(n, extra=b"", query=b"format=libsvm"):
+    return (b"POST /v1/datasets?" + query + b" HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Length: " + str(n).encode() + b"\r\n" + extra + b"\r\n")
+
+
+def read_reply(sock, timeout=None):
+    import socket
+    from httptest import SLOW
+    sock.settimeout(timeout or SLOW)
+    out = b""
+    try:
+        while True:
+            b = sock.recv(65536)
+            if not b:
+                break
+            out += b
+            head, sep, body = out.partition(b"\r\n\r\n")
+            if sep:
+                for ln in head.split(b"\r\n"):
+                    if ln.lower().startswith(b"content-length:") and \
+                            len(body) >= int(ln.split(b":")[1]):
+                        return out
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return out
+
+
+def tmp_files(state):
+    d = os.path.join(state, "datasets")
+    return {f: os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if ".tmp." in f}
+
+
+@serving
+def test_upload_streams_to_disk_as_it_arrives():
+    import socket
+    import time
+    state = tmp("u-stream")
+    s = Server(state, "--max-upload", "512M")
+    row = b"1 1:1 2:1 3:1\n"
+    body = row * (48 * 2**20 // len(row))
+    part = len(body) - 1000
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    rss0 = rss_kb(s.p.pid)
+    sock.sendall(upload_head(len(body)) + body[:part])
+    # the bytes sent so far are in the upload's temporary file, not in
+    # the server's memory
+    t0 = time.time()
+    while sum(tmp_files(state).values()) < part and time.time() - t0 < 30:
+        time.sleep(0.05)
+    got = tmp_files(state)
+    assert sum(got.values()) == part, (got, part)
+    grew = rss_kb(s.p.pid) - rss0
+    assert grew < 16 * 1024, "RSS grew by %d KiB while %d bytes arrived" % (grew, part)
+    sock.sendall(body[part:])
+    out = read_reply(sock)
+    sock.close()
+    assert out.startswith(b"HTTP/1.1 201 "), out[:300]
+    assert b'"examples":%d' % (len(body) // len(row)) in out, out[-400:]
+    assert tmp_files(state) == {}, tmp_files(state)
+    did = out.split(b'"id":"')[1].split(b'"')[0].decode()
+    assert os.path.getsize(os.path.join(state, "datasets", did + ".data")) == len(body)
+    # the same as a registration by the stored file: a job runs on it
+    d = s.json("GET", "/v1/datasets/" + did)
+    assert d["bytes"] == len(body) and d["examples"] == len(body) // len(row), d
+
+
+@serving
+def test_uploads_capped_in_total():
+    import socket
+    import time
+    state = tmp("u-cap")
+    s = Server(state, "--max-upload", "3M", "--max-upload-total", "2M")
+    row = b"1 1:1 2:1\n"
+    body = row * (900000 // len(row))
+    # two uploads arriving: 1.8 MB of the 2 MB
+    socks = []
+    for _ in range(2):
+        k = socket.create_connection(("127.0.0.1", s.port))
+        k.sendall(upload_head(len(body)) + body[:1000])
+        socks.append(k)
+    t0 = time.time()
+    while len(tmp_files(state)) < 2 and time.time() - t0 < 30:
+        time.sleep(0.02)
+    # a third is refused: at once when it waits for 100 Continue...
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body), b"Expect: 100-continue\r\n"))
+    out = read_reply(k, 10)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 503 "), out[:300]
+    assert b"\r\nRetry-After: 5\r\n" in out and b"application/problem+json" in out, out
+    assert b"--max-upload-total" in out, out
+    # ... else once its body has been read (so the client reads the reply)
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body)) + body)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 503 ") and b"Retry-After" in out, out[:300]
+    # a chunked one counts as it arrives: refused once over
+    head = (b"POST /v1/datasets?format=libsvm HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = row * 30000
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(head + b"%x\r\n" % len(chunk) + chunk + b"\r\n0\r\n\r\n")
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 503 "), out[:300]
+    assert len(tmp_files(state)) == 2, tmp_files(state)
+    # the first two end well
+    for k in socks:
+        k.sendall(body[1000:])
+    for k in socks:
+        out = read_reply(k)
+        k.close()
+        assert out.startswith(b"HTTP/1.1 201 "), out[:300]
+    # their bytes no longer count: the same uploads go in now
+    for _ in range(2):
+        k = socket.create_connection(("127.0.0.1", s.port))
+        k.sendall(upload_head(len(body), b"Expect: 100-continue\r\n"))
+        cont = k.recv(100)
+        assert cont.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"), cont
+        k.sendall(body)
+        out = read_reply(k)
+        k.close()
+        assert out.startswith(b"HTTP/1.1 201 "), out
+    # a body over --max-upload: 413 after it was read
+    k = socket.create_connection(("127.0.0.1", s.port))
+    big = row * (3200000 // len(row))
+    k.sendall(upload_head(len(big)) + big)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 413 ") and b"--max-upload" in out, out[:300]
+    assert tmp_files(state) == {}, tmp_files(state)
+    assert len(s.json("GET", "/v1/datasets")["datasets"]) == 4
+
+
+@serving
+def test_interrupted_uploads_leave_nothing():
+    import socket
+    import time
+    state = tmp("u-gone")
+    s = LoggedServer(state, "--max-upload", "3M", "--max-upload-total", "1M",
+                     "--read-timeout", "1")
+    row = b"1 1:1 2:1\n"
+    body = row * (800000 // len(row))
+    # a client that goes away midway, one that falls silent
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body)) + body[:5000])
+    k2 = socket.create_connection(("127.0.0.1", s.port))
+    k2.sendall(upload_head(len(body) // 10) + body[:3000])
+    t0 = time.time()
+    while len(tmp_files(state)) < 2 and time.time() - t0 < 30:
+        time.sleep(0.02)
+    assert len(tmp_files(state)) == 2, tmp_files(state)
+    k.close()
+    t0 = time.time()
+    while tmp_files(state) and time.time() - t0 < 30:
+        time.sleep(0.05)
+    assert tmp_files(state) == {}, tmp_files(state)
+    assert read_reply(k2, 5) == b""  # dropped, no reply
+    k2.close()
+    # nothing counts any more: a whole upload fits
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body)) + body)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 201 "), out[:300]
+    did = out.split(b'"id":"')[1].split(b'"')[0]
+    # an upload after other requests on the same connection (pipelined)
+    k = socket.create_connection(("127.0.0.1", s.port))
+    small = b"1 1:1\n0 2:1\n"
+    job = b'{"dataset": "%s", "k": 1}' % did
+    k.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" +
+              b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(job) + job +
+              upload_head(len(small)) + small)
+    out = b""
+    k.settimeout(30)
+    while out.count(b"HTTP/1.1 ") < 3 or not out.endswith(b"}\n"):
+        b = k.recv(65536)
+        if not b:
+            break
+        out += b
+    k.close()
+    import re
+    codes = re.findall(rb"HTTP/1\.1 (\d+) ", out)
+    assert codes == [b"200", b"202", b"201"], out
+    # a registration by path (a JSON body, held back too) still works
+    d = s.json("POST", "/v1/datasets", {"path": "a9a-sample.svm.gz"}, status=422)
+    assert d["field"] == "path", d  # no --data-dir here: refused as before
+
+
 if __name__ == "__main__":
     finish()
