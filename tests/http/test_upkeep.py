@@ -309,7 +309,10 @@ def test_upload_streams_to_disk_as_it_arrives():
     got = tmp_files(state)
     assert sum(got.values()) == part, (got, part)
     grew = rss_kb(s.p.pid) - rss0
-    assert grew < 16 * 1024, "RSS grew by %d KiB while %d bytes arrived" % (grew, part)
+    from clitest import SLOWDOWN
+    # (a sanitizer build keeps freed memory in quarantine: not there)
+    assert grew < 16 * 1024 or SLOWDOWN > 1, \
+        "RSS grew by %d KiB while %d bytes arrived" % (grew, part)
     sock.sendall(body[part:])
     out = read_reply(sock)
     sock.close()
