@@ -559,17 +559,46 @@ static void upload_refused(struct rctx *c, uint64_t want)
 		(unsigned long long)c->s->o.max_upload_total);
 }
 
+/* The connection of a body being read closed: the client went away or
+ * was silent for --read-timeout, and evhttp let go of the request (it is
+ * ours to free: the reply does it), unless the whole service is being
+ * torn down (then evhttp frees it). */
+static void body_interrupted(struct rctx *c)
+{
+	if (evhttp_request_get_connection(c->req) == NULL)
+		problem(c, 400, "body-interrupted", "the connection closed "
+			"before the request's body ended");
+}
+
+/* Start reading c's held-back body (uo), with closed as the
+ * connection's close callback meanwhile; 0, or -1 after a reply. */
+static int body_start(struct rctx *c, struct http_upload_opts *uo,
+		      struct http_upload **up,
+		      void (*closed)(struct evhttp_connection *, void *))
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(c->req);
+	const char *expect = evhttp_find_header(
+		evhttp_request_get_input_headers(c->req), "Expect");
+
+	uo->req = c->req;
+	uo->chunked = c->div_chunked;
+	uo->length = c->div_len;
+	uo->drop_max = DROP_MAX;
+	uo->send_continue = expect && strcasecmp(expect, "100-continue") == 0;
+	http_conns_set_closecb(c->s->conns, evcon, closed, uo->arg);
+	if (http_upload_start(up, uo) == 0)
+		return 0;
+	http_conns_set_closecb(c->s->conns, evcon, NULL, NULL);
+	problem(c, 503, NULL, "out of memory");
+	return -1;
+}
+
 static void upload_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct reg_task *t = arg;
 
 	(void)evcon;
-	/* the client went away or was silent for --read-timeout: evhttp has
-	 * let go of the request (it is ours to free), unless the whole
-	 * service is being torn down (then evhttp frees it) */
-	if (evhttp_request_get_connection(t->c.req) == NULL)
-		problem(&t->c, 400, "upload-interrupted", "the connection "
-			"closed before the upload's end");
+	body_interrupted(&t->c);
 	reg_free(t);
 }
 
@@ -669,21 +698,12 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 	}
 	t->file_open = !refuse;
 	uo = (struct http_upload_opts){
-		.req = c->req, .fd = refuse ? -1 : t->file.fd,
-		.chunked = c->div_chunked, .length = c->div_len,
-		.max = s->o.max_upload, .drop_max = DROP_MAX, .refuse = refuse,
-		.send_continue = expect && strcasecmp(expect, "100-continue") == 0,
-		.more = upload_more, .done = upload_done, .arg = t,
+		.fd = refuse ? -1 : t->file.fd, .max = s->o.max_upload,
+		.refuse = refuse, .more = upload_more, .done = upload_done,
+		.arg = t,
 	};
-	http_conns_set_closecb(s->conns, evhttp_request_get_connection(c->req),
-			       upload_closed, t);
-	if (http_upload_start(&t->up, &uo)) {
-		http_conns_set_closecb(s->conns,
-				       evhttp_request_get_connection(c->req),
-				       NULL, NULL);
-		problem(c, 503, NULL, "out of memory");
+	if (body_start(c, &uo, &t->up, upload_closed))
 		reg_free(t);
-	}
 	/* else upload_done or upload_closed finishes (maybe already did) */
 }
 
@@ -702,9 +722,7 @@ static void body_closed(struct evhttp_connection *evcon, void *arg)
 	struct body_task *b = arg;
 
 	(void)evcon;
-	if (evhttp_request_get_connection(b->c.req) == NULL)
-		problem(&b->c, 400, "body-interrupted", "the connection closed "
-			"before the request's body ended");
+	body_interrupted(&b->c);
 	http_upload_free(b->up);
 	free(b);
 }
@@ -738,8 +756,6 @@ static void read_body_then_dispatch(struct rctx *c, unsigned m)
 {
 	struct body_task *b = calloc(1, sizeof(*b));
 	struct http_upload_opts uo;
-	const char *expect = evhttp_find_header(
-		evhttp_request_get_input_headers(c->req), "Expect");
 
 	if (!b) {
 		problem(c, 503, NULL, "out of memory");
@@ -748,21 +764,10 @@ static void read_body_then_dispatch(struct rctx *c, unsigned m)
 	b->c = *c;
 	b->m = m;
 	uo = (struct http_upload_opts){
-		.req = c->req, .fd = -1, .chunked = c->div_chunked,
-		.length = c->div_len, .max = c->s->o.max_upload,
-		.drop_max = DROP_MAX,
-		.send_continue = expect && strcasecmp(expect, "100-continue") == 0,
-		.done = body_done, .arg = b,
+		.fd = -1, .max = c->s->o.max_upload, .done = body_done, .arg = b,
 	};
-	http_conns_set_closecb(c->s->conns, evhttp_request_get_connection(c->req),
-			       body_closed, b);
-	if (http_upload_start(&b->up, &uo)) {
-		http_conns_set_closecb(c->s->conns,
-				       evhttp_request_get_connection(c->req),
-				       NULL, NULL);
-		problem(c, 503, NULL, "out of memory");
+	if (body_start(c, &uo, &b->up, body_closed))
 		free(b);
-	}
 }
 
 static void datasets_upload(struct rctx *c)
