@@ -712,10 +712,12 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 struct body_task {
 	struct rctx c;
 	unsigned m;
+	int unauth;             /* without the token: dropped, then 401 */
 	struct http_upload *up;
 };
 
 static void dispatch(struct rctx *c, unsigned m);
+static void unauthorized(struct rctx *c);
 
 static void body_closed(struct evhttp_connection *evcon, void *arg)
 {
@@ -738,7 +740,9 @@ static void body_done(void *arg, enum http_upload_end end, uint64_t bytes,
 			       NULL, NULL);
 	http_upload_free(b->up);
 	b->up = NULL;
-	if (end == HTTP_UPLOAD_DONE)
+	if (b->unauth)
+		unauthorized(c);
+	else if (end == HTTP_UPLOAD_DONE)
 		dispatch(c, b->m);
 	else if (end == HTTP_UPLOAD_TOO_LARGE)
 		problem(c, 413, NULL, "the request body is larger than the "
@@ -752,7 +756,9 @@ static void body_done(void *arg, enum http_upload_end end, uint64_t bytes,
 	free(b);
 }
 
-static void read_body_then_dispatch(struct rctx *c, unsigned m)
+/* Read c's held-back body, then dispatch (unauth: drop it, then 401, so
+ * that a client still sending reads the 401 rather than a reset). */
+static void read_body_then_dispatch(struct rctx *c, unsigned m, int unauth)
 {
 	struct body_task *b = calloc(1, sizeof(*b));
 	struct http_upload_opts uo;
@@ -763,8 +769,10 @@ static void read_body_then_dispatch(struct rctx *c, unsigned m)
 	}
 	b->c = *c;
 	b->m = m;
+	b->unauth = unauth;
 	uo = (struct http_upload_opts){
-		.fd = -1, .max = c->s->o.max_upload, .done = body_done, .arg = b,
+		.fd = -1, .max = c->s->o.max_upload, .refuse = unauth,
+		.done = body_done, .arg = b,
 	};
 	if (body_start(c, &uo, &b->up, body_closed))
 		free(b);
@@ -1916,6 +1924,14 @@ static void dispatch(struct rctx *c, unsigned m)
 	}
 }
 
+static void unauthorized(struct rctx *c)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(c->req),
+			  "WWW-Authenticate", "Bearer realm=\"parsa\"");
+	problem(c, 401, NULL, "missing or wrong bearer token "
+		"(send 'Authorization: Bearer <token>')");
+}
+
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct rctx c = {.s = arg, .req = req, .t0 = base_now()};
@@ -1936,10 +1952,13 @@ static void on_request(struct evhttp_request *req, void *arg)
 	 * exist (401 before 404 and 405) */
 	if (c.s->o.token && c.r.id != HTTP_R_HEALTHZ && c.r.id != HTTP_R_UI &&
 	    !authorized(c.s, req)) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-				  "WWW-Authenticate", "Bearer realm=\"parsa\"");
-		problem(&c, 401, NULL, "missing or wrong bearer token "
-			"(send 'Authorization: Bearer <token>')");
+		const char *x = evhttp_find_header(
+			evhttp_request_get_input_headers(req), "Expect");
+
+		if (c.div && !(x && strcasecmp(x, "100-continue") == 0))
+			read_body_then_dispatch(&c, m, 1);
+		else
+			unauthorized(&c);
 		return;
 	}
 	if (c.r.id == HTTP_R_NONE) {
@@ -1955,7 +1974,7 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (c.div && !is_upload(&c)) {
-		read_body_then_dispatch(&c, m);
+		read_body_then_dispatch(&c, m, 0);
 		return;
 	}
 	dispatch(&c, m == HTTP_M_HEAD ? HTTP_M_GET : m);

@@ -451,5 +451,30 @@ def test_interrupted_uploads_leave_nothing():
     assert d["field"] == "path", d  # no --data-dir here: refused as before
 
 
+@serving
+def test_streamed_uploads_with_a_token():
+    import socket
+    from clitest import write_token
+    s = Server(tmp("u-tok"), "--token-file", write_token("u-tok-token", "tk"))
+    body = b"1 1:1 2:1\n" * 300000
+    # without the token: the body is read (and dropped), then 401, so a
+    # client still sending reads it
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body)) + body)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 401 ") and b"WWW-Authenticate: Bearer" in out, out[:300]
+    assert out.endswith(b"}\n"), out[-200:]
+    assert tmp_files(s.state) == {}
+    # with it: stored
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(body), b"Authorization: Bearer tk\r\n") + body)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 201 "), out[:300]
+    s.token = "tk"
+    assert len(s.json("GET", "/v1/datasets")["datasets"]) == 1
+
+
 if __name__ == "__main__":
     finish()
