@@ -396,16 +396,38 @@ static size_t track(struct conn *x, unsigned char *buf, size_t from, size_t len)
 	return first_end;
 }
 
+void http_conns_resume(struct http_conns *C, struct evhttp_connection *evcon)
+{
+	for (struct conn *x = C->list; x; x = x->next)
+		if (x->evcon == evcon) {
+			struct evbuffer *in = bufferevent_get_input(x->bev);
+			size_t len = evbuffer_get_length(in);
+			unsigned char *p;
+
+			x->t_state = T_LINE;
+			x->t_first = 1;
+			x->t_len = 0;
+			/* what came after the body: not seen yet */
+			if (len && (p = evbuffer_pullup(in, (ev_ssize_t)len)))
+				track(x, p, 0, len);
+			else if (len)
+				x->t_state = T_OFF;
+			return;
+		}
+}
+
 int http_conns_diverted(struct http_conns *C, struct evhttp_connection *evcon,
 			int *chunked, uint64_t *length)
 {
 	for (struct conn *x = C->list; x; x = x->next)
 		if (x->evcon == evcon) {
 			/* pipelined requests: the tracker may be ahead */
-			if (!x->div_pending || x->ndisp++ != x->div_at)
+			unsigned n = x->ndisp++;
+
+			if (!x->div_pending || n != x->div_at)
 				return 0;
 			x->div_pending = 0;
-			x->t_state = T_OFF; /* the connection closes after it */
+			x->t_state = T_OFF; /* until http_conns_resume */
 			*chunked = x->div_chunked;
 			*length = x->div_len;
 			return 1;

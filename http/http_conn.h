@@ -86,10 +86,15 @@ void http_conns_streaming(struct http_conns *C, struct evhttp_connection *evcon)
  * still to be read from the connection, http_upload.h): 1, with
  * *chunked and *length (its Content-Length; 0 when chunked); once per
  * request.  0 for any other request (its body, if any, is evhttp's).
- * The connection must close after the reply.  Call it for every request
- * the handler gets, in order (it counts them). */
+ * The connection is not followed further (it must close after the reply)
+ * unless http_conns_resume says its body has been read whole.  Call it for
+ * every request the handler gets, in order (it counts them). */
 int http_conns_diverted(struct http_conns *C, struct evhttp_connection *evcon,
 			int *chunked, uint64_t *length);
+
+/* The held-back body has been read to its end: follow the connection
+ * again from what is left in its input (the next requests). */
+void http_conns_resume(struct http_conns *C, struct evhttp_connection *evcon);
 
 /* Connections open now. */
 unsigned http_conns_count(const struct http_conns *C);

@@ -593,6 +593,16 @@ static int body_start(struct rctx *c, struct http_upload_opts *uo,
 	return -1;
 }
 
+/* A held-back body was read to its end: the connection may go on. */
+static void body_whole(struct rctx *c)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(c->req);
+
+	evhttp_remove_header(evhttp_request_get_output_headers(c->req),
+			     "Connection");
+	http_conns_resume(c->s->conns, evcon);
+}
+
 static void upload_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct reg_task *t = arg;
@@ -628,6 +638,8 @@ static void upload_done(void *arg, enum http_upload_end end, uint64_t bytes,
 	t->up = NULL;
 	c->s->uploading -= t->reserved;
 	t->reserved = 0;
+	if (end == HTTP_UPLOAD_DONE)
+		body_whole(c);
 	switch (end) {
 	case HTTP_UPLOAD_DONE:
 		if (bytes == 0) {
@@ -740,6 +752,8 @@ static void body_done(void *arg, enum http_upload_end end, uint64_t bytes,
 			       NULL, NULL);
 	http_upload_free(b->up);
 	b->up = NULL;
+	if (end == HTTP_UPLOAD_DONE)
+		body_whole(c);
 	if (b->unauth)
 		unauthorized(c);
 	else if (end == HTTP_UPLOAD_DONE)
@@ -1942,7 +1956,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 	if (http_conns_diverted(c.s->conns, evhttp_request_get_connection(req),
 				&c.div_chunked, &c.div_len)) {
 		/* its body is still in the connection (an upload's, to be
-		 * streamed to disk): the connection closes after the reply */
+		 * streamed to disk): the connection closes after the reply
+		 * unless the body is read to its end (body_whole) */
 		c.div = 1;
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 				  "Connection", "close");

@@ -32,12 +32,14 @@ struct http_upload {
 	int over;                       /* ended (done called) */
 };
 
-/* The end: the connection's callbacks back to evhttp's (no reading: the
- * reply follows and the connection closes), then done. */
+/* The end: reading off, the connection's callbacks back to evhttp's (but
+ * its read callback only when the body was read to its end: else the
+ * connection closes after the reply), then done. */
 static void finish(struct http_upload *u, enum http_upload_end end, int err)
 {
 	bufferevent_disable(u->bev, EV_READ);
-	bufferevent_setcb(u->bev, NULL, u->wcb, u->ecb, u->cbarg);
+	bufferevent_setcb(u->bev, end == HTTP_UPLOAD_DONE ? u->rcb : NULL,
+			  u->wcb, u->ecb, u->cbarg);
 	u->over = 1;
 	u->o.done(u->o.arg, end, u->stored, err);
 }

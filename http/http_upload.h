@@ -9,8 +9,10 @@
  * (evhttp's error callback is still called, through it, on a timeout or
  * the client closing: evhttp then closes the connection, whose close
  * callback must free the upload); at the end evhttp's write and error
- * callbacks are back and reading is off: the reply follows, and the
- * connection closes after it (Connection: close).  Loop thread only.
+ * callbacks are back and reading is off: the reply follows.  After a
+ * body read to its end evhttp's read callback is back too (the connection
+ * may go on: http_conns_resume); after any other end the connection must
+ * close after the reply (Connection: close).  Loop thread only.
  */
 #ifndef HTTP_UPLOAD_H
 #define HTTP_UPLOAD_H

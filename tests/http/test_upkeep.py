@@ -476,5 +476,65 @@ def test_streamed_uploads_with_a_token():
     assert len(s.json("GET", "/v1/datasets")["datasets"]) == 1
 
 
+@serving
+def test_pipelined_requests_around_held_back_bodies():
+    """Random sequences of requests on one connection, sent in random
+    pieces: GETs, JSON bodies (a job, a registration by path, held back
+    and read whole), uploads by Content-Length or chunked (under and over
+    --max-upload), last an upload or another request; every reply comes,
+    in order, with its status."""
+    import random
+    import re
+    import socket
+    s = Server(tmp("u-pipe"), "--max-upload", "64K", data_dir=None)
+    rnd = random.Random(19)
+    row = b"1 1:1 2:1\n"
+
+    def upload_cl():
+        body = row * rnd.randint(1, 8000)
+        return (b"POST /v1/datasets?format=libsvm HTTP/1.1\r\nHost: x\r\nContent-Length: %d"
+                b"\r\n\r\n" % len(body) + body, "201" if len(body) <= 65536 else "413")
+
+    def upload_chunked():
+        body, parts, i = row * rnd.randint(1, 8000), [], 0
+        while i < len(body):
+            k = rnd.randint(1, 3000)
+            parts.append(b"%x\r\n" % len(body[i:i + k]) + body[i:i + k] + b"\r\n")
+            i += k
+        return (b"POST /v1/datasets/?format=libsvm HTTP/1.1\r\nHost: x\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + b"".join(parts) + b"0\r\n\r\n",
+                "201" if len(body) <= 65536 else "413")
+
+    def json_post(path, j, status):
+        return lambda: (b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\n\r\n" % (path, len(j)) + j, status)
+
+    get = lambda: (b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "200")  # noqa: E731
+    job = json_post(b"/v1/jobs", b'{"dataset": "d999", "k": 2}', "422")
+    reg = json_post(b"/v1/datasets", b'{"path": "x.svm"}', "422")
+    for it in range(120):
+        reqs = [rnd.choice([get, job, reg])() for _ in range(rnd.randint(0, 3))]
+        reqs.append(rnd.choice([upload_cl, upload_chunked, get, reg])())
+        data = b"".join(r[0] for r in reqs)
+        want = [r[1] for r in reqs]
+        k = socket.create_connection(("127.0.0.1", s.port))
+        i = 0
+        while i < len(data):
+            n = rnd.choice([1, 7, 100, 1000, 70000])
+            k.sendall(data[i:i + n])
+            i += n
+        k.settimeout(30)
+        out = b""
+        while len(re.findall(rb"HTTP/1\.1 (\d\d\d) ", out)) < len(want) or \
+                not out.endswith(b"}\n"):
+            b = k.recv(65536)
+            if not b:
+                break
+            out += b
+        k.close()
+        got = [c.decode() for c in re.findall(rb"HTTP/1\.1 (\d\d\d) ", out)]
+        assert got == want, (it, want, got, out[-300:])
+
+
 if __name__ == "__main__":
     finish()
