@@ -448,7 +448,7 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		     void *arg)
 {
 	struct conn *x = arg;
-	size_t len = evbuffer_get_length(buf), start = 0, n, from;
+	size_t len = evbuffer_get_length(buf), start = 0, n, from, hend = 0;
 	unsigned char *p;
 
 	if (info->n_added == 0 || len == 0)
@@ -480,8 +480,10 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 			track(x, p, from, len);
 		return;
 	}
-	if (len > 65536 + 4) /* longer than evhttp allows headers to be */
+	if (len > 65536 + 4) { /* longer than evhttp allows headers to be */
 		len = 65536 + 4;
+		x->t_state = T_OFF; /* (not followed: uploads come whole) */
+	}
 	p = evbuffer_pullup(buf, (ev_ssize_t)len);
 	if (!p)
 		return;
@@ -494,8 +496,10 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		if (p[i] != '\n')
 			continue;
 		end = i > start && p[i - 1] == '\r' ? i - 1 : i;
-		if (end == start) /* the empty line: headers done */
+		if (end == start) { /* the empty line: headers done */
+			hend = i + 1;
 			break;
+		}
 		if (is_chunked_header((const char *)p + start, end - start))
 			x->chunk_state = 1;
 		at = absurd_length((const char *)p + start, end - start,
@@ -508,20 +512,18 @@ static void on_input(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 		}
 		start = i + 1;
 	}
-	if (from > len)
-		from = len;
-	{
-		size_t hend = track(x, p, from, len);
-
-		if (x->nreq > 0) {
-			x->hdr_done = 1;
-			if (x->hdr_timer)
-				event_del(x->hdr_timer);
-			if (x->t_state == T_HELD || x->t_div)
-				x->chunk_state = 0; /* evhttp sees no body */
-			if (x->chunk_state == 1)
-				follow_chunks(x, p + hend, len - hend);
-		}
+	if (x->t_state != T_OFF) { /* followed: it says where they ended */
+		hend = track(x, p, from, len);
+		hend = x->nreq > 0 ? hend : 0;
+	}
+	if (hend > 0) {
+		x->hdr_done = 1;
+		if (x->hdr_timer)
+			event_del(x->hdr_timer);
+		if (x->t_div)
+			x->chunk_state = 0; /* evhttp sees no body */
+		if (x->chunk_state == 1)
+			follow_chunks(x, p + hend, len - hend);
 	}
 }
 
