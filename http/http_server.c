@@ -676,7 +676,7 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 		evhttp_request_get_input_headers(c->req), "Expect");
 	struct http_upload_opts uo;
 	unsigned busy;
-	int refuse = 0;
+	int refuse = 0, too_large;
 
 	pthread_mutex_lock(&s->mu);
 	busy = s->loaders;
@@ -689,11 +689,13 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 		reg_free(t);
 		return;
 	}
-	if (!c->div_chunked && c->div_len <= s->o.max_upload) {
-		/* (a larger one gets 413, as never fitting) */
-		if (s->uploading + c->div_len > s->o.max_upload_total)
+	/* a Content-Length over --max-upload gets 413 (never fitting),
+	 * else it counts whole from now, or is refused */
+	too_large = !c->div_chunked && c->div_len > s->o.max_upload;
+	if (!c->div_chunked && !too_large) {
+		if (s->uploading + c->div_len > s->o.max_upload_total) {
 			refuse = 1;
-		else if (c->div_len <= s->o.max_upload) {
+		} else {
 			s->uploading += c->div_len;
 			t->reserved = c->div_len;
 		}
@@ -703,14 +705,16 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 		reg_free(t);
 		return;
 	}
-	if (!refuse && http_store_begin(&t->file, t->path, &t->err)) {
+	/* (dropped bodies are read without a file) */
+	if (!refuse && !too_large &&
+	    http_store_begin(&t->file, t->path, &t->err)) {
 		problem_err(c, PARSA_EIO, &t->err);
 		reg_free(t);
 		return;
 	}
-	t->file_open = !refuse;
+	t->file_open = !refuse && !too_large;
 	uo = (struct http_upload_opts){
-		.fd = refuse ? -1 : t->file.fd, .max = s->o.max_upload,
+		.fd = t->file_open ? t->file.fd : -1, .max = s->o.max_upload,
 		.refuse = refuse, .more = upload_more, .done = upload_done,
 		.arg = t,
 	};
