@@ -547,6 +547,14 @@ static int unknown_query(struct rctx *c, const char *const *names, size_t n)
  * is closed): as http_conn's slack for a Content-Length over the limit. */
 #define DROP_MAX (16ULL << 20)
 
+/* The largest upload: --max-upload, or --max-upload-total when smaller
+ * (a larger one could never fit: 413, not 503). */
+static uint64_t upload_limit(const struct svc *s)
+{
+	return s->o.max_upload < s->o.max_upload_total ? s->o.max_upload
+						       : s->o.max_upload_total;
+}
+
 static void upload_refused(struct rctx *c, uint64_t want)
 {
 	evhttp_add_header(evhttp_request_get_output_headers(c->req),
@@ -651,8 +659,10 @@ static void upload_done(void *arg, enum http_upload_end end, uint64_t bytes,
 		return;
 	case HTTP_UPLOAD_TOO_LARGE:
 		problem(c, 413, NULL, "the request body is larger than the "
-			"server's limit of %llu bytes (--max-upload)",
-			(unsigned long long)c->s->o.max_upload);
+			"server's limit of %llu bytes (--max-upload%s)",
+			(unsigned long long)upload_limit(c->s),
+			upload_limit(c->s) < c->s->o.max_upload
+			? "-total: it could never fit" : "");
 		break;
 	case HTTP_UPLOAD_REFUSED:
 		upload_refused(c, c->div_chunked ? bytes : c->div_len);
@@ -691,7 +701,7 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 	}
 	/* a Content-Length over --max-upload gets 413 (never fitting),
 	 * else it counts whole from now, or is refused */
-	too_large = !c->div_chunked && c->div_len > s->o.max_upload;
+	too_large = !c->div_chunked && c->div_len > upload_limit(s);
 	if (!c->div_chunked && !too_large) {
 		if (s->uploading + c->div_len > s->o.max_upload_total) {
 			refuse = 1;
@@ -714,7 +724,7 @@ static void upload_stream(struct rctx *c, struct reg_task *t)
 	}
 	t->file_open = !refuse && !too_large;
 	uo = (struct http_upload_opts){
-		.fd = t->file_open ? t->file.fd : -1, .max = s->o.max_upload,
+		.fd = t->file_open ? t->file.fd : -1, .max = upload_limit(s),
 		.refuse = refuse, .more = upload_more, .done = upload_done,
 		.arg = t,
 	};

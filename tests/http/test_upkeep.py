@@ -446,6 +446,14 @@ def test_interrupted_uploads_leave_nothing():
     import re
     codes = re.findall(rb"HTTP/1\.1 (\d+) ", out)
     assert codes == [b"200", b"202", b"201"], out
+    # larger than --max-upload-total (here below --max-upload): it could
+    # never fit, so 413 rather than 503
+    big = row * (1500000 // len(row))
+    k = socket.create_connection(("127.0.0.1", s.port))
+    k.sendall(upload_head(len(big)) + big)
+    out = read_reply(k)
+    k.close()
+    assert out.startswith(b"HTTP/1.1 413 ") and b"--max-upload-total" in out, out[:400]
     # a registration by path (a JSON body, held back too) still works
     d = s.json("POST", "/v1/datasets", {"path": "a9a-sample.svm.gz"}, status=422)
     assert d["field"] == "path", d  # no --data-dir here: refused as before
