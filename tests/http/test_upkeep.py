@@ -250,11 +250,9 @@ def test_examples_by_key_pairs_and_snap():
 # ---- uploads streamed to disk, under a global cap ----
 
 def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    """Resident set size (KiB)."""
+    with open("/proc/%d/statm" % pid) as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
 def upload_head(n, extra=b"", query=b"format=libsvm"):
