@@ -2259,7 +2259,7 @@ static int setup_http(struct svc *s, struct parsa_err *err)
 				   EVHTTP_REQ_OPTIONS);
 	evhttp_set_bevcb(s->http, make_bev, s);
 	evhttp_set_gencb(s->http, on_request, s);
-	return listen_on(s, err);
+	return 0;
 }
 
 static int setup(struct svc *s, struct parsa_err *err)
@@ -2362,7 +2362,6 @@ static void teardown(struct svc *s)
 		event_base_free(s->base);
 	http_metrics_destroy(s->metrics);
 	pthread_mutex_destroy(&s->mu);
-	libevent_global_shutdown();
 }
 
 int http_server_run(const struct http_server_opts *o, struct parsa_err *err)
@@ -2375,10 +2374,106 @@ int http_server_run(const struct http_server_opts *o, struct parsa_err *err)
 	pthread_mutex_init(&s.mu, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	rc = setup(&s, err);
+	if (rc == 0)
+		rc = listen_on(&s, err);
 	if (rc == 0 && event_base_dispatch(s.base) < 0)
 		rc = parsa_fail(err, PARSA_EIO, "event loop failed");
 	if (rc == 0)
 		fprintf(stderr, "parsa serve: stopped\n");
 	teardown(&s);
+	libevent_global_shutdown();
 	return rc;
+}
+
+/* ---- in-process (http_server.h: http_server_open) ---- */
+
+struct http_server {
+	struct svc s;
+	struct event *wake;  /* bounds http_server_step's wait */
+};
+
+static void on_wake(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+int http_server_open(struct http_server **out, const struct http_server_opts *o,
+		     int listen_fd, struct parsa_err *err)
+{
+	struct http_server *S = calloc(1, sizeof(*S));
+	struct evhttp_bound_socket *b;
+	int rc;
+
+	*out = NULL;
+	if (!S) {
+		close(listen_fd);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
+	S->s.o = *o;
+	pthread_mutex_init(&S->s.mu, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	rc = setup(&S->s, err);
+	if (rc == 0 && !(S->wake = evtimer_new(S->s.base, on_wake, S)))
+		rc = parsa_fail(err, PARSA_ENOMEM, "cannot set up events");
+	if (rc == 0) {
+		b = evhttp_accept_socket_with_handle(S->s.http, listen_fd);
+		if (!b)
+			rc = parsa_fail(err, PARSA_EIO, "cannot accept on socket %d",
+					listen_fd);
+		else
+			http_conns_watch_listener(S->s.conns,
+						  evhttp_bound_socket_get_listener(b));
+	}
+	if (rc) {
+		close(listen_fd);
+		if (S->wake)
+			event_free(S->wake);
+		teardown(&S->s);
+		free(S);
+		return rc;
+	}
+	*out = S;
+	return 0;
+}
+
+int http_server_step(struct http_server *S, double max_wait)
+{
+	struct svc *s = &S->s;
+	struct timeval tv;
+	unsigned loaders;
+	int done;
+
+	tv.tv_sec = (time_t)max_wait;
+	tv.tv_usec = (suseconds_t)((max_wait - (double)tv.tv_sec) * 1e6);
+	evtimer_add(S->wake, &tv);
+	event_base_loop(s->base, EVLOOP_ONCE);
+	pthread_mutex_lock(&s->mu);
+	loaders = s->loaders;
+	done = s->done != NULL;
+	pthread_mutex_unlock(&s->mu);
+	return loaders || done || s->waiters || http_jobs_running(s->jobs);
+}
+
+void http_server_close(struct http_server *S)
+{
+	struct svc *s;
+
+	if (!S)
+		return;
+	s = &S->s;
+	/* as a second stop signal: no new work, running jobs interrupted,
+	 * held replies answered, streams ended; then wait for the threads */
+	s->stopping = 1;
+	http_jobs_stop(s->jobs);
+	http_jobs_interrupt(s->jobs);
+	s->interrupted = 1;
+	wake_waiters(s, 1);
+	http_events_close_all(s->events);
+	while (http_server_step(S, 0.01))
+		;
+	event_free(S->wake);
+	teardown(s);
+	free(S);
 }

@@ -52,4 +52,27 @@ struct http_server_opts {
  */
 int http_server_run(const struct http_server_opts *o, struct parsa_err *err);
 
+/*
+ * The same service in process, without its own listening socket or signal
+ * handling (tests/fuzz_http.c): it accepts connections on listen_fd (a
+ * listening socket, e.g. AF_UNIX; owned from now on, closed by
+ * http_server_close) and the caller runs the loop with http_server_step.
+ */
+struct http_server;
+
+/* *out is new (http_server_close).  0 or an error (as http_server_run's
+ * set-up). */
+int http_server_open(struct http_server **out, const struct http_server_opts *o,
+		     int listen_fd, struct parsa_err *err);
+
+/* Run the event loop once: the events ready, waiting up to max_wait
+ * seconds for one.  1 while work goes on outside the loop or is held
+ * (dataset reads, running jobs, long polls), else 0. */
+int http_server_step(struct http_server *S, double max_wait);
+
+/* Stop as a second SIGTERM would (running jobs interrupted, held replies
+ * answered, event streams ended), wait for the threads, free.  NULL:
+ * no-op. */
+void http_server_close(struct http_server *S);
+
 #endif /* HTTP_SERVER_H */

@@ -1,0 +1,255 @@
+/*
+ * fuzz_http: libFuzzer target for the HTTP layer of `parsa serve`: the
+ * request line, headers, query strings, bodies (chunked or not) and the
+ * JSON of every route (jobs, assign, datasets by path), through the real
+ * service code (http_server_open over http/, libevent's evhttp).
+ *
+ * Input: the raw bytes one client sends on one connection (any number of
+ * requests, keep-alive or pipelined).  Each input gets a fresh service on
+ * a copy of a template state directory (made once per process: dataset
+ * d1 registered from a small libsvm file and job j1 on it, k = 2, already
+ * succeeded, so lookups, placements and assign answer), --data-dir holds
+ * that file and two more (a.svm, g.txt snap edges, p.csv pairs) for
+ * registrations by path, --max-upload is 64 KiB (so the over-limit
+ * answers are reached), one job worker and a job time limit of 2 s.  The
+ * service accepts on an AF_UNIX socket in the private temporary directory
+ * (no network).  The input is written as the service reads it, the
+ * replies are read and thrown away; when the service has been idle (no
+ * bytes moved, no dataset read or job or held reply in progress) the
+ * client half-closes, then closes.  Jobs an input submits run for real
+ * (on the small datasets they take milliseconds); http_server_close
+ * interrupts any still running.  Everything is under one mkdtemp
+ * directory, removed at exit; each input's state directory is removed
+ * after it.
+ *
+ * PARSA_FUZZ_HTTP_SHOW=1 in the environment prints the replies (their
+ * first 16 KiB), for writing the corpus.
+ *
+ * Invariants: no crash, no sanitizer report, no leak; every reply starts
+ * with an HTTP/1.x status line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "http_server.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char root[64];
+
+static int rm_one(const char *p, const struct stat *sb, int flag,
+		  struct FTW *f)
+{
+	(void)sb;
+	(void)flag;
+	(void)f;
+	remove(p);
+	return 0;
+}
+
+static void rm_tree(const char *p)
+{
+	nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void cleanup(void)
+{
+	rm_tree(root);
+}
+
+static void put(const char *name, const char *text)
+{
+	char p[128];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, name);
+	f = fopen(p, "wb");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		abort();
+}
+
+static const char *copy_src, *copy_dst;
+
+static int copy_one(const char *p, const struct stat *sb, int flag,
+		    struct FTW *f)
+{
+	char to[512], buf[8192];
+	FILE *in, *out;
+	size_t n;
+
+	(void)f;
+	snprintf(to, sizeof(to), "%s%s", copy_dst, p + strlen(copy_src));
+	if (flag == FTW_D)
+		return mkdir(to, 0755) != 0 && errno != EEXIST;
+	if (flag != FTW_F || !S_ISREG(sb->st_mode))
+		return 0;
+	in = fopen(p, "rb");
+	out = fopen(to, "wb");
+	while (in && out && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			break;
+	if (in)
+		fclose(in);
+	return !in || !out || fclose(out) != 0;
+}
+
+/* Copy the tree src to dst (directories and regular files). */
+static void copy_tree(const char *src, const char *dst)
+{
+	copy_src = src;
+	copy_dst = dst;
+	if (nftw(src, copy_one, 16, FTW_PHYS) != 0)
+		abort();
+}
+
+static int listener(char *path, size_t len)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	snprintf(path, len, "%s/sock", root);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    listen(fd, 16) != 0)
+		abort();
+	return fd;
+}
+
+static int client(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		abort();
+	return fd;
+}
+
+/* Serve one connection carrying data[0..size) on a service over state;
+ * the replies' first bytes into out (NUL-terminated, cut to cap). */
+static void exchange(const char *state, const uint8_t *data, size_t size,
+		     char *out, size_t cap)
+{
+	struct http_server_opts o = {
+		.host = "unix", .state_dir = state, .data_dir = root,
+		.workers = 1, .max_upload = 65536, .grace = 0, .cache = 2,
+		.job_time_limit = 2, .job_threads = 1, .max_streams = 2,
+		.read_timeout = 5, .max_connections = 4,
+	};
+	struct http_server *S;
+	struct parsa_err err;
+	char path[96], buf[4096];
+	size_t sent = 0, got = 0;
+	int fd, idle = 0, half = 0, busy = 1;
+
+	parsa_err_clear(&err);
+	if (http_server_open(&S, &o, listener(path, sizeof(path)), &err)) {
+		fprintf(stderr, "fuzz_http: %s\n", err.msg);
+		abort();
+	}
+	fd = client(path);
+	/* at most ~4000 loop turns (~8 s when every turn waits) */
+	for (int turn = 0; turn < 4000; turn++) {
+		int moved = 0;
+		ssize_t n;
+
+		if (sent < size) {
+			n = write(fd, data + sent, size - sent);
+			if (n > 0) {
+				sent += (size_t)n;
+				moved = 1;
+			}
+		}
+		busy = http_server_step(S, moved ? 0 : 0.002);
+		while ((n = read(fd, buf, sizeof(buf))) > 0) {
+			if (got + 1 < cap) {
+				size_t c = (size_t)n < cap - 1 - got ? (size_t)n : cap - 1 - got;
+
+				memcpy(out + got, buf, c);
+				got += c;
+				out[got] = '\0';
+			}
+			moved = 1;
+		}
+		if (n == 0)
+			break; /* the service closed the connection */
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			break;
+		idle = moved || busy ? 0 : idle + 1;
+		if (idle >= 3 && sent == size && !half) {
+			shutdown(fd, SHUT_WR);
+			half = 1;
+			idle = 0;
+		} else if (idle >= 3 && half) {
+			break;
+		}
+	}
+	close(fd);
+	for (int i = 0; i < 3; i++)
+		http_server_step(S, 0);
+	http_server_close(S);
+}
+
+/* The template state: d1 from a.svm, j1 on it succeeded. */
+static void make_template(void)
+{
+	static const char reqs[] =
+		"POST /v1/datasets HTTP/1.1\r\nHost: x\r\n"
+		"Content-Type: application/json\r\nContent-Length: 17\r\n\r\n"
+		"{\"path\":\"a.svm\"}\n"
+		"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\n\r\n"
+		"{\"dataset\":\"d1\",\"k\":2}\n\n\n\n"
+		"GET /v1/jobs/j1?wait=30 HTTP/1.1\r\nHost: x\r\n\r\n";
+	char t[96], out[8192];
+
+	snprintf(t, sizeof(t), "%s/template", root);
+	exchange(t, (const uint8_t *)reqs, sizeof(reqs) - 1, out, sizeof(out));
+	if (!strstr(out, "\"state\":\"succeeded\"")) {
+		fprintf(stderr, "fuzz_http: the template job did not succeed:\n%s\n",
+			out);
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char out[16384];
+	char state[96], tmpl[96];
+	/* PARSA_FUZZ_HTTP_SHOW=1: print the replies (writing a corpus) */
+	const char *show = getenv("PARSA_FUZZ_HTTP_SHOW");
+
+	if (!root[0]) {
+		snprintf(root, sizeof(root), "/tmp/parsa-fuzz-http-XXXXXX");
+		if (!mkdtemp(root))
+			abort();
+		atexit(cleanup);
+		put("a.svm", "1 1:1 2:1 3:1\n-1 2:1 3:1\n1 4:1 5:1\n"
+		    "-1 5:1 6:1\n1 1:1 6:1\n-1 3:1 4:1\n");
+		put("g.txt", "# edges\n1\t2\n2\t3\n3\t1\n4\t5\n");
+		put("p.csv", "user,item\n1,10\n2,10\n2,11\n3,12\n");
+		make_template();
+	}
+	snprintf(state, sizeof(state), "%s/state", root);
+	snprintf(tmpl, sizeof(tmpl), "%s/template", root);
+	rm_tree(state);
+	copy_tree(tmpl, state);
+	out[0] = '\0';
+	exchange(state, data, size, out, show ? sizeof(out) : 64);
+	if (show)
+		printf("%s\n----\n", out);
+	if (out[0] && strncmp(out, "HTTP/1.", 7) != 0)
+		abort();
+	rm_tree(state);
+	return 0;
+}
