@@ -2438,22 +2438,32 @@ int http_server_open(struct http_server **out, const struct http_server_opts *o,
 	return 0;
 }
 
-int http_server_step(struct http_server *S, double max_wait)
+/* Registrations, running jobs (and queued ones unless stopping) or held
+ * replies. */
+static int busy(struct svc *s)
 {
-	struct svc *s = &S->s;
-	struct timeval tv;
+	uint64_t n[HTTP_JOB_NSTATES];
 	unsigned loaders;
 	int done;
 
-	tv.tv_sec = (time_t)max_wait;
-	tv.tv_usec = (suseconds_t)((max_wait - (double)tv.tv_sec) * 1e6);
-	evtimer_add(S->wake, &tv);
-	event_base_loop(s->base, EVLOOP_ONCE);
 	pthread_mutex_lock(&s->mu);
 	loaders = s->loaders;
 	done = s->done != NULL;
 	pthread_mutex_unlock(&s->mu);
-	return loaders || done || s->waiters || http_jobs_running(s->jobs);
+	http_jobs_counts(s->jobs, n);
+	return loaders || done || s->waiters || n[HTTP_JOB_RUNNING] ||
+	       (!s->stopping && n[HTTP_JOB_QUEUED]);
+}
+
+int http_server_step(struct http_server *S, double max_wait)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)max_wait;
+	tv.tv_usec = (suseconds_t)((max_wait - (double)tv.tv_sec) * 1e6);
+	evtimer_add(S->wake, &tv);
+	event_base_loop(S->s.base, EVLOOP_ONCE);
+	return busy(&S->s);
 }
 
 void http_server_close(struct http_server *S)
@@ -2471,7 +2481,7 @@ void http_server_close(struct http_server *S)
 	s->interrupted = 1;
 	wake_waiters(s, 1);
 	http_events_close_all(s->events);
-	while (http_server_step(S, 0.01))
+	for (double w = 0; http_server_step(S, w); w = 0.001)
 		;
 	event_free(S->wake);
 	teardown(s);

@@ -67,7 +67,7 @@ int http_server_open(struct http_server **out, const struct http_server_opts *o,
 
 /* Run the event loop once: the events ready, waiting up to max_wait
  * seconds for one.  1 while work goes on outside the loop or is held
- * (dataset reads, running jobs, long polls), else 0. */
+ * (dataset reads, queued and running jobs, long polls), else 0. */
 int http_server_step(struct http_server *S, double max_wait);
 
 /* Stop as a second SIGTERM would (running jobs interrupted, held replies

@@ -159,8 +159,8 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 		abort();
 	}
 	fd = client(path);
-	/* at most ~4000 loop turns (~8 s when every turn waits) */
-	for (int turn = 0; turn < 4000; turn++) {
+	/* at most 20000 loop turns (~20 s when every turn waits) */
+	for (int turn = 0; turn < 20000; turn++) {
 		int moved = 0;
 		ssize_t n;
 
@@ -171,7 +171,7 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 				moved = 1;
 			}
 		}
-		busy = http_server_step(S, moved ? 0 : 0.002);
+		busy = http_server_step(S, busy ? 0.001 : 0);
 		while ((n = read(fd, buf, sizeof(buf))) > 0) {
 			if (got + 1 < cap) {
 				size_t c = (size_t)n < cap - 1 - got ? (size_t)n : cap - 1 - got;
@@ -187,11 +187,11 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			break;
 		idle = moved || busy ? 0 : idle + 1;
-		if (idle >= 3 && sent == size && !half) {
+		if (idle >= 4 && sent == size && !half) {
 			shutdown(fd, SHUT_WR);
 			half = 1;
 			idle = 0;
-		} else if (idle >= 3 && half) {
+		} else if (idle >= 4 && half) {
 			break;
 		}
 	}
