@@ -20,7 +20,7 @@ static const struct {
 	{411, "Length Required"}, {413, "Content Too Large"},
 	{415, "Unsupported Media Type"}, {422, "Unprocessable Content"},
 	{500, "Internal Server Error"}, {501, "Not Implemented"},
-	{503, "Service Unavailable"},
+	{503, "Service Unavailable"}, {505, "HTTP Version Not Supported"},
 };
 
 const char *http_status_phrase(int status)

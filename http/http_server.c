@@ -26,6 +26,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/thread.h>
 
@@ -1966,6 +1967,16 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	unsigned m = method_bit(evhttp_request_get_command(req));
 
+	/* evhttp takes any "HTTP/m.n" with m <= 1 (HTTP/0.1, HTTP/-1.-5)
+	 * and would answer in that version: only 1.0 and 1.1 are served,
+	 * the rest get 505 as HTTP/1.0 (then the connection closes) */
+	if (req->major != 1 || req->minor < 0 || req->minor > 1) {
+		req->major = 1;
+		req->minor = 0;
+		problem(&c, 505, "http-version", "only HTTP/1.0 and HTTP/1.1 are "
+			"supported");
+		return;
+	}
 	http_route_match(u ? evhttp_uri_get_path(u) : "/", &c.r);
 	if (http_conns_diverted(c.s->conns, evhttp_request_get_connection(req),
 				&c.div_chunked, &c.div_len)) {
@@ -2077,28 +2088,34 @@ static void fix_page(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 {
 	size_t len = evbuffer_get_length(buf);
 	struct evbuffer_ptr pos, hit;
-	char tail[HTML_TAIL_LEN], line[16];
-	int status, minor;
+	char tail[HTML_TAIL_LEN], line[32];
+	int status, major, minor;
 
 	if (fixing || info->n_added == 0 || len < 64 ||
 	    evbuffer_ptr_set(buf, &pos, len - HTML_TAIL_LEN, EVBUFFER_PTR_SET) ||
 	    evbuffer_copyout_from(buf, &pos, tail, HTML_TAIL_LEN) != (ev_ssize_t)HTML_TAIL_LEN ||
 	    memcmp(tail, html_tail, HTML_TAIL_LEN) != 0)
 		return;
-	hit = evbuffer_search(buf, "HTTP/1.", 7, NULL);
+	hit = evbuffer_search(buf, "HTTP/", 5, NULL);
 	while (hit.pos >= 0) { /* the last status line in the buffer */
 		struct evbuffer_ptr next = hit;
 
 		if (evbuffer_ptr_set(buf, &next, 1, EVBUFFER_PTR_ADD))
 			break;
-		next = evbuffer_search(buf, "HTTP/1.", 7, &next);
+		next = evbuffer_search(buf, "HTTP/", 5, &next);
 		if (next.pos < 0)
 			break;
 		hit = next;
 	}
-	if (hit.pos < 0 || evbuffer_copyout_from(buf, &hit, line, 13) != 13 ||
-	    sscanf(line, "HTTP/1.%1d %3d", &minor, &status) != 2)
+	/* evhttp echoes the request's version, whatever it was (HTTP/0.1,
+	 * HTTP/-1.-5): the page is rewritten as HTTP/1.1 or 1.0 */
+	memset(line, 0, sizeof(line));
+	if (hit.pos < 0 || evbuffer_copyout_from(buf, &hit, line,
+						 sizeof(line) - 1) < 9 ||
+	    sscanf(line, "HTTP/%d.%d %3d", &major, &minor, &status) != 3)
 		return;
+	if (major != 1 || minor != 1)
+		minor = 0;
 	/* a Content-Length refused at once by http_conn: a 413 */
 	if (status == 400 &&
 	    http_conns_take_oversize(((struct svc *)arg)->conns, buf))
