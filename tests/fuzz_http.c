@@ -18,7 +18,10 @@
  * bytes moved, no dataset read or job or held reply in progress) the
  * client half-closes, then closes.  Jobs an input submits run for real
  * (on the small datasets they take milliseconds); http_server_close
- * interrupts any still running.  Everything is under one mkdtemp
+ * interrupts any still running.  An input ending in a NUL byte is sent
+ * without it, and the client then closes at once, without waiting for
+ * the replies (a client gone while its upload is read or its long poll
+ * held); the service's pending work is still let finish.  Everything is under one mkdtemp
  * directory, removed at exit; each input's state directory is removed
  * after it.
  *
@@ -151,7 +154,12 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 	struct parsa_err err;
 	char path[96], buf[4096];
 	size_t sent = 0, got = 0;
+	/* a last byte NUL: the client hangs up once it has sent the rest */
+	int hangup = size > 0 && data[size - 1] == '\0';
 	int fd, idle = 0, half = 0, busy = 1;
+
+	if (hangup)
+		size--;
 
 	parsa_err_clear(&err);
 	if (http_server_open(&S, &o, listener(path, sizeof(path)), &err)) {
@@ -169,6 +177,11 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 			if (n > 0) {
 				sent += (size_t)n;
 				moved = 1;
+			}
+			if (sent == size && hangup) {
+				close(fd);
+				fd = -1;
+				break;
 			}
 		}
 		busy = http_server_step(S, busy ? 0.001 : 0);
@@ -195,7 +208,11 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 			break;
 		}
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
+	/* the service finishes what it started (for a client gone or not) */
+	while (http_server_step(S, 0.001))
+		;
 	for (int i = 0; i < 3; i++)
 		http_server_step(S, 0);
 	http_server_close(S);
