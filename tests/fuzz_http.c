@@ -5,7 +5,10 @@
  * service code (http_server_open over http/, libevent's evhttp).
  *
  * Input: the raw bytes one client sends on one connection (any number of
- * requests, keep-alive or pipelined).  Each input gets a fresh service on
+ * requests, keep-alive or pipelined); or, so that mutations of a body
+ * keep their framing, "#json METHOD TARGET" or "#body METHOD TARGET", a
+ * newline and the body: sent as one HTTP/1.1 request with the body's
+ * Content-Length (and Content-Type: application/json for #json).  Each input gets a fresh service on
  * a copy of a template state directory (made once per process: dataset
  * d1 registered from a small libsvm file and job j1 on it, k = 2, already
  * succeeded, so lookups, placements and assign answer), --data-dir holds
@@ -239,9 +242,41 @@ static void make_template(void)
 	}
 }
 
+/*
+ * "#json METHOD TARGET\nBODY" or "#body METHOD TARGET\nBODY" into one
+ * HTTP/1.1 request with BODY's Content-Length (and for #json its
+ * Content-Type), malloc'd into *req; 0 if data is not of that form.
+ */
+static size_t framed(const uint8_t *data, size_t size, uint8_t **req)
+{
+	const uint8_t *nl;
+	size_t head, body, cap, n;
+	int json;
+
+	if (size < 6 || (memcmp(data, "#json ", 6) && memcmp(data, "#body ", 6)))
+		return 0;
+	json = data[1] == 'j';
+	nl = memchr(data, '\n', size);
+	head = nl ? (size_t)(nl - data) - 6 : size - 6;
+	body = nl ? size - (size_t)(nl - data) - 1 : 0;
+	cap = head + body + 160;
+	if (!(*req = malloc(cap)))
+		abort();
+	memcpy(*req, data + 6, head);
+	n = head + (size_t)snprintf((char *)*req + head, cap - head,
+				    " HTTP/1.1\r\nHost: x\r\n%sContent-Length: "
+				    "%zu\r\n\r\n", json ? "Content-Type: "
+				    "application/json\r\n" : "", body);
+	if (body)
+		memcpy(*req + n, nl + 1, body);
+	return n + body;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char out[16384];
+	uint8_t *req = NULL;
+	size_t len;
 	char state[96], tmpl[96];
 	/* PARSA_FUZZ_HTTP_SHOW=1: print the replies (writing a corpus) */
 	const char *show = getenv("PARSA_FUZZ_HTTP_SHOW");
@@ -262,7 +297,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rm_tree(state);
 	copy_tree(tmpl, state);
 	out[0] = '\0';
-	exchange(state, data, size, out, show ? sizeof(out) : 64);
+	len = framed(data, size, &req);
+	exchange(state, req ? req : data, req ? len : size, out,
+		 show ? sizeof(out) : 64);
+	free(req);
 	if (show)
 		printf("%s\n----\n", out);
 	if (out[0] && strncmp(out, "HTTP/1.", 7) != 0)
