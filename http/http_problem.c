@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parsa_err.h"
@@ -59,6 +60,72 @@ static void slugify(const char *title, char *buf, size_t len)
 	buf[j] = '\0';
 }
 
+/* The length (1..4) of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_seq(const unsigned char *s)
+{
+	unsigned c = s[0], cp, min;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f, min = 0x80;
+	else if ((c & 0xf0) == 0xe0)
+		n = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	/* a NUL ends the check before reading past the string */
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+int http_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	for (; *p; p += n)
+		if (!(n = utf8_seq(p)))
+			return 0;
+	return 1;
+}
+
+json_t *http_json_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	char *copy;
+	json_t *j;
+	size_t n, i = 0;
+
+	if (http_utf8_valid(s))
+		return json_string(s);
+	if (!(copy = malloc(strlen(s) + 1)))
+		return NULL;
+	while (*p) {
+		n = utf8_seq(p);
+		if (n == 0) {
+			copy[i++] = '?';
+			p++;
+			continue;
+		}
+		memcpy(copy + i, p, n);
+		i += n;
+		p += n;
+	}
+	copy[i] = '\0';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
 json_t *http_problem_new(int status, const char *slug, const char *detail)
 {
 	const char *title = http_status_phrase(status);
@@ -69,8 +136,9 @@ json_t *http_problem_new(int status, const char *slug, const char *detail)
 		slug = s;
 	}
 	snprintf(type, sizeof(type), "urn:parsa:problem:%s", slug);
-	return json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", title,
-			 "status", status, "detail", detail ? detail : title);
+	return json_pack("{s:s, s:s, s:i, s:o}", "type", type, "title", title,
+			 "status", status, "detail",
+			 http_json_text(detail ? detail : title));
 }
 
 char *http_problem_text(int status, const char *slug, const char *detail)

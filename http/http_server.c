@@ -156,7 +156,7 @@ static void problem_x(struct rctx *c, int status, const char *slug,
 	json_decref(extra);
 	if (j)
 		json_object_set_new(j, "instance",
-				    json_string(evhttp_request_get_uri(c->req)));
+				    http_json_text(evhttp_request_get_uri(c->req)));
 	reply_json_ct(c, status, j, "application/problem+json");
 }
 
@@ -166,7 +166,7 @@ static void problem_x(struct rctx *c, int status, const char *slug,
 static void invalid(struct rctx *c, const char *field, const char *msg)
 {
 	problem_x(c, 422, "invalid-parameter",
-		  json_pack("{s:s}", "field", field), "%s", msg);
+		  json_pack("{s:o}", "field", http_json_text(field)), "%s", msg);
 }
 
 /* The error of a parsa call: status from the one table, with position. */
@@ -818,6 +818,10 @@ static void datasets_upload(struct rctx *c)
 
 	if (unknown_query(c, upload_params, 3))
 		return;
+	if (n && !http_utf8_valid(n)) {
+		invalid(c, "name", "name must be UTF-8 text");
+		return;
+	}
 	if (!c->div && evbuffer_get_length(in) == 0) {
 		invalid(c, "body", "the upload is empty: send the dataset file "
 			"as the request body (or JSON {\"path\": ...} with "

@@ -138,6 +138,38 @@ static void test_problem(void)
 	CHECK_INT(http_status_of_parsa(PARSA_ECANCEL), ==, 409);
 }
 
+/* Client bytes echoed into JSON: invalid UTF-8 made jansson refuse the
+ * reply, answered as 503 "out of memory" (found by tests/fuzz_http.c). */
+static void test_utf8(void)
+{
+	json_t *j;
+
+	CHECK(http_utf8_valid(""));
+	CHECK(http_utf8_valid("plain /v1/jobs?x=1"));
+	CHECK(http_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+	CHECK(!http_utf8_valid("a\xff" "b"));
+	CHECK(!http_utf8_valid("\xc3"));             /* truncated */
+	CHECK(!http_utf8_valid("\xc0\xaf"));         /* overlong '/' */
+	CHECK(!http_utf8_valid("\xe0\x80\xaf"));     /* overlong */
+	CHECK(!http_utf8_valid("\xed\xa0\x80"));     /* surrogate */
+	CHECK(!http_utf8_valid("\xf4\x90\x80\x80")); /* above U+10FFFF */
+	CHECK(!http_utf8_valid("\xe2\x82"));         /* truncated at the end */
+	j = http_json_text("/v1/x\xff\xc3\xa9\xc3");
+	REQUIRE(j);
+	CHECK_STR(json_string_value(j), "/v1/x?\xc3\xa9?");
+	json_decref(j);
+	j = http_json_text("ok");
+	REQUIRE(j);
+	CHECK_STR(json_string_value(j), "ok");
+	json_decref(j);
+	j = http_problem_new(404, NULL, "no such resource: /\xff");
+	REQUIRE(j);
+	CHECK_STR(json_string_value(json_object_get(j, "detail")),
+		  "no such resource: /?");
+	json_decref(j);
+	CHECK_STR(http_status_phrase(505), "HTTP Version Not Supported");
+}
+
 int main(void)
 {
 	RUN(test_routes);
@@ -145,5 +177,6 @@ int main(void)
 	RUN(test_methods);
 	RUN(test_parse_u64);
 	RUN(test_problem);
+	RUN(test_utf8);
 	return harness_done();
 }
