@@ -43,5 +43,26 @@ def test_http_version_other_than_1x_is_505():
     assert s.stop() == 0
 
 
+@serving
+def test_invalid_utf8_echoed_is_not_out_of_memory():
+    # jansson refuses invalid UTF-8: the reply echoing it failed and was
+    # answered 503 "out of memory"
+    s = Server(tmp("st-proto-utf8"))
+    out = raw_exchange(s.port, b"GET /v1/jobs\xce/j2 HTTP/1.1\r\nHost: x\r\n"
+                       b"Connection: close\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 404 "), out[:300]
+    j = json.loads(out.partition(b"\r\n\r\n")[2])
+    assert j["detail"] == "no such resource: /v1/jobs?/j2", j
+    svm = b"1 1:1 2:1\n-1 2:1 3:1\n"
+    out = raw_exchange(s.port, b"POST /v1/datasets?format=libsvm&name=a%FFb HTTP/1.1\r\n" +
+                       b"Host: x\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+                       % len(svm) + svm)
+    assert out.startswith(b"HTTP/1.1 422 "), out[:300]
+    j = json.loads(out.partition(b"\r\n\r\n")[2])
+    assert j["field"] == "name" and "UTF-8" in j["detail"], j
+    assert s.json("GET", "/v1/datasets")["datasets"] == []
+    assert s.stop() == 0
+
+
 if __name__ == "__main__":
     finish()
