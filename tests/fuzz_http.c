@@ -13,7 +13,8 @@
  * d1 registered from a small libsvm file and job j1 on it, k = 2, already
  * succeeded, so lookups, placements and assign answer), --data-dir holds
  * that file and two more (a.svm, g.txt snap edges, p.csv pairs) for
- * registrations by path, --max-upload is 64 KiB (so the over-limit
+ * registrations by path, a bearer token "fuzz-token" when the input
+ * has the bytes "Authorization:" (else none), --max-upload is 64 KiB (so the over-limit
  * answers are reached), one job worker and a job time limit of 2 s.  The
  * service accepts on an AF_UNIX socket in the private temporary directory
  * (no network).  The input is written as the service reads it, the
@@ -165,7 +166,9 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 
 	if (hangup)
 		size--;
-
+	/* an input that sends an Authorization header runs with a token */
+	if (memmem(data, size, "Authorization:", 14))
+		o.token = "fuzz-token";
 	parsa_err_clear(&err);
 	if (http_server_open(&S, &o, listener(path, sizeof(path)), &err)) {
 		fprintf(stderr, "fuzz_http: %s\n", err.msg);
