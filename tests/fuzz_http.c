@@ -4,30 +4,35 @@
  * JSON of every route (jobs, assign, datasets by path), through the real
  * service code (http_server_open over http/, libevent's evhttp).
  *
- * Input: the raw bytes one client sends on one connection (any number of
- * requests, keep-alive or pipelined); or, so that mutations of a body
+ * Input: the raw bytes one client sends on one connection (any number
+ * of requests, keep-alive or pipelined); or, so that mutations of a body
  * keep their framing, "#json METHOD TARGET" or "#body METHOD TARGET", a
  * newline and the body: sent as one HTTP/1.1 request with the body's
- * Content-Length (and Content-Type: application/json for #json).  Each input gets a fresh service on
- * a copy of a template state directory (made once per process: dataset
- * d1 registered from a small libsvm file and job j1 on it, k = 2, already
- * succeeded, so lookups, placements and assign answer), --data-dir holds
- * that file and two more (a.svm, g.txt snap edges, p.csv pairs) for
- * registrations by path, a bearer token "fuzz-token" when the input
- * has the bytes "Authorization:" (else none), --max-upload is 64 KiB (so the over-limit
- * answers are reached), one job worker and a job time limit of 2 s.  The
- * service accepts on an AF_UNIX socket in the private temporary directory
- * (no network).  The input is written as the service reads it, the
- * replies are read and thrown away; when the service has been idle (no
- * bytes moved, no dataset read or job or held reply in progress) the
- * client half-closes, then closes.  Jobs an input submits run for real
- * (on the small datasets they take milliseconds); http_server_close
- * interrupts any still running.  An input ending in a NUL byte is sent
- * without it, and the client then closes at once, without waiting for
- * the replies (a client gone while its upload is read or its long poll
- * held); the service's pending work is still let finish.  Everything is under one mkdtemp
- * directory, removed at exit; each input's state directory is removed
- * after it.
+ * Content-Length (and Content-Type: application/json for #json).  An
+ * input ending in a NUL byte is sent without it, and the client then
+ * closes at once, without waiting for the replies (a client gone while
+ * its upload is read or its long poll held).
+ *
+ * The service: each input gets a fresh one (http_server_open) on a copy
+ * of a template state directory, made once per process: dataset d1
+ * registered from a small libsvm file and job j1 on it (k = 2) already
+ * succeeded, so lookups, placements and assign answer.  --data-dir holds
+ * that file and two more (a.svm; g.txt, SNAP edges; p.csv, pairs) for
+ * registrations by path; a bearer token "fuzz-token" when the input has
+ * the bytes "Authorization:" (else none); --max-upload 64 KiB (so the
+ * over-limit answers are reached); one job worker, a job time limit of
+ * 2 s.  It accepts on an AF_UNIX socket in the private temporary
+ * directory (no network).  The input is written as the service reads
+ * it, the replies are read; when the service has been idle (no bytes
+ * moved, no dataset read, queued or running job or held reply) for 4
+ * loop turns the client half-closes, then closes.  Jobs an input submits
+ * run for real (on these datasets they take milliseconds); what the
+ * service started is let finish, then http_server_close interrupts any
+ * job still running.
+
+ * Everything is under one mkdtemp directory (/tmp/parsa-fuzz-http-*),
+ * removed at a normal exit (a crash leaves it, with the state of the
+ * failing input); each input's state directory is removed after it.
  *
  * PARSA_FUZZ_HTTP_SHOW=1 in the environment prints the replies (their
  * first 16 KiB), for writing the corpus.
