@@ -19,9 +19,9 @@
  * succeeded, so lookups, placements and assign answer.  --data-dir holds
  * that file and two more (a.svm; g.txt, SNAP edges; p.csv, pairs) for
  * registrations by path; a bearer token "fuzz-token" when the input has
- * the bytes "Authorization:" (else none); --max-upload 64 KiB (so the
- * over-limit answers are reached); one job worker, a job time limit of
- * 2 s.  It accepts on an AF_UNIX socket in the private temporary
+ * the bytes "Authorization:" (else none); --max-upload 64 KiB and
+ * --max-upload-total 128 KiB (so the over-limit answers are reached);
+ * one job worker, a job time limit of 2 s.  It accepts on an AF_UNIX socket in the private temporary
  * directory (no network).  The input is written as the service reads
  * it, the replies are read; when the service has been idle (no bytes
  * moved, no dataset read, queued or running job or held reply) for 4
@@ -157,7 +157,8 @@ static void exchange(const char *state, const uint8_t *data, size_t size,
 {
 	struct http_server_opts o = {
 		.host = "unix", .state_dir = state, .data_dir = root,
-		.workers = 1, .max_upload = 65536, .grace = 0, .cache = 2,
+		.workers = 1, .max_upload = 65536, .max_upload_total = 131072,
+		.grace = 0, .cache = 2,
 		.job_time_limit = 2, .job_threads = 1, .max_streams = 2,
 		.read_timeout = 5, .max_connections = 4,
 	};
