@@ -1971,16 +1971,6 @@ static void on_request(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	unsigned m = method_bit(evhttp_request_get_command(req));
 
-	/* evhttp takes any "HTTP/m.n" with m <= 1 (HTTP/0.1, HTTP/-1.-5)
-	 * and would answer in that version: only 1.0 and 1.1 are served,
-	 * the rest get 505 as HTTP/1.0 (then the connection closes) */
-	if (req->major != 1 || req->minor < 0 || req->minor > 1) {
-		req->major = 1;
-		req->minor = 0;
-		problem(&c, 505, "http-version", "only HTTP/1.0 and HTTP/1.1 are "
-			"supported");
-		return;
-	}
 	http_route_match(u ? evhttp_uri_get_path(u) : "/", &c.r);
 	if (http_conns_diverted(c.s->conns, evhttp_request_get_connection(req),
 				&c.div_chunked, &c.div_len)) {
@@ -1990,6 +1980,16 @@ static void on_request(struct evhttp_request *req, void *arg)
 		c.div = 1;
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 				  "Connection", "close");
+	}
+	/* evhttp takes any "HTTP/m.n" with m <= 1 (HTTP/0.1, HTTP/-1.-5)
+	 * and would answer in that version: only 1.0 and 1.1 are served,
+	 * the rest get 505 as HTTP/1.0 (then the connection closes) */
+	if (req->major != 1 || req->minor < 0 || req->minor > 1) {
+		req->major = 1;
+		req->minor = 0;
+		problem(&c, 505, "http-version", "only HTTP/1.0 and HTTP/1.1 are "
+			"supported");
+		return;
 	}
 	/* with a token, everything but /healthz and the page needs it, and
 	 * first: a client without it learns nothing, not even which routes
