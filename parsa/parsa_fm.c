@@ -16,9 +16,9 @@
 
 #include "parsa_conn.h"
 #include "parsa_metrics.h"
+#include "parsa_pcount.h"
 #include "parsa_rng.h"
 
-#define CNT_SAT PARSA_CONN_SAT
 /* features ahead of the current one whose counts and masks are prefetched */
 #define FM_AHEAD 8
 
@@ -30,12 +30,12 @@ struct fm {
 	uint32_t k;
 	uint64_t cap, m_limit;
 	const uint32_t *weight; /* n_rows vertex weights, or NULL: all 1 */
-	uint16_t *cnt;     /* n_cols * k, feature-major, saturating */
+	struct parsa_pcount pc; /* cnt(v, j), saturating (parsa_pcount.h) */
 	uint64_t *size;    /* k: |U_j| */
 	uint32_t *hits;    /* k: |N(u) ∩ N(U_j)| scratch, zero between uses */
 	uint64_t *tmask;   /* words: parts with hits > 0, zero between uses */
 	uint32_t *order;   /* n_rows: visiting order */
-	int saturated;     /* some count reached CNT_SAT */
+	int saturated;     /* some count reached PARSA_PCOUNT_SAT */
 	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
 	int force;         /* 1: rebalancing |U_j|: best target with room, any
 			    * gain, m_limit ignored; 2: rebalancing M_j: the
@@ -97,7 +97,7 @@ struct fm_eval {
 
 static void fm_free(struct fm *f)
 {
-	free(f->cnt);
+	parsa_pcount_release(&f->pc);
 	free(f->size);
 	free(f->hits);
 	free(f->tmask);
@@ -118,15 +118,19 @@ static uint64_t wt(const struct fm *f, uint32_t u)
 	return f->weight ? f->weight[u] : 1;
 }
 
-static uint16_t *cnt_at(const struct fm *f, uint32_t v, uint32_t j)
+/* cnt(v, j) of a part j holding v (bit j of v's mask m set). */
+static uint32_t cnt_in(const struct fm *f, const uint64_t *m, uint32_t v,
+		       uint32_t j)
 {
-	return &f->cnt[(uint64_t)v * f->k + j];
+	return *parsa_pcount_slot(&f->pc, m, v, j);
 }
 
 static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		   struct parsa_nbrset *used, const struct parsa_fm_opts *o,
 		   struct parsa_err *err)
 {
+	int rc;
+
 	memset(f, 0, sizeof(*f));
 	f->g = g;
 	f->part = part;
@@ -137,7 +141,6 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->weight = o->weight;
 	f->swaps = o->swaps;
 	f->ratio = o->skip_ratio;
-	f->cnt = calloc((size_t)g->n_cols * f->k + 1, sizeof(uint16_t));
 	f->size = calloc(f->k, sizeof(uint64_t));
 	f->hits = calloc(f->k, sizeof(uint32_t));
 	f->acc = calloc(f->k, sizeof(int64_t));
@@ -146,7 +149,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->tmask = calloc(used->words, sizeof(uint64_t));
 	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!f->cnt || !f->size || !f->hits || !f->acc || !f->full || !f->mark ||
+	if (!f->size || !f->hits || !f->acc || !f->full || !f->mark ||
 	    !f->lam ||
 	    !f->tmask || !f->order) {
 		fm_free(f);
@@ -158,9 +161,14 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		f->full[j >> 6] |= 1ULL << (j & 63);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->order[u] = u;
-	f->saturated = parsa_conn_counts(g, part, used, f->weight, f->cnt,
-					 f->lam, f->size);
-	return 0;
+	for (uint32_t v = 0; v < g->n_cols; v++)
+		f->lam[v] = parsa_nbrset_count(used, v);
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		f->size[part[u]] += wt(f, u);
+	rc = parsa_pcount_build(&f->pc, g, part, used, &f->saturated, err);
+	if (rc)
+		fm_free(f);
+	return rc;
 }
 
 /*
@@ -194,15 +202,18 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
+		/* v's counts in the order of its mask's bits */
+		const uint16_t *c = f->pc.pool +
+				    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
 
-		rm += pw_of(*cnt_at(f, v, a) - 1);
+		rm += pw_of(cnt_in(f, m, v, a) - 1);
 		for (uint32_t w = 0; w < s->words; w++) {
 			sc->tmask[w] |= m[w];
 			for (uint64_t x = m[w]; x; x &= x - 1) {
 				uint32_t j = w * 64 + (uint32_t)__builtin_ctzll(x);
 
 				sc->hits[j]++;
-				sc->acc[j] += pw_of(*cnt_at(f, v, j)) - FM_P_ONE;
+				sc->acc[j] += pw_of(*c++) - FM_P_ONE;
 			}
 		}
 	}
@@ -238,11 +249,12 @@ static struct fm_move eval_move_in(const struct fm *f, struct fm_scratch *sc,
 	*full = (struct fm_move){ UINT32_MAX, 0, 0 };
 	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
 		if (e + FM_AHEAD < end) {
-			__builtin_prefetch(cnt_at(f, g->col[e + FM_AHEAD], a));
+			__builtin_prefetch(&f->pc.hdr[g->col[e + FM_AHEAD]]);
 			__builtin_prefetch(&f->lam[g->col[e + FM_AHEAD]]);
 			__builtin_prefetch(parsa_nbrset_mask(s, g->col[e + FM_AHEAD]));
 		}
-		priv += *cnt_at(f, g->col[e], a) == 1;
+		priv += cnt_in(f, parsa_nbrset_mask(s, g->col[e]), g->col[e],
+			       a) == 1;
 		shared += f->lam[g->col[e]] >= 2;
 	}
 	/* without a private feature no move lowers M_a (memory rebalancing)
@@ -305,7 +317,9 @@ static struct fm_move eval_move(struct fm *f, uint32_t u, struct fm_move *full)
 }
 
 /* Move u from its part a to b, keeping cnt, the masks and sizes; returns
- * the change of Σ_j M_j. */
+ * the change of Σ_j M_j.  Every feature of u that b does not hold needs
+ * room for one more part (make_room), unless this undoes the last moves
+ * in reverse order (parsa_pcount.h). */
 static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 {
 	const struct parsa_graph *g = f->g;
@@ -315,18 +329,55 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
-		uint16_t *ca = cnt_at(f, v, a), *cb = cnt_at(f, v, b);
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+		uint32_t cb = m[b >> 6] >> (b & 63) & 1 ? cnt_in(f, m, v, b) : 0;
 
 		/* only the counts 2 -> 1 -> 0 and 0 -> 1 -> 2 change gains */
-		if (*ca <= 2 || *cb <= 1)
+		if (cnt_in(f, m, v, a) <= 2 || cb <= 1)
 			f->mark[v] = f->epoch;
-		delta += parsa_conn_move_feature(s, v, a, b, ca, cb, &f->lam[v],
-						 &f->saturated);
+		delta += parsa_pcount_move(&f->pc, s, v, a, b, &f->lam[v],
+					   &f->saturated);
 	}
 	f->part[u] = b;
 	f->size[a] -= wt(f, u);
 	f->size[b] += wt(f, u);
 	return delta;
+}
+
+/* Room in the counts of every feature of u that part b does not hold for
+ * one more part (parsa_pcount_reserve).  0, or -1 when out of memory:
+ * f->nomem is set and the move must not be made (the call goes on with
+ * fewer moves, then fails with PARSA_ENOMEM). */
+static int make_room(struct fm *f, uint32_t u, uint32_t b)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+
+	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+		uint32_t v = g->col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (!(m[b >> 6] >> (b & 63) & 1) &&
+		    parsa_pcount_reserve(&f->pc, v, f->lam[v])) {
+			f->nomem = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* apply_move after make_room: 1 (made, its change of Σ_j M_j added to
+ * *delta if not NULL) or 0 (out of memory, not made). */
+static int try_move(struct fm *f, uint32_t u, uint32_t b, int64_t *delta)
+{
+	int64_t d;
+
+	if (make_room(f, u, b))
+		return 0;
+	d = apply_move(f, u, b);
+	if (delta)
+		*delta += d;
+	return 1;
 }
 
 static uint64_t sum_m(const struct parsa_nbrset *s)
@@ -402,9 +453,14 @@ static uint32_t lower_bound(const struct fm_cand *c, uint32_t n, uint32_t a,
 static uint64_t try_pair(struct fm *f, uint32_t u, uint32_t w)
 {
 	uint32_t a = f->part[u], b = f->part[w];
-	int64_t d = apply_move(f, u, b);
+	int64_t d = 0;
 
-	d += apply_move(f, w, a);
+	if (!try_move(f, u, b, &d))
+		return 0;
+	if (!try_move(f, w, a, &d)) {
+		apply_move(f, u, a); /* undoes: needs no room */
+		return 0;
+	}
 	if (d < 0 && f->used->size[a] <= f->m_limit &&
 	    f->used->size[b] <= f->m_limit && f->size[a] <= f->cap &&
 	    f->size[b] <= f->cap)
@@ -544,8 +600,10 @@ static int still_good(const struct fm *f, uint32_t u, uint32_t b)
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 
-		priv += *cnt_at(f, v, a) == 1;
-		add += *cnt_at(f, v, b) == 0;
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		priv += cnt_in(f, m, v, a) == 1;
+		add += !(m[b >> 6] >> (b & 63) & 1);
 	}
 	mb = s->size[b] + add;
 	gain = (int64_t)priv - add;
@@ -578,10 +636,9 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 			const struct fm_eval *e = &f->ev[i];
 
 			if (e->mv.to != UINT32_MAX) {
-				if (still_good(f, u, e->mv.to)) {
-					apply_move(f, u, e->mv.to);
+				if (still_good(f, u, e->mv.to) &&
+				    try_move(f, u, e->mv.to, NULL))
 					++*moves;
-				}
 			} else if (e->full.to != UINT32_MAX && f->swaps &&
 				   cand_room(f, nc)) {
 				f->cand[nc++] = (struct fm_cand){
@@ -621,8 +678,7 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 		mv = eval_move(f, u, &full);
 
 		if (mv.to != UINT32_MAX) {
-			apply_move(f, u, mv.to);
-			++*moves;
+			*moves += (uint64_t)try_move(f, u, mv.to, NULL);
 		} else if (full.to != UINT32_MAX && f->swaps && !f->pmode &&
 			   cand_room(f, nc)) {
 			f->cand[nc++] = (struct fm_cand){ f->part[u], full.to,
@@ -695,8 +751,7 @@ static void rebalance(struct fm *f, uint64_t *moves)
 			b = lightest(f);
 		if (b == a)
 			continue;
-		apply_move(f, u, b);
-		++*moves;
+		*moves += (uint64_t)try_move(f, u, b, NULL);
 	}
 	f->force = 0;
 }
@@ -739,8 +794,7 @@ static void mbalance(struct fm *f, uint64_t *moves)
 			mv = eval_move(f, u, &full); /* targets may have filled */
 			if (mv.to == UINT32_MAX)
 				continue;
-			apply_move(f, u, mv.to);
-			moved++;
+			moved += (uint64_t)try_move(f, u, mv.to, NULL);
 		}
 		*moves += moved;
 		if (moved == 0)

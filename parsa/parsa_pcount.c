@@ -1,0 +1,134 @@
+/*
+ * parsa_pcount: sparse per-(feature, part) counts in the order of the
+ * features' mask bits (see parsa_pcount.h).
+ */
+#include "parsa_pcount.h"
+
+#include <stdlib.h>
+
+/* cap rounded up to a multiple of 4, at most k's. */
+static uint64_t cap_of(uint64_t want, uint32_t k)
+{
+	uint64_t top = ((uint64_t)k + 3) & ~3ULL;
+
+	want = (want + 3) & ~3ULL;
+	return want < top ? want : top;
+}
+
+void parsa_pcount_release(struct parsa_pcount *pc)
+{
+	if (!pc)
+		return;
+	free(pc->hdr);
+	free(pc->pool);
+	memset(pc, 0, sizeof(*pc));
+}
+
+uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
+{
+	return (uint64_t)pc->n_feat * sizeof(uint64_t) +
+	       pc->alloc * sizeof(uint16_t);
+}
+
+int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
+		       const uint32_t *part, const struct parsa_nbrset *used,
+		       int *saturated, struct parsa_err *err)
+{
+	uint64_t off = 0;
+	int sat = 0;
+
+	memset(pc, 0, sizeof(*pc));
+	if (used->n_feat != g->n_cols || used->k > 65536)
+		return parsa_fail(err, PARSA_EINVAL, "counts: sets over %u "
+				  "features in %u parts, graph has %u",
+				  used->n_feat, used->k, g->n_cols);
+	pc->n_feat = g->n_cols;
+	pc->k = used->k;
+	pc->words = used->words;
+	pc->hdr = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+	if (!pc->hdr)
+		goto nomem;
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		uint32_t lam = parsa_nbrset_count(used, v);
+		uint64_t c = lam ? cap_of((uint64_t)lam + 1, pc->k) : 0;
+
+		pc->hdr[v] = off | (c / 4) << 48;
+		off += c;
+	}
+	pc->pool = calloc(off ? (size_t)off : 1, sizeof(uint16_t));
+	if (!pc->pool)
+		goto nomem;
+	pc->len = pc->alloc = off;
+	for (uint32_t u = 0; u < g->n_rows; u++) {
+		uint32_t j = part[u];
+
+		if (j >= pc->k)
+			goto bad;
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+			uint32_t v = g->col[e];
+			const uint64_t *m = parsa_nbrset_mask(used, v);
+			uint16_t *c;
+
+			if (!(m[j >> 6] >> (j & 63) & 1))
+				goto bad;
+			c = parsa_pcount_slot(pc, m, v, j);
+			if (*c < PARSA_PCOUNT_SAT)
+				++*c;
+			sat |= *c == PARSA_PCOUNT_SAT;
+		}
+	}
+	/* every part of a mask holds an example using the feature */
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+
+		for (uint32_t i = 0, n = parsa_nbrset_count(used, v); i < n; i++)
+			if (c[i] == 0)
+				goto bad;
+	}
+	*saturated = sat;
+	return 0;
+bad:
+	parsa_pcount_release(pc);
+	return parsa_fail(err, PARSA_EINVAL,
+			  "counts: the sets are not N(U_i) of the partition");
+nomem:
+	parsa_pcount_release(pc);
+	return parsa_fail(err, PARSA_ENOMEM, "out of memory (counts: %u "
+			  "features x %u parts)", g->n_cols, used->k);
+}
+
+int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
+{
+	uint64_t off = pc->hdr[v] & PARSA_PCOUNT_OFF;
+	uint64_t c = (pc->hdr[v] >> 48) * 4, nc;
+
+	if (lam >= pc->k || lam < c)
+		return 0; /* every part holds v already, or there is room */
+	nc = cap_of(c + (c / 2 > 4 ? c / 2 : 4), pc->k);
+	if (c && off + c == pc->len) { /* the last region: grows in place */
+		off = pc->len - c;
+	} else {
+		off = pc->len;
+		pc->waste += c;
+	}
+	if (off + nc > pc->alloc) {
+		uint64_t na = pc->alloc + pc->alloc / 4 + 4096;
+		uint16_t *p;
+
+		if (na < off + nc)
+			na = off + nc;
+		if (na > PARSA_PCOUNT_OFF)
+			return -1;
+		p = realloc(pc->pool, (size_t)na * sizeof(uint16_t));
+		if (!p)
+			return -1;
+		pc->pool = p;
+		pc->alloc = na;
+	}
+	if (off != (pc->hdr[v] & PARSA_PCOUNT_OFF))
+		memcpy(pc->pool + off, pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF),
+		       (size_t)lam * sizeof(uint16_t));
+	pc->len = off + nc;
+	pc->hdr[v] = off | (nc / 4) << 48;
+	return 0;
+}

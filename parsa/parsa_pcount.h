@@ -1,0 +1,157 @@
+/*
+ * parsa_pcount: sparse per-(feature, part) example counts, the state of the
+ * T_sum sweeps (parsa_fm.h) in O(Σ_v λ_v) memory instead of the dense
+ * 2 k |V| bytes.
+ *
+ * cnt(v, j) = the number of examples of part j using feature v, saturating
+ * at PARSA_PCOUNT_SAT (a saturated count is never decremented, as in
+ * parsa_conn.h).  The parts holding v are the set bits of v's mask in a
+ * struct parsa_nbrset kept beside the counts (bit (v, j) set iff
+ * cnt(v, j) > 0); v's counts are stored in the order of those bits: the
+ * count of part j is slot rank(j) = #{set bits of v's mask below j} of v's
+ * region of the pool.  So a count costs its 2 bytes, a lookup a popcount
+ * over the mask's words before j, and a part joining or leaving a feature
+ * shifts the feature's later slots by one (O(λ_v)).
+ *
+ * Regions: v's region is cap(v) slots at off(v) (hdr[v]: the offset in its
+ * low 48 bits, cap / 4 in its high 16), cap(v) >= λ_v, a multiple of 4
+ * (at least 4 once v is used), at most k rounded up to 4.  A part can join
+ * v only when cap(v) > λ_v: parsa_pcount_reserve grows a full region (to
+ * 1.5x, at the pool's end; the old region is left unused, counted in
+ * `waste`), which may move the pool (pointers into it are then stale).
+ * A part leaving never shrinks the region, so undoing a move (the moves
+ * of parsa_pcount_move in reverse order) never needs room.
+ *
+ * Memory: 8 bytes per feature plus 2 bytes per slot; built with
+ * cap(v) = λ_v + 1 rounded up to 4.  Ownership: owns hdr and pool.  Not
+ * thread-safe for writing; concurrent readers are fine.
+ */
+#ifndef PARSA_PCOUNT_H
+#define PARSA_PCOUNT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "parsa_err.h"
+#include "parsa_graph.h"
+#include "parsa_nbrset.h"
+
+#define PARSA_PCOUNT_SAT UINT16_MAX
+#define PARSA_PCOUNT_OFF ((1ULL << 48) - 1)
+
+struct parsa_pcount {
+	uint32_t n_feat, k, words;
+	uint64_t *hdr;   /* n_feat: offset | (cap / 4) << 48 */
+	uint16_t *pool;  /* the regions */
+	uint64_t len;    /* slots handed out */
+	uint64_t alloc;  /* slots allocated */
+	uint64_t waste;  /* slots of regions left behind by growth */
+};
+
+/*
+ * The counts of the partition part of g (parts < used->k) into pc, used
+ * being N(U_1..U_k) of part (parsa_used_sets).  *saturated = 1 if a count
+ * saturated.  0, PARSA_ENOMEM or PARSA_EINVAL (sizes); pc is zeroed on
+ * failure and needs parsa_pcount_release after success.
+ */
+int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
+		       const uint32_t *part, const struct parsa_nbrset *used,
+		       int *saturated, struct parsa_err *err);
+
+void parsa_pcount_release(struct parsa_pcount *pc);
+
+/* Bytes held (header and pool, as allocated). */
+uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc);
+
+/*
+ * Room in v's region for one more part than lam = λ_v: grows the region
+ * when it is full.  0, or -1 when out of memory (nothing changed).
+ */
+int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam);
+
+static inline int parsa_pcount_reserve(struct parsa_pcount *pc, uint32_t v,
+				       uint32_t lam)
+{
+	return (uint64_t)lam < (pc->hdr[v] >> 48) * 4
+		       ? 0
+		       : parsa_pcount_grow(pc, v, lam);
+}
+
+/* #{set bits of mask m (words words) below bit j}. */
+static inline uint32_t parsa_pcount_rank(const uint64_t *m, uint32_t words,
+					 uint32_t j)
+{
+	uint32_t r = 0, w = j >> 6;
+
+	if (words == 1)
+		return parsa_popcount64(m[0] & ((1ULL << (j & 63)) - 1));
+	for (uint32_t i = 0; i < w; i++)
+		r += parsa_popcount64(m[i]);
+	return r + parsa_popcount64(m[w] & ((1ULL << (j & 63)) - 1));
+}
+
+/* The slot of cnt(v, j); bit j of v's mask m must be set. */
+static inline uint16_t *parsa_pcount_slot(const struct parsa_pcount *pc,
+					  const uint64_t *m, uint32_t v,
+					  uint32_t j)
+{
+	return pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF) +
+	       parsa_pcount_rank(m, pc->words, j);
+}
+
+/* cnt(v, j) with s the sets kept beside the counts. */
+static inline uint32_t parsa_pcount_get(const struct parsa_pcount *pc,
+					const struct parsa_nbrset *s,
+					uint32_t v, uint32_t j)
+{
+	const uint64_t *m = parsa_nbrset_mask(s, v);
+
+	return m[j >> 6] >> (j & 63) & 1 ? *parsa_pcount_slot(pc, m, v, j)
+					 : 0;
+}
+
+/*
+ * Feature v of an example moving from part a to part b (a != b, the
+ * example in a, so bit a is set): cnt(v, a) down unless saturated, v
+ * leaves S_a (bit, size, *lam) when it hits 0; v joins S_b when cnt(v, b)
+ * was 0 (which needs room: parsa_pcount_reserve(pc, v, *lam) before,
+ * unless this undoes the last moves in reverse order); cnt(v, b) up
+ * (saturating, *saturated set).  *lam = λ_v.  Returns the change of
+ * Σ_j |S_j|: -1, 0 or +1.  The same as parsa_conn_move_feature on dense
+ * counts.
+ */
+static inline int parsa_pcount_move(struct parsa_pcount *pc,
+				    struct parsa_nbrset *s, uint32_t v,
+				    uint32_t a, uint32_t b, uint32_t *lam,
+				    int *saturated)
+{
+	uint64_t *m = s->bits + (uint64_t)v * s->words;
+	uint16_t *base = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+	uint32_t ra = parsa_pcount_rank(m, s->words, a), rb;
+	int delta = 0;
+
+	if (base[ra] != PARSA_PCOUNT_SAT && --base[ra] == 0) {
+		memmove(base + ra, base + ra + 1,
+			(size_t)(*lam - ra - 1) * sizeof(uint16_t));
+		m[a >> 6] &= ~(1ULL << (a & 63));
+		s->size[a]--;
+		--*lam;
+		delta--;
+	}
+	rb = parsa_pcount_rank(m, s->words, b);
+	if (!(m[b >> 6] >> (b & 63) & 1)) {
+		memmove(base + rb + 1, base + rb,
+			(size_t)(*lam - rb) * sizeof(uint16_t));
+		base[rb] = 1;
+		m[b >> 6] |= 1ULL << (b & 63);
+		s->size[b]++;
+		++*lam;
+		return delta + 1;
+	}
+	if (base[rb] < PARSA_PCOUNT_SAT)
+		++base[rb];
+	*saturated |= base[rb] == PARSA_PCOUNT_SAT;
+	return delta;
+}
+
+#endif /* PARSA_PCOUNT_H */
