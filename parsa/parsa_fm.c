@@ -43,6 +43,9 @@ struct fm {
 	int64_t *acc;      /* k: p-mode cost scratch, zero between uses */
 	uint64_t *full;    /* words: the mask of all k parts */
 	uint32_t *lam;     /* n_cols: parts using the feature (bits of its mask) */
+	uint64_t *single;  /* k <= 64: n_cols masks, bit j set iff cnt(v, j)
+			    * == 1 (what the gains read: no count lookup);
+			    * NULL for larger k */
 	uint32_t *mark;    /* n_cols: the sweep that last moved an example
 			    * using the feature (0: none) */
 	uint32_t epoch;    /* the current sweep, from 1 */
@@ -107,6 +110,7 @@ static void fm_free(struct fm *f)
 	free(f->full);
 	free(f->lam);
 	free(f->mark);
+	free(f->single);
 	free(f->entry);
 	free(f->ev);
 	free(f->tsc);
@@ -166,6 +170,21 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->size[part[u]] += wt(f, u);
 	rc = parsa_pcount_build(&f->pc, g, part, used, &f->saturated, err);
+	if (rc == 0 && used->words == 1) {
+		f->single = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+		if (!f->single)
+			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
+					"%u features)", g->n_cols);
+		for (uint32_t v = 0; f->single && v < g->n_cols; v++) {
+			const uint16_t *c = f->pc.pool +
+					    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
+			uint64_t x = used->bits[v], one = 0;
+
+			for (; x; x &= x - 1)
+				one |= *c++ == 1 ? x & -x : 0;
+			f->single[v] = one;
+		}
+	}
 	if (rc)
 		fm_free(f);
 	return rc;
@@ -220,6 +239,73 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
 	return rm;
 }
 
+/* A feature's header and mask, then (FM_AHEAD later) its count, are
+ * fetched ahead: the count's address needs the first two. */
+static void fetch_ahead(const struct fm *f, uint32_t v)
+{
+	__builtin_prefetch(&f->pc.hdr[v]);
+	__builtin_prefetch(parsa_nbrset_mask(f->used, v));
+	if (f->used->words > 1)
+		__builtin_prefetch(&f->lam[v]);
+}
+
+/* priv = #{v ∈ N(u) : cnt(v, a) == 1}, shared = #{v ∈ N(u) : λ_v ≥ 2}
+ * (a = u's part). */
+static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
+			uint32_t *priv, uint32_t *shared)
+{
+	const struct parsa_graph *g = f->g;
+	const struct parsa_nbrset *s = f->used;
+	const uint32_t *col = g->col;
+	const uint16_t *ring[2 * FM_AHEAD];
+	uint64_t beg = g->row_ptr[u], end = g->row_ptr[u + 1];
+	uint32_t p = 0, sh = 0;
+
+	if (f->single) { /* k <= 64: the singleton masks */
+		for (uint64_t e = beg; e < end; e++) {
+			uint32_t v = col[e];
+			uint64_t m;
+
+			if (e + FM_AHEAD < end) {
+				__builtin_prefetch(&f->single[col[e + FM_AHEAD]]);
+				__builtin_prefetch(&s->bits[col[e + FM_AHEAD]]);
+			}
+			m = s->bits[v];
+			p += f->single[v] >> a & 1;
+			sh += (m & (m - 1)) != 0;
+		}
+		*priv = p;
+		*shared = sh;
+		return;
+	}
+	for (uint64_t e = beg; e < end && e < beg + 2 * FM_AHEAD; e++)
+		fetch_ahead(f, col[e]);
+	for (uint64_t e = beg; e < end && e < beg + FM_AHEAD; e++) {
+		ring[e % (2 * FM_AHEAD)] = parsa_pcount_slot(
+			&f->pc, parsa_nbrset_mask(s, col[e]), col[e], a);
+		__builtin_prefetch(ring[e % (2 * FM_AHEAD)]);
+	}
+	for (uint64_t e = beg; e < end; e++) {
+		uint32_t v = col[e];
+		const uint64_t *m = parsa_nbrset_mask(s, v);
+
+		if (e + 2 * FM_AHEAD < end)
+			fetch_ahead(f, col[e + 2 * FM_AHEAD]);
+		if (e + FM_AHEAD < end) {
+			uint32_t w = col[e + FM_AHEAD];
+			const uint16_t *c = parsa_pcount_slot(
+				&f->pc, parsa_nbrset_mask(s, w), w, a);
+
+			ring[(e + FM_AHEAD) % (2 * FM_AHEAD)] = c;
+			__builtin_prefetch(c);
+		}
+		p += *ring[e % (2 * FM_AHEAD)] == 1;
+		sh += s->words == 1 ? (m[0] & (m[0] - 1)) != 0 : f->lam[v] >= 2;
+	}
+	*priv = p;
+	*shared = sh;
+}
+
 /* Is (gain, m) a better choice than the current best (ties: smaller M of
  * the target after the move, then lower index)? */
 static int better(const struct fm_move *best, uint64_t best_m, uint32_t j,
@@ -247,16 +333,7 @@ static struct fm_move eval_move_in(const struct fm *f, struct fm_scratch *sc,
 	uint64_t best_m = UINT64_MAX, full_m = UINT64_MAX;
 
 	*full = (struct fm_move){ UINT32_MAX, 0, 0 };
-	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
-		if (e + FM_AHEAD < end) {
-			__builtin_prefetch(&f->pc.hdr[g->col[e + FM_AHEAD]]);
-			__builtin_prefetch(&f->lam[g->col[e + FM_AHEAD]]);
-			__builtin_prefetch(parsa_nbrset_mask(s, g->col[e + FM_AHEAD]));
-		}
-		priv += cnt_in(f, parsa_nbrset_mask(s, g->col[e]), g->col[e],
-			       a) == 1;
-		shared += f->lam[g->col[e]] >= 2;
-	}
+	priv_shared(f, u, a, &priv, &shared);
 	/* without a private feature no move lowers M_a (memory rebalancing)
 	 * or Σ M; and since hits[j] <= shared for j != a and gain_j = priv −
 	 * deg + hits[j], with too few shared features every gain is < 0 (the
@@ -327,16 +404,30 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 	uint32_t a = f->part[u];
 	int64_t delta = 0;
 
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
-		uint32_t cb = m[b >> 6] >> (b & 63) & 1 ? cnt_in(f, m, v, b) : 0;
+		uint32_t cb, ca;
+
+		if (e + 4 < end) /* (its header and mask are fetched) */
+			__builtin_prefetch(f->pc.pool + (f->pc.hdr[g->col[e + 4]] &
+							 PARSA_PCOUNT_OFF));
+		cb = m[b >> 6] >> (b & 63) & 1 ? cnt_in(f, m, v, b) : 0;
+		ca = cnt_in(f, m, v, a);
 
 		/* only the counts 2 -> 1 -> 0 and 0 -> 1 -> 2 change gains */
-		if (cnt_in(f, m, v, a) <= 2 || cb <= 1)
+		if (ca <= 2 || cb <= 1)
 			f->mark[v] = f->epoch;
 		delta += parsa_pcount_move(&f->pc, s, v, a, b, &f->lam[v],
 					   &f->saturated);
+		if (f->single) { /* the counts after the move: 1? */
+			ca -= ca != PARSA_PCOUNT_SAT;
+			cb += cb != PARSA_PCOUNT_SAT;
+			f->single[v] = (f->single[v] &
+					~(1ULL << a) & ~(1ULL << b)) |
+				       (uint64_t)(ca == 1) << a |
+				       (uint64_t)(cb == 1) << b;
+		}
 	}
 	f->part[u] = b;
 	f->size[a] -= wt(f, u);
@@ -558,6 +649,30 @@ static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
 	return 0;
 }
 
+/* The rows ahead of rows[i] (of rows[..hi)) fetched in stages, each
+ * needing the last: the offsets of the 6th, the features and the part of
+ * the 3rd, the headers and masks of the next one's features. */
+static void fetch_rows(const struct fm *f, const uint32_t *rows, uint32_t i,
+		       uint32_t hi)
+{
+	const struct parsa_graph *g = f->g;
+
+	if (i + 6 < hi)
+		__builtin_prefetch(&g->row_ptr[rows[i + 6]]);
+	if (i + 3 < hi) {
+		__builtin_prefetch(&g->col[g->row_ptr[rows[i + 3]]]);
+		__builtin_prefetch(&f->part[rows[i + 3]]);
+	}
+	if (i + 1 < hi) {
+		uint32_t r = rows[i + 1];
+		uint64_t e = g->row_ptr[r], end = g->row_ptr[r + 1];
+
+		for (end = end < e + 2 * FM_AHEAD ? end : e + 2 * FM_AHEAD;
+		     e < end; e++)
+			fetch_ahead(f, g->col[e]);
+	}
+}
+
 /* One task of a chunk's evaluation: its share of rows[0..n), against the
  * state at the chunk's start (which no task changes). */
 struct chunk_job {
@@ -576,6 +691,7 @@ static void chunk_task(void *arg, uint32_t t)
 	for (uint32_t i = lo; i < hi; i++) {
 		struct fm_eval *e = &f->ev[i];
 
+		fetch_rows(f, cj->rows, i, hi);
 		if (!active(f, cj->rows[i])) {
 			e->mv.to = e->full.to = UINT32_MAX;
 			continue;
@@ -602,7 +718,9 @@ static int still_good(const struct fm *f, uint32_t u, uint32_t b)
 
 		const uint64_t *m = parsa_nbrset_mask(s, v);
 
-		priv += cnt_in(f, m, v, a) == 1;
+		__builtin_prefetch(&f->pc.hdr[v]); /* for apply_move */
+		priv += f->single ? f->single[v] >> a & 1
+				  : cnt_in(f, m, v, a) == 1;
 		add += !(m[b >> 6] >> (b & 63) & 1);
 	}
 	mb = s->size[b] + add;

@@ -51,11 +51,15 @@
  * when that is not enough; it never rises).
  * These two may raise the connectivity; the rest of the call never does.
  *
- * Counts: dense uint16 per (feature, part), feature-major, saturating at
- * UINT16_MAX: a saturated count is never decremented (its feature stays in
- * the part until the end), so the tracked M_j are upper bounds of the true
- * ones and the guarantees above still hold; `used` is recomputed exactly at
- * the end when a count saturated.  Memory: 2 k |V| bytes.
+ * Counts: uint16 per (feature, part holding it), sparse (parsa_pcount.h),
+ * saturating at UINT16_MAX: a saturated count is never decremented (its
+ * feature stays in the part until the end), so the tracked M_j are upper
+ * bounds of the true ones and the guarantees above still hold; `used` is
+ * recomputed exactly at the end when a count saturated.  Memory: about
+ * 2.5 Σ_v λ_v + 8 |V| bytes for the counts (the dense table would take
+ * 2 k |V|), 8 |V| for λ and the sweep marks, 4 |U| for the order.  A
+ * count region that cannot grow (out of memory) drops the move; the call
+ * then ends with PARSA_ENOMEM, part and used consistent.
  *
  * Chunked sweeps (chunk > 0, on graphs of at least chunk_min_rows
  * examples; exact sweeps only): the sweep's order is cut into chunks of

@@ -30,6 +30,64 @@ uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 	       pc->alloc * sizeof(uint16_t);
 }
 
+/* Fetch ahead (the nonzeros are a stream; a count's address needs the
+ * feature's header and mask): headers and masks this far ahead, counts
+ * half as far. */
+#define PC_AHEAD 16
+
+/* Row of nonzero e, from row u on. */
+static uint32_t row_of(const struct parsa_graph *g, uint32_t u, uint64_t e)
+{
+	while (g->row_ptr[u + 1] <= e)
+		u++;
+	return u;
+}
+
+/* The counts of part into pc (regions sized, zero); -1 if a part is
+ * missing from a mask of its examples' features. */
+static int count_all(struct parsa_pcount *pc, const struct parsa_graph *g,
+		     const uint32_t *part, const struct parsa_nbrset *used,
+		     int *sat)
+{
+	uint64_t nnz = parsa_graph_nnz(g);
+	uint16_t *ring[PC_AHEAD];
+	uint32_t uh = 0; /* row of e */
+	const uint32_t half = PC_AHEAD / 2;
+
+	if (nnz == 0)
+		return 0;
+	for (uint64_t e = 0; e < nnz && e < PC_AHEAD; e++) {
+		__builtin_prefetch(&pc->hdr[g->col[e]]);
+		__builtin_prefetch(parsa_nbrset_mask(used, g->col[e]));
+	}
+	for (uint64_t e = 0; e < nnz + half; e++) {
+		if (e + PC_AHEAD < nnz) {
+			__builtin_prefetch(&pc->hdr[g->col[e + PC_AHEAD]]);
+			__builtin_prefetch(parsa_nbrset_mask(used,
+							     g->col[e + PC_AHEAD]));
+		}
+		if (e < nnz) { /* e's slot: checked and fetched */
+			uint32_t v = g->col[e], j;
+			const uint64_t *m = parsa_nbrset_mask(used, v);
+
+			uh = row_of(g, uh, e);
+			j = part[uh];
+			if (!(m[j >> 6] >> (j & 63) & 1))
+				return -1;
+			ring[e % PC_AHEAD] = parsa_pcount_slot(pc, m, v, j);
+			__builtin_prefetch(ring[e % PC_AHEAD]);
+		}
+		if (e >= half) { /* nonzero e - half: its count up */
+			uint16_t *c = ring[(e - half) % PC_AHEAD];
+
+			if (*c < PARSA_PCOUNT_SAT)
+				++*c;
+			*sat |= *c == PARSA_PCOUNT_SAT;
+		}
+	}
+	return 0;
+}
+
 int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       const uint32_t *part, const struct parsa_nbrset *used,
 		       int *saturated, struct parsa_err *err)
@@ -59,24 +117,11 @@ int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
 	if (!pc->pool)
 		goto nomem;
 	pc->len = pc->alloc = off;
-	for (uint32_t u = 0; u < g->n_rows; u++) {
-		uint32_t j = part[u];
-
-		if (j >= pc->k)
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		if (part[u] >= pc->k)
 			goto bad;
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
-			uint32_t v = g->col[e];
-			const uint64_t *m = parsa_nbrset_mask(used, v);
-			uint16_t *c;
-
-			if (!(m[j >> 6] >> (j & 63) & 1))
-				goto bad;
-			c = parsa_pcount_slot(pc, m, v, j);
-			if (*c < PARSA_PCOUNT_SAT)
-				++*c;
-			sat |= *c == PARSA_PCOUNT_SAT;
-		}
-	}
+	if (count_all(pc, g, part, used, &sat))
+		goto bad;
 	/* every part of a mask holds an example using the feature */
 	for (uint32_t v = 0; v < g->n_cols; v++) {
 		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
