@@ -149,12 +149,16 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->hits = calloc(f->k, sizeof(uint32_t));
 	f->acc = calloc(f->k, sizeof(int64_t));
 	f->full = calloc(used->words, sizeof(uint64_t));
-	f->lam = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
-	f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	/* λ is the popcount of a one-word mask; the marks are read from the
+	 * second exact sweep on */
+	if (used->words > 1)
+		f->lam = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
+	if (o->max_passes > 1)
+		f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->tmask = calloc(used->words, sizeof(uint64_t));
 	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	if (!f->size || !f->hits || !f->acc || !f->full || !f->mark ||
-	    !f->lam ||
+	if (!f->size || !f->hits || !f->acc || !f->full ||
+	    (o->max_passes > 1 && !f->mark) || (used->words > 1 && !f->lam) ||
 	    !f->tmask || !f->order) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
@@ -165,7 +169,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		f->full[j >> 6] |= 1ULL << (j & 63);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->order[u] = u;
-	for (uint32_t v = 0; v < g->n_cols; v++)
+	for (uint32_t v = 0; f->lam && v < g->n_cols; v++)
 		f->lam[v] = parsa_nbrset_count(used, v);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->size[part[u]] += wt(f, u);
@@ -407,7 +411,7 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 	for (uint64_t e = g->row_ptr[u], end = g->row_ptr[u + 1]; e < end; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
-		uint32_t cb, ca;
+		uint32_t cb, ca, lam;
 
 		if (e + 4 < end) /* (its header and mask are fetched) */
 			__builtin_prefetch(f->pc.pool + (f->pc.hdr[g->col[e + 4]] &
@@ -416,10 +420,13 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 		ca = cnt_in(f, m, v, a);
 
 		/* only the counts 2 -> 1 -> 0 and 0 -> 1 -> 2 change gains */
-		if (ca <= 2 || cb <= 1)
+		if (f->mark && (ca <= 2 || cb <= 1))
 			f->mark[v] = f->epoch;
-		delta += parsa_pcount_move(&f->pc, s, v, a, b, &f->lam[v],
+		lam = f->lam ? f->lam[v] : parsa_popcount64(m[0]);
+		delta += parsa_pcount_move(&f->pc, s, v, a, b, &lam,
 					   &f->saturated);
+		if (f->lam)
+			f->lam[v] = lam;
 		if (f->single) { /* the counts after the move: 1? */
 			ca -= ca != PARSA_PCOUNT_SAT;
 			cb += cb != PARSA_PCOUNT_SAT;
@@ -449,7 +456,8 @@ static int make_room(struct fm *f, uint32_t u, uint32_t b)
 		const uint64_t *m = parsa_nbrset_mask(s, v);
 
 		if (!(m[b >> 6] >> (b & 63) & 1) &&
-		    parsa_pcount_reserve(&f->pc, v, f->lam[v])) {
+		    parsa_pcount_reserve(&f->pc, v, f->lam ? f->lam[v]
+							   : parsa_popcount64(m[0]))) {
 			f->nomem = 1;
 			return -1;
 		}

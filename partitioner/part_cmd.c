@@ -18,6 +18,9 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -487,9 +490,16 @@ static int run_job(struct cmd_opts *c, const struct part_dataset *ds,
 	return rc;
 }
 
-/* part_run_opts.phase: the memory peaks per phase (part_progress.h). */
+/* part_run_opts.phase: the memory peaks per phase (part_progress.h).
+ * What the last phase freed goes back to the system first: glibc keeps
+ * freed blocks below its mmap threshold (Algorithm 13's cost lists, a
+ * block's arrays) in its heaps, where the next phases' resident set
+ * would carry them. */
 static void mem_phase(void *arg, enum part_phase p)
 {
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 	part_mem_phase(arg, PART_MEM_LOAD + 1 + (int)p);
 }
 

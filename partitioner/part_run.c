@@ -300,13 +300,36 @@ static int cand_save(struct cand *c, const struct parsa_graph *g,
 	return 0;
 }
 
-/* Put c's placement into r and used. */
+/* c = a copy of (part, owner) without the sets (cand_take recomputes
+ * them from part: k |V| / 8 bytes less while the refinement runs). */
+static int cand_save_parts(struct cand *c, const struct parsa_graph *g,
+			   const uint32_t *part, const uint32_t *owner,
+			   uint64_t t, uint64_t m, struct parsa_err *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	if (!c->part || !c->owner) {
+		cand_release(c);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	}
+	memcpy(c->part, part, (size_t)g->n_rows * sizeof(uint32_t));
+	memcpy(c->owner, owner, (size_t)g->n_cols * sizeof(uint32_t));
+	c->tmax = t;
+	c->mmax = m;
+	return 0;
+}
+
+/* Put c's placement into r and used (N(U_i) of c's part). */
 static void cand_take(const struct cand *c, const struct parsa_graph *g,
 		      struct part_result *r, struct parsa_nbrset *used)
 {
 	memcpy(r->part, c->part, (size_t)g->n_rows * sizeof(uint32_t));
 	memcpy(r->owner, c->owner, (size_t)g->n_cols * sizeof(uint32_t));
-	parsa_nbrset_copy(used, &c->used);
+	if (c->used.bits)
+		parsa_nbrset_copy(used, &c->used);
+	else /* (cannot fail: c's parts are < k) */
+		(void)parsa_used_sets(g, c->part, used, NULL);
 }
 
 /*
@@ -865,7 +888,11 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	struct scratch_task sx = { ds, { 0 }, { 0 }, 0 };
 	struct rpace pace;
 	int rev0 = r->guard_reverted; /* a slack's second round counts on */
-	int rc = cand_save(&step1, g, r->part, r->owner, used, t0, m0, err);
+	/* (the V-cycle chains start from step 1's sets) */
+	int rc = o->ml_levels ? cand_save(&step1, g, r->part, r->owner, used,
+					  t0, m0, err)
+			      : cand_save_parts(&step1, g, r->part, r->owner,
+						t0, m0, err);
 
 	if (rc)
 		return rc;
