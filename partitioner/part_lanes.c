@@ -224,8 +224,16 @@ static int lane_solve(struct lanes_run *r, struct lane *ln,
 	if (rc)
 		return rc;
 	parsa_nbrset_gather(&ln->slice, r->S, ln->blk.feat);
-	return parsa_partu_block(sc->ctx, &ln->blk, &ln->slice, &ln->bal,
-				 ln->lpart, &ln->st, err);
+	rc = parsa_partu_block(sc->ctx, &ln->blk, &ln->slice, &ln->bal,
+			       ln->lpart, &ln->st, err);
+	/* the merge needs the rows, features, slice and parts, not the
+	 * block's own CSR (4 bytes a nonzero, in each of L lanes) */
+	free(ln->blk.g.col);
+	free(ln->blk.g.row_ptr);
+	ln->blk.g.col = NULL;
+	ln->blk.g.row_ptr = NULL;
+	ln->blk.g.col_cap = ln->blk.g.row_cap = 0;
+	return rc;
 }
 
 /* part_pool task: lane l of the current round. */

@@ -256,12 +256,15 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 /* A candidate placement of the guard: parts, owners and N(U_i). */
 struct cand {
 	uint32_t *part, *owner;
+	uint16_t *part16; /* cand_save_parts: the parts in 16 bits (k <=
+			   * 65536), part NULL */
 	struct parsa_nbrset used;
 	uint64_t tmax, mmax;
 };
 
 static void cand_release(struct cand *c)
 {
+	free(c->part16);
 	free(c->part);
 	free(c->owner);
 	parsa_nbrset_release(&c->used);
@@ -300,36 +303,54 @@ static int cand_save(struct cand *c, const struct parsa_graph *g,
 	return 0;
 }
 
-/* c = a copy of (part, owner) without the sets (cand_take recomputes
- * them from part: k |V| / 8 bytes less while the refinement runs). */
+/* c = the parts of part (k <= 65536) in 16 bits, without the sets
+ * (cand_take recomputes them from the parts) or the owners (cand_owner
+ * copies them before they change): 2 |U| bytes instead of 4 |U| + 4 |V|
+ * + k |V| / 8 while the refinement runs. */
 static int cand_save_parts(struct cand *c, const struct parsa_graph *g,
-			   const uint32_t *part, const uint32_t *owner,
-			   uint64_t t, uint64_t m, struct parsa_err *err)
+			   const uint32_t *part, uint64_t t, uint64_t m,
+			   struct parsa_err *err)
 {
 	memset(c, 0, sizeof(*c));
-	c->part = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
-	if (!c->part || !c->owner) {
-		cand_release(c);
+	c->part16 = malloc(((size_t)g->n_rows + 1) * sizeof(uint16_t));
+	if (!c->part16)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
-	}
-	memcpy(c->part, part, (size_t)g->n_rows * sizeof(uint32_t));
-	memcpy(c->owner, owner, (size_t)g->n_cols * sizeof(uint32_t));
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		c->part16[u] = (uint16_t)part[u];
 	c->tmax = t;
 	c->mmax = m;
 	return 0;
 }
 
-/* Put c's placement into r and used (N(U_i) of c's part). */
+/* c's owners = owner if c has none yet (cand_save_parts). */
+static int cand_owner(struct cand *c, const struct parsa_graph *g,
+		      const uint32_t *owner, struct parsa_err *err)
+{
+	if (c->owner)
+		return 0;
+	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	if (!c->owner)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	memcpy(c->owner, owner, (size_t)g->n_cols * sizeof(uint32_t));
+	return 0;
+}
+
+/* Put c's placement into r and used (N(U_i) of c's part); without
+ * owners (cand_owner not called), r's are c's. */
 static void cand_take(const struct cand *c, const struct parsa_graph *g,
 		      struct part_result *r, struct parsa_nbrset *used)
 {
-	memcpy(r->part, c->part, (size_t)g->n_rows * sizeof(uint32_t));
-	memcpy(r->owner, c->owner, (size_t)g->n_cols * sizeof(uint32_t));
+	if (c->part16)
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			r->part[u] = c->part16[u];
+	else
+		memcpy(r->part, c->part, (size_t)g->n_rows * sizeof(uint32_t));
+	if (c->owner)
+		memcpy(r->owner, c->owner, (size_t)g->n_cols * sizeof(uint32_t));
 	if (c->used.bits)
 		parsa_nbrset_copy(used, &c->used);
-	else /* (cannot fail: c's parts are < k) */
-		(void)parsa_used_sets(g, c->part, used, NULL);
+	else /* (cannot fail: r's parts are < k) */
+		(void)parsa_used_sets(g, r->part, used, NULL);
 }
 
 /*
@@ -891,8 +912,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	/* (the V-cycle chains start from step 1's sets) */
 	int rc = o->ml_levels ? cand_save(&step1, g, r->part, r->owner, used,
 					  t0, m0, err)
-			      : cand_save_parts(&step1, g, r->part, r->owner,
-						t0, m0, err);
+			      : cand_save_parts(&step1, g, r->part, t0, m0,
+						err);
 
 	if (rc)
 		return rc;
@@ -923,6 +944,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
 			rc = run_kfm(g, o, stop, r, used, cap, m0, err);
 		rpace_to(&pace, 1);
+		if (rc == 0) /* (r->owner is still step 1's) */
+			rc = cand_owner(&step1, g, r->owner, err);
 		if (rc == 0)
 			rc = place_v(o, used, r->owner, &r->pv_stats, &t1, &m1,
 				     err);
