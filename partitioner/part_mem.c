@@ -20,6 +20,7 @@ void part_mem_estimate(const struct part_run_opts *o, uint32_t n_rows,
 	int refine = parsa && k > 1 &&
 		     (o->refine_passes || o->refine_ppasses || o->fm_passes ||
 		      o->ml_levels || o->ml_scratch);
+	uint64_t dense, sparse;
 
 	memset(e, 0, sizeof(*e));
 	if (parsa)
@@ -34,10 +35,21 @@ void part_mem_estimate(const struct part_run_opts *o, uint32_t n_rows,
 		if (e->copies < 1)
 			e->copies = 1;
 		e->copies += !!o->ml_scratch + !!o->fm_passes;
-		e->refine = (uint64_t)n_cols * k * 2 * e->copies;
+		/* the sweeps' counts are sparse (parsa_pcount.h: at most 2
+		 * bytes per nonzero plus 22 per feature, with slack), the
+		 * k-way FM's dense */
+		dense = (uint64_t)n_cols * k * 2;
+		sparse = 3 * nnz + 24 * (uint64_t)n_cols;
+		e->refine = (e->copies - !!o->fm_passes) *
+				    (sparse < dense ? sparse : dense) +
+			    (o->fm_passes ? dense : 0);
 	}
-	e->total = nnz * 16 + (uint64_t)n_rows * 16 + (uint64_t)n_cols * 16 +
-		   2 * (uint64_t)n_cols * words * 8 + e->partu + e->refine;
+	/* the dataset is loaded when this is checked: 4 bytes per nonzero
+	 * for what is still to come (a block's copy, the transposes of the
+	 * k-way FM and the flow refinement) */
+	e->sets = 2 * (uint64_t)n_cols * words * 8;
+	e->total = nnz * 4 + (uint64_t)n_rows * 16 + (uint64_t)n_cols * 16 +
+		   e->sets + e->partu + e->refine;
 }
 
 /* A number of bytes in a file of one line ("max" or unreadable: 0). */
@@ -95,14 +107,20 @@ int part_mem_check(const struct part_run_opts *o, uint32_t n_rows,
 	part_mem_estimate(o, n_rows, n_cols, nnz, &e);
 	if (!avail || e.total <= avail)
 		return 0;
-	if (e.refine)
+	if (e.refine && e.refine >= e.sets && e.refine >= e.partu)
 		return parsa_fail(err, PARSA_ENOMEM,
-				  "%s: k=%u needs about %.1f GiB of memory (refinement %.1f GiB: %u state(s) of %u features x k x 2 bytes; "
+				  "%s: k=%u needs about %.1f GiB of memory (refinement %.1f GiB: %u state(s) over %u features; "
 				  "Algorithm 13 %.1f GiB), %.1f GiB available: lower -k, or use --quality fast "
 				  "(no refinement)%s",
 				  what, o->pu.k, e.total / gib, e.refine / gib,
 				  e.copies, n_cols, e.partu / gib, avail / gib,
 				  e.copies > 1 ? " or --threads 1" : "");
+	if (e.sets >= e.partu)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "%s: k=%u needs about %.1f GiB of memory (neighbour sets %.1f GiB: 2 x %u features x k / 8 bytes), "
+				  "%.1f GiB available: lower -k",
+				  what, o->pu.k, e.total / gib, e.sets / gib,
+				  n_cols, avail / gib);
 	return parsa_fail(err, PARSA_ENOMEM,
 			  "%s: k=%u needs about %.1f GiB of memory (Algorithm 13's cost lists %.1f GiB: k x %u rows per block x 8 bytes), "
 			  "%.1f GiB available: lower -k or raise --blocks",

@@ -6,14 +6,19 @@
  *
  *   Algorithm 13's cost lists    k x (rows per block) x 8 bytes
  *   neighbour sets and masks     2 x n_cols x ceil(k/64) x 8 bytes
- *   each refinement state        n_cols x k x 2 bytes (dense uint16
- *                                counts per feature and part; `best` holds
- *                                one per chain running at once, one for
- *                                the multilevel candidate and one for the
- *                                k-way FM)
+ *   each refinement state        the sweeps' sparse counts, at most
+ *                                3 x nnz + 24 x n_cols bytes (and never
+ *                                more than the dense n_cols x k x 2); the
+ *                                k-way FM's dense uint16 counts per
+ *                                feature and part; `best` holds one per
+ *                                chain running at once, one for the
+ *                                multilevel candidate and one for the
+ *                                k-way FM
  *
- * plus the dataset (about 16 bytes per nonzero).  The estimate is of what
- * is allocated (virtual), an upper bound of what is touched.
+ * plus 4 bytes per nonzero (checked after the load: the dataset itself is
+ * in memory already; this is a block's copy and the transposes of the
+ * k-way FM and the flow refinement).  The estimate is of what is
+ * allocated (virtual), an upper bound of what is touched.
  */
 #ifndef PART_MEM_H
 #define PART_MEM_H
@@ -27,6 +32,7 @@ struct part_mem_est {
 	uint64_t total;     /* bytes */
 	uint64_t partu;     /* Algorithm 13's cost lists */
 	uint64_t refine;    /* the refinement states (0: no refinement) */
+	uint64_t sets;      /* the neighbour sets and masks */
 	uint32_t copies;    /* refinement states held at once */
 };
 

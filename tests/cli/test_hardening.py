@@ -284,7 +284,9 @@ def test_memory_estimate_refused_early():
     if SLOWDOWN > 1:
         raise Skip("an address-space limit breaks the sanitizers' shadow memory")
     data = tmp("wide.svm")
-    run("gen", "--examples", 2000, "--features", 20000, "--avg-nnz", 20,
+    # (the sweeps' counts are sparse: 2,000 x 20,000 now fits in 1 GiB at
+    # k=65536; here Algorithm 13's cost lists and the sets do not)
+    run("gen", "--examples", 8000, "--features", 80000, "--avg-nnz", 20,
         "--topics", 8, "--out", data)
 
     def limit():
@@ -295,7 +297,7 @@ def test_memory_estimate_refused_early():
                        timeout=60, preexec_fn=limit)
     assert p.returncode == 1, (p.returncode, p.stderr)
     assert "k=65536 needs about" in p.stderr and "GiB available" in p.stderr, p.stderr
-    assert "lower -k" in p.stderr and "--quality fast" in p.stderr, p.stderr
+    assert "lower -k" in p.stderr, p.stderr
     assert not os.path.exists(tmp("wide.json"))
 
 
