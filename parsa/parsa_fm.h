@@ -57,7 +57,9 @@
  * bounds of the true ones and the guarantees above still hold; `used` is
  * recomputed exactly at the end when a count saturated.  Memory: about
  * 2.5 Σ_v λ_v + 8 |V| bytes for the counts (the dense table would take
- * 2 k |V|), 8 |V| for λ and the sweep marks, 4 |U| for the order.  A
+ * 2 k |V|); for k <= 64 8 |V| for the masks of the parts where a count
+ * is 1 (what the gains read), for larger k 4 |V| for λ; 4 |V| for the
+ * sweep marks when max_passes > 1; 4 |U| for the order.  A
  * count region that cannot grow (out of memory) drops the move; the call
  * then ends with PARSA_ENOMEM, part and used consistent.
  *

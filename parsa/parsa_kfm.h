@@ -5,7 +5,8 @@
  *
  * Gains.  For u in part a and a part b, gain_b(u) = priv_a(u) − add_b(u)
  * = priv_a(u) − deg(u) + hits_b(u), hits_b(u) = #{v ∈ N(u): cnt[v][b] > 0},
- * from dense saturating uint16 counts per (feature, part) as in parsa_fm.
+ * from dense saturating uint16 counts per (feature, part) (parsa_conn.h;
+ * parsa_fm keeps sparse ones).
  * Only parts b with hits_b(u) > 0 are targets (a move to an unrelated part
  * is never better than one to a related part).
  *
