@@ -157,9 +157,11 @@ static json_t *job_json_locked(const struct http_job *job, int with_report)
 	return j;
 }
 
-/* Write job.json (state as stored: requeue -> queued). */
-static int persist(struct http_jobs *J, struct http_job *job,
-		   struct parsa_err *err)
+/* Write job.json with the job's state, or with state `as` (>= 0): a
+ * state is stored before clients can see it, so none sees a state that a
+ * kill or a full disk would take back. */
+static int persist_as(struct http_jobs *J, struct http_job *job, int as,
+		      struct parsa_err *err)
 {
 	char path[4400];
 	json_t *j;
@@ -170,11 +172,19 @@ static int persist(struct http_jobs *J, struct http_job *job,
 	pthread_mutex_lock(&J->mu);
 	j = job_json_locked(job, 0);
 	pthread_mutex_unlock(&J->mu);
+	if (j && as >= 0)
+		json_object_set_new(j, "state", json_string(http_job_state_names[as]));
 	rc = j ? http_store_put_json(path, j, err)
 	       : parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	pthread_mutex_unlock(&job->pmu);
 	json_decref(j);
 	return rc;
+}
+
+static int persist(struct http_jobs *J, struct http_job *job,
+		   struct parsa_err *err)
+{
+	return persist_as(J, job, -1, err);
 }
 
 static void persist_or_warn(struct http_jobs *J, struct http_job *job)
@@ -343,6 +353,7 @@ static int load_all(struct http_jobs *J, struct parsa_err *err)
 
 	if (!dir)
 		return parsa_fail(err, PARSA_EIO, "%s: cannot open", J->dir);
+	sweep_job_dir(J->dir); /* last-id's temporary files */
 	while (rc == 0 && (e = readdir(dir))) {
 		char path[4400];
 		struct parsa_err e2;
@@ -560,32 +571,31 @@ static int execute(struct http_jobs *J, struct http_job *job,
 	return rc;
 }
 
-/* Record the outcome of execute (under mu). */
-static void finish_locked(struct http_job *job, int rc,
-			  const struct parsa_err *err)
+/* Record the outcome of execute (under mu) but the state itself, which
+ * it returns: the worker stores it, then sets it (persist_as). */
+static enum http_job_state finish_locked(struct http_job *job, int rc,
+					 const struct parsa_err *err)
 {
 	if (job->requeue) {
-		job->state = HTTP_JOB_QUEUED;
 		job->requeue = 0;
 		job->cancel = 0;
 		job->started[0] = '\0';
 		atomic_store(&job->progress_ppm, 0);
 		atomic_store(&job->phase, HTTP_PHASE_QUEUED);
-		return;
+		return HTTP_JOB_QUEUED;
 	}
 	http_now_iso(job->finished);
 	job->elapsed = base_now() - job->t_start;
 	atomic_store(&job->phase, HTTP_PHASE_DONE);
-	if (job->cancel) {
-		job->state = HTTP_JOB_CANCELLED;
-	} else if (rc) {
-		job->state = HTTP_JOB_FAILED;
+	if (job->cancel)
+		return HTTP_JOB_CANCELLED;
+	if (rc) {
 		free(job->error);
 		job->error = strdup(err->msg[0] ? err->msg : parsa_strerror(rc));
-	} else {
-		job->state = HTTP_JOB_SUCCEEDED;
-		atomic_store(&job->progress_ppm, 1000000);
+		return HTTP_JOB_FAILED;
 	}
+	atomic_store(&job->progress_ppm, 1000000);
+	return HTTP_JOB_SUCCEEDED;
 }
 
 static struct http_job *next_job(struct http_jobs *J)
@@ -678,6 +688,7 @@ static void *worker_main(void *arg)
 
 	while ((job = next_job(J))) {
 		struct parsa_err err;
+		enum http_job_state end;
 		int rc;
 
 		parsa_err_clear(&err);
@@ -689,11 +700,16 @@ static void *worker_main(void *arg)
 		}
 		rc = execute(J, job, &err);
 		pthread_mutex_lock(&J->mu);
-		finish_locked(job, rc, &err);
-		J->running--;
+		end = finish_locked(job, rc, &err);
 		pthread_mutex_unlock(&J->mu);
 		parsa_err_clear(&err);
-		if (persist(J, job, &err))
+		/* the end is on disk before a client can see it */
+		rc = persist_as(J, job, (int)end, &err);
+		pthread_mutex_lock(&J->mu);
+		job->state = end;
+		J->running--;
+		pthread_mutex_unlock(&J->mu);
+		if (rc)
 			not_stored(J, job, &err);
 		if (J->o.notify)
 			J->o.notify(J->o.notify_arg);
@@ -793,10 +809,15 @@ int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
 	char dir[4400];
 	int rc;
 
+	/* the id is taken at once, the job visible only once job.json is
+	 * written: a job that could not be stored (the disk is full) is
+	 * never seen, as after a restart (the slot stays empty, as a
+	 * deleted job's) */
 	pthread_mutex_lock(&J->mu);
 	snprintf(id, HTTP_ID_MAX, "j%llu", (unsigned long long)J->n + 1);
 	job = job_new(id);
-	rc = job ? put_job(J, job, err) : parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	rc = job ? reserve_id(J, J->n + 1, err)
+		 : parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	if (rc == 0) {
 		job->spec = *s;
 		http_now_iso(job->created);
@@ -810,15 +831,16 @@ int http_jobs_submit(struct http_jobs *J, const struct http_job_spec *s,
 	rc = http_store_mkdirs(dir, err);
 	if (rc == 0)
 		rc = persist(J, job, err);
-	pthread_mutex_lock(&J->mu);
-	if (rc) { /* keep the id taken, but as a failed job */
-		job->state = HTTP_JOB_FAILED;
-		job->error = strdup(err->msg);
-	} else {
-		enqueue_locked(J, job);
+	if (rc) {
+		remove_job_dir(dir);
+		job_free(job);
+		return rc;
 	}
+	pthread_mutex_lock(&J->mu);
+	J->v[http_id_number(id, 'j') - 1] = job;
+	enqueue_locked(J, job);
 	pthread_mutex_unlock(&J->mu);
-	return rc;
+	return 0;
 }
 
 static struct http_job *find_locked(struct http_jobs *J, const char *id)
@@ -1028,12 +1050,14 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 	job = find_locked(J, id);
 	if (!job) {
 		status = 404;
+	} else if (job->state == HTTP_JOB_QUEUED && job->cancel) {
+		status = 202; /* another request is storing its cancellation */
 	} else if (job->state == HTTP_JOB_QUEUED) {
+		/* out of the queue, cancelled once that is on disk; meanwhile
+		 * it stays queued (so no purge) and job->cancel marks it */
+		job->cancel = 1;
 		dequeue_locked(J, job);
-		job->state = HTTP_JOB_CANCELLED;
 		http_now_iso(job->finished);
-		job->elapsed = 0;
-		atomic_store(&job->phase, HTTP_PHASE_DONE);
 		write = 1;
 	} else if (job->state == HTTP_JOB_RUNNING) {
 		job->cancel = 1;
@@ -1045,8 +1069,32 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 	if (job)
 		*state_out = job->state;
 	pthread_mutex_unlock(&J->mu);
-	if (write)
-		persist_or_warn(J, job);
+	if (write) {
+		struct parsa_err err;
+
+		parsa_err_clear(&err);
+		if (persist_as(J, job, HTTP_JOB_CANCELLED, &err) == 0) {
+			pthread_mutex_lock(&J->mu);
+			job->state = HTTP_JOB_CANCELLED;
+			job->elapsed = 0;
+			atomic_store(&job->phase, HTTP_PHASE_DONE);
+			*state_out = job->state;
+			pthread_mutex_unlock(&J->mu);
+		} else { /* still queued, as on disk: back at the head */
+			fprintf(stderr, "parsa serve: job %s: cannot record its "
+				"cancellation: %s\n", job->id, err.msg);
+			pthread_mutex_lock(&J->mu);
+			job->finished[0] = '\0';
+			job->cancel = 0;
+			job->qnext = J->qhead;
+			J->qhead = job;
+			if (!J->qtail)
+				J->qtail = job;
+			pthread_cond_signal(&J->cv);
+			pthread_mutex_unlock(&J->mu);
+			status = http_store_full(&err) ? 507 : 500;
+		}
+	}
 	return status;
 }
 

@@ -11,7 +11,7 @@
 #include "http_metrics.h"
 
 static const int statuses[] = {200, 201, 202, 204, 400, 401, 404, 405,
-			       409, 411, 413, 415, 422, 500, 503, 0};
+			       409, 411, 413, 415, 422, 500, 503, 507, 0};
 #define NSTATUS (sizeof(statuses) / sizeof(*statuses))
 static const double bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 				0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

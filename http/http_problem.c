@@ -22,6 +22,7 @@ static const struct {
 	{415, "Unsupported Media Type"}, {422, "Unprocessable Content"},
 	{500, "Internal Server Error"}, {501, "Not Implemented"},
 	{503, "Service Unavailable"}, {505, "HTTP Version Not Supported"},
+	{507, "Insufficient Storage"},
 };
 
 const char *http_status_phrase(int status)

@@ -169,11 +169,28 @@ static void invalid(struct rctx *c, const char *field, const char *msg)
 		  json_pack("{s:o}", "field", http_json_text(field)), "%s", msg);
 }
 
+/* 507 for a write the full disk refused: the detail says so without
+ * the server's file names (the full message goes to stderr). */
+static int disk_full(struct rctx *c, const struct parsa_err *e)
+{
+	if (!http_store_full(e))
+		return 0;
+	fprintf(stderr, "parsa serve: %s: %s\n", evhttp_request_get_uri(c->req), e->msg);
+	problem(c, 507, "insufficient-storage", "the server's disk is full: "
+		"nothing was stored; retry once space is freed (or delete "
+		"datasets and jobs)");
+	return 1;
+}
+
 /* The error of a parsa call: status from the one table, with position. */
 static void problem_err(struct rctx *c, int code, const struct parsa_err *e)
 {
 	int status = http_status_of_parsa(code);
-	json_t *x = json_object();
+	json_t *x;
+
+	if (disk_full(c, e))
+		return;
+	x = json_object();
 
 	if (x && e->line)
 		json_object_set_new(x, "line", json_integer((json_int_t)e->line));
@@ -422,6 +439,10 @@ static void reg_problem(struct reg_task *t)
 	int status = http_status_of_parsa(t->rc);
 	const char *slug = t->rc == PARSA_EPARSE ? "dataset-parse-error" : NULL;
 
+	if (disk_full(&t->c, &t->err)) {
+		json_decref(x);
+		return;
+	}
 	replace_all(t->err.msg, sizeof(t->err.msg), t->path, t->name);
 	if (t->input_fault && status >= 500 && t->rc != PARSA_ENOMEM) {
 		status = 422;
@@ -1350,6 +1371,11 @@ static void h_job(struct rctx *c, unsigned m)
 				"finished (%s); nothing to cancel (DELETE "
 				"?purge=true deletes it and its files)", c->r.rid,
 				http_job_state_names[st]);
+		else if (status >= 500)
+			problem(c, status, status == 507 ? "insufficient-storage" : NULL,
+				"job %s stays queued: its cancellation could not "
+				"be stored%s", c->r.rid, status == 507 ?
+				" (the server's disk is full)" : "");
 		else
 			reply_json(c, status, http_jobs_get_json(c->s->jobs, c->r.rid, 0));
 		return;

@@ -293,3 +293,10 @@ int http_store_put_last_id(const char *dir, uint64_t v, struct parsa_err *err)
 	snprintf(path, sizeof(path), "%s/last-id", dir);
 	return http_store_put(path, text, (size_t)n, err);
 }
+
+int http_store_full(const struct parsa_err *err)
+{
+	return err && err->code == PARSA_EIO &&
+	       (strstr(err->msg, strerror(ENOSPC)) != NULL ||
+		strstr(err->msg, strerror(EDQUOT)) != NULL);
+}

@@ -83,4 +83,8 @@ int http_store_put_last_id(const char *dir, uint64_t v, struct parsa_err *err);
 int http_store_slurp(const char *path, char **buf, size_t *len,
 		     struct parsa_err *err);
 
+/* 1 when err is a write that failed because the disk (or the quota) is
+ * full (ENOSPC, EDQUOT): the service answers 507 for it. */
+int http_store_full(const struct parsa_err *err);
+
 #endif /* HTTP_STORE_H */
