@@ -2252,6 +2252,8 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	check_stop(s);
 }
 
+#define HTTP_LISTEN_BACKLOG 4096
+
 static int listen_on(struct svc *s, struct parsa_err *err)
 {
 	struct sockaddr_storage ss;
@@ -2269,6 +2271,11 @@ static int listen_on(struct svc *s, struct parsa_err *err)
 	 * delayed ACK */
 	setsockopt(evhttp_bound_socket_get_fd(s->bound), IPPROTO_TCP, TCP_NODELAY,
 		   &one, sizeof(one));
+	/* evhttp listens with a backlog of 128: a burst of connections (a
+	 * few thousand clients) overflowed it while the loop was busy, and
+	 * each dropped SYN cost its client a 1 s retransmission.  Linux
+	 * takes a second listen() as the new backlog (capped by somaxconn). */
+	listen(evhttp_bound_socket_get_fd(s->bound), HTTP_LISTEN_BACKLOG);
 	http_conns_watch_listener(s->conns,
 				  evhttp_bound_socket_get_listener(s->bound));
 	if (getsockname(evhttp_bound_socket_get_fd(s->bound),
