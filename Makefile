@@ -10,6 +10,7 @@
 #   make demo     partition the bundled samples in data/ and print the reports
 #   make bench    benchmarks on ../shared/data (long; writes bench/results)
 #   make fuzz     libFuzzer targets with clang (bounded run per target)
+#   make chaos    kill -9 / full-disk chaos and load on the HTTP service
 #   make deps     install the Debian packages the build needs (root or sudo)
 
 CC      ?= gcc
@@ -156,7 +157,7 @@ uninstall:
 # plain `make` builds everything (the per-layer library rules come first)
 .DEFAULT_GOAL := all
 
-.PHONY: all libs test check tsan demo bench bench-hosts bench-scale screenshots fuzz deps clean lint headers-check layers-check
+.PHONY: all libs test check tsan demo bench bench-hosts bench-scale chaos screenshots fuzz deps clean lint headers-check layers-check
 all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN) $(if $(SANITIZE),,$(SO) $(STATIC) $(MAN_STAMP))
 libs: $(ALL_LIBS)
 
@@ -255,6 +256,21 @@ bench-scale: deps
 	$(MAKE) $(PARSA_BIN)
 	@mkdir -p bench/results
 	python3 bench/scale.py $(BUILD) $(BENCH_SCALE_ARGS) | tee bench/results/scale-$$(date +%Y%m%d-%H%M%S).md
+
+# Chaos and load on the HTTP service (issue 19; BENCHMARKS.md "HTTP
+# service"): 200 kill -9 of parsa serve with restarts and checks, then a
+# full disk (a tmpfs it mounts: root), then wrk lookups during a best job
+# on gowalla and /healthz with 2,000 idle + 200 slowloris connections.
+# CHAOS_ARGS / LOAD_ARGS pass options (e.g. CHAOS_ARGS="--kills 50").
+chaos: deps
+	$(MAKE) $(PARSA_BIN)
+	@mkdir -p bench/results
+	@t=$$(date +%Y%m%d-%H%M%S); \
+	python3 bench/chaos.py $(BUILD) $(CHAOS_ARGS) > bench/results/chaos-$$t.md; c=$$?; \
+	cat bench/results/chaos-$$t.md; \
+	python3 bench/load.py $(BUILD) $(LOAD_ARGS) > bench/results/load-$$t.md; l=$$?; \
+	cat bench/results/load-$$t.md; \
+	[ $$c -eq 0 ] && [ $$l -eq 0 ]
 
 fuzz: deps
 	@bash scripts/fuzz.sh
