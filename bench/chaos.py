@@ -524,6 +524,23 @@ def check_state(srv, model, state, dead_pid, stats, full=True):
                 if file_sha(os.path.join(jdir, i, "placement." + what)) != e[key]:
                     raise Violation("job %s: placement.%s on disk changed" % (i, what))
             stats.add("checks: placement on disk unchanged")
+    # succeeded jobs whose placement the client has not downloaded yet:
+    # downloaded now (the API and the disk must agree), checked from then on
+    for i, e in want_jobs.items():
+        if e["final"] == "succeeded" and not e["ex"] and i in jobs:
+            got = []
+            for what in ("examples", "features"):
+                st, ct, data = srv.req("GET", "/v1/jobs/%s/placement/%s" % (i, what))
+                if st != 200:
+                    raise Violation("job %s succeeded, placement %s: %d" % (i, what, st))
+                if sha(data) != file_sha(os.path.join(jdir, i, "placement." + what)):
+                    raise Violation("job %s: placement.%s on disk is not what the API "
+                                    "serves" % (i, what))
+                got.append(sha(data))
+            with model.mu:
+                if i in model.jobs:
+                    model.jobs[i]["ex"], model.jobs[i]["fe"] = got
+            stats.add("placements downloaded")
     # through the API: a sample of the placements each time, all when full
     done = [i for i, e in want_jobs.items() if e["final"] == "succeeded" and e["ex"]
             and i not in model.jobs_purging]
@@ -623,7 +640,8 @@ class Run:
             st, ct, data = self.srv.req("GET", "/v1/jobs?state=running&limit=1000", timeout=2)
             if st == 200:
                 for j in json.loads(data)["jobs"]:
-                    self.hit("job running: " + j.get("phase", "?"))
+                    ph = j.get("phase", "?")
+                    self.hit("job running: " + (ph if ph != "done" else "done, its end being stored"))
         except (OSError, http.client.HTTPException, ValueError):
             pass
 
