@@ -35,10 +35,12 @@ sys.path = [p for p in sys.path
 
 import argparse  # noqa: E402
 import http.client  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import resource  # noqa: E402
 import shutil  # noqa: E402
+import signal  # noqa: E402
 import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -50,56 +52,32 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(ROOT, "..", "shared", "data", "bipartite", "gowalla_lightgcn.tsv.gz")
 
 
-class Server:
-    def __init__(self, binary, state, data_dir, *extra):
-        self.log = open(os.path.join(state + ".log"), "w")
-        self.p = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0",
-                                   "--state-dir", state, "--data-dir", data_dir,
-                                   "--workers", "1"] + list(extra),
-                                  stdout=subprocess.PIPE, stderr=self.log, text=True)
-        line = self.p.stdout.readline()
-        if "listening" not in line:
-            self.stop()
-            raise SystemExit("server did not start: %r" % line)
-        self.port = int(line.strip().rsplit(":", 1)[1])
+def load_chaos():
+    """bench/chaos.py as a module: its Server (a `parsa serve` on a free
+    loopback port, its stderr in a log file)."""
+    spec = importlib.util.spec_from_file_location(
+        "parsa_chaos", os.path.join(os.path.dirname(os.path.abspath(__file__)), "chaos.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-    def req(self, method, path, body=None, timeout=600):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            h = {}
-            if isinstance(body, dict):
-                body = json.dumps(body).encode()
-                h["Content-Type"] = "application/json"
-            c.request(method, path, body=body, headers=h)
-            r = c.getresponse()
-            return r.status, r.read()
-        finally:
-            c.close()
 
-    def json(self, method, path, body=None, want=200):
-        st, data = self.req(method, path, body)
-        if st != want:
-            raise SystemExit("%s %s: %d %s" % (method, path, st, data[:300]))
-        return json.loads(data)
+chaos = load_chaos()
 
-    def wait(self, jid):
-        while True:
-            j = self.json("GET", "/v1/jobs/%s?wait=600" % jid)
-            if j["state"] in ("succeeded", "failed", "cancelled"):
-                if j["state"] != "succeeded":
-                    raise SystemExit("job %s %s: %s" % (jid, j["state"], j.get("error")))
-                return j
 
-    def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        self.p.stdout.close()
-        self.log.close()
+def start(binary, state, data_dir):
+    return chaos.Server(binary, state, data_dir, state + ".log", 1)
+
+
+def wait(s, jid):
+    """The job once it has ended (long polls); it must have succeeded."""
+    while True:
+        st, ct, data = s.req("GET", "/v1/jobs/%s?wait=600" % jid, timeout=660)
+        j = json.loads(data)
+        if st == 200 and j["state"] in ("succeeded", "failed", "cancelled"):
+            if j["state"] != "succeeded":
+                raise chaos.Violation("job %s %s: %s" % (jid, j["state"], j.get("error")))
+            return j
 
 
 def parse_wrk(text):
@@ -125,14 +103,14 @@ def load_figure():
 def lookups(binary, args, tmp):
     data_dir = os.path.dirname(os.path.abspath(args.data))
     state = os.path.join(tmp, "state-lookups")
-    s = Server(binary, state, data_dir)
+    s = start(binary, state, data_dir)
     try:
         did = s.json("POST", "/v1/datasets", {"path": os.path.basename(args.data),
                                               "format": "pairs"}, want=201)["id"]
         body = {"dataset": did, "k": args.k, "quality": "best", "seed": 1}
-        warm = s.wait(s.json("POST", "/v1/jobs", body, want=202)["id"])
-        quiet = s.wait(s.json("POST", "/v1/jobs", body, want=202)["id"])
-        st, feats = s.req("GET", "/v1/jobs/%s/placement/features" % warm["id"])
+        warm = wait(s, s.json("POST", "/v1/jobs", body, want=202)["id"])
+        quiet = wait(s, s.json("POST", "/v1/jobs", body, want=202)["id"])
+        st, ct, feats = s.req("GET", "/v1/jobs/%s/placement/features" % warm["id"])
         ids = [ln.split()[0] for ln in feats.decode().splitlines() if ln and ln[0] != "#"]
         lua = os.path.join(tmp, "lookup.lua")
         with open(lua, "w") as f:
@@ -154,7 +132,7 @@ def lookups(binary, args, tmp):
         time.sleep(0.5)  # wrk connected and running
         t0 = time.time()
         jid = s.json("POST", "/v1/jobs", body, want=202)["id"]
-        loaded = s.wait(jid)
+        loaded = wait(s, jid)
         t_job = time.time() - t0
         out, err = wrk.communicate()
         if wrk.returncode != 0:
@@ -166,7 +144,7 @@ def lookups(binary, args, tmp):
         w["same"] = same
         return w
     finally:
-        s.stop()
+        s.kill(signal.SIGTERM)
 
 
 class Slowloris(threading.Thread):
@@ -222,7 +200,7 @@ def still_open(socks):
 
 def idle_clients(binary, args, tmp):
     state = os.path.join(tmp, "state-idle")
-    s = Server(binary, state, tmp)
+    s = start(binary, state, tmp)
     idle, slow = [], None
     try:
         t0 = time.time()
@@ -236,7 +214,7 @@ def idle_clients(binary, args, tmp):
         for _ in range(args.probes):
             t = time.perf_counter()
             try:
-                st, data = s.req("GET", "/healthz", timeout=5)
+                st, ct, data = s.req("GET", "/healthz", timeout=5)
                 if st != 200:
                     failed += 1
             except (OSError, http.client.HTTPException):
@@ -254,7 +232,7 @@ def idle_clients(binary, args, tmp):
             slow.close()
         for c in idle:
             c.close()
-        s.stop()
+        s.kill(signal.SIGTERM)
 
 
 def main():
@@ -336,6 +314,8 @@ def main():
             print("Target every probe <= 50 ms: %s.\n" % ("met" if met else "MISSED"))
             if r["failed"]:
                 bad.append("%d /healthz probes failed" % r["failed"])
+    except chaos.Violation as e:
+        bad.append(str(e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for b in bad:
