@@ -676,6 +676,15 @@ class Run:
             self.violation(cycle, str(e))
         return srv
 
+    def stop_server(self, cycle):
+        """SIGTERM: the server must exit 0 with no sanitizer report in
+        its log (under make check the binary is the ASan build)."""
+        self.srv.kill(signal.SIGTERM)
+        rc, log = self.srv.p.returncode, self.srv.tail(1 << 20)
+        if rc != 0 or "Sanitizer" in log or "runtime error" in log:
+            self.violation(cycle, "server exit %s on SIGTERM: %s" % (rc, log[-1500:]))
+        self.srv = None
+
     def violation(self, cycle, msg):
         self.violations.append("cycle %s: %s" % (cycle, msg))
         print("VIOLATION cycle %s: %s" % (cycle, msg), file=sys.stderr)
@@ -699,8 +708,7 @@ class Run:
             check_state(self.srv, model, state, 0, self.stats, full=True)
         except Violation as e:
             self.violation("end", str(e))
-        self.srv.kill(signal.SIGTERM)
-        self.srv = None
+        self.stop_server("end" if not self.mnt else "disk end")
         with model.mu:
             self.part1 = (len(model.ds), len(model.jobs),
                           sum(1 for e in model.jobs.values() if e["final"] == "succeeded"),
@@ -780,8 +788,7 @@ class Run:
             check_state(self.srv, model, state, 0, self.stats, full=True)
         except Violation as e:
             self.violation("disk end", str(e))
-        self.srv.kill(signal.SIGTERM)
-        self.srv = None
+        self.stop_server("end" if not self.mnt else "disk end")
         self.disk = (self.a.disk_rounds, rounds_full, time.time() - t0)
 
     def cleanup(self):
