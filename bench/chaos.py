@@ -190,8 +190,10 @@ class Model:
             if e["final"] and e["final"] != j["state"]:
                 if sent < e["t"]:
                     return e  # an answer older than the final state's
+                was = e["final"]
+                e["final"] = j["state"] if j["state"] in FINAL else None
                 raise Violation("%s: job %s was %s, now %s (%s)" % (
-                    where, j["id"], e["final"], j["state"], j.get("error")))
+                    where, j["id"], was, j["state"], j.get("error")))
             if j["state"] in FINAL and not e["final"]:
                 e["final"], e["t"] = j["state"], time.monotonic()
             return e
@@ -618,6 +620,7 @@ class Run:
                 self.paths.append(os.path.basename(n))
         self.log = os.path.join(self.tmp, "serve.log")
         self.seen_leftovers = set()
+        self.kinds = {}
         self.mnt = None
         self.srv = None
 
@@ -686,6 +689,13 @@ class Run:
         self.srv = None
 
     def violation(self, cycle, msg):
+        """Record a violation; one seen before (the same message but for
+        ids, pids and paths) is only counted."""
+        kind = re.sub(r"\d+", "N", re.sub(r"/tmp/\S*/state/", "STATE/", msg))[:160]
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if self.kinds[kind] > 1:
+            self.violations.append(None)
+            return
         self.violations.append("cycle %s: %s" % (cycle, msg))
         print("VIOLATION cycle %s: %s" % (cycle, msg), file=sys.stderr)
         if len(self.violations) <= 3 and self.srv:
@@ -824,9 +834,10 @@ class Run:
         for k in sorted(self.stats.count):
             print("  %-48s %d" % (k, self.stats.count[k]))
         print()
-        print("violations: %d" % len(self.violations))
-        for v in self.violations[:50]:
-            print("  " + v)
+        first = [v for v in self.violations if v]
+        print("violations: %d (%d kinds)" % (len(self.violations), len(first)))
+        for v, n in zip(first, self.kinds.values()):
+            print("  %s%s" % (v[:600], " (%d times)" % n if n > 1 else ""))
 
 
 def main():
@@ -852,7 +863,7 @@ def main():
         if a.disk_rounds:
             run.disk_part()
     except KeyboardInterrupt:
-        run.violations.append("interrupted")
+        run.violation("-", "interrupted")
     except Violation as e:
         run.violation("fatal", str(e))
     finally:
