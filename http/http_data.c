@@ -491,8 +491,16 @@ int http_datasets_remove(struct http_datasets *r, const char *id)
 		last = r->next;
 		pthread_mutex_unlock(&r->mu);
 		parsa_err_clear(&err);
-		if (http_store_put_last_id(r->dir, last, &err))
-			fprintf(stderr, "parsa serve: %s\n", err.msg);
+		if (http_store_put_last_id(r->dir, last, &err)) {
+			/* kept: deleted without this record, a restart would
+			 * give its id again */
+			fprintf(stderr, "parsa serve: %s not deleted: %s\n",
+				d->id, err.msg);
+			pthread_mutex_lock(&r->mu);
+			r->v[i - 1] = d;
+			pthread_mutex_unlock(&r->mu);
+			return http_store_full(&err) ? 507 : 500;
+		}
 	}
 	/* the description first: a kill between the two leaves an upload
 	 * without description, which start-up recovery removes */

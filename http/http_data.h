@@ -95,7 +95,9 @@ json_t *http_datasets_list_json(struct http_datasets *r, uint64_t after,
  * Remove dataset id: its description, then its upload (a path's file is
  * the user's and stays), and its memory.  The caller makes sure no job
  * queued or running uses it.  0, 404 when there is no such dataset, 409
- * when a job holds its parsed data.
+ * when a job holds its parsed data, 507 (the disk is full) or 500 when
+ * the highest id given cannot be recorded (it is then kept: a restart
+ * would give its id again).
  */
 int http_datasets_remove(struct http_datasets *r, const char *id);
 

@@ -962,8 +962,16 @@ int http_jobs_purge(struct http_jobs *J, const char *id,
 		last = J->n;
 		pthread_mutex_unlock(&J->mu);
 		parsa_err_clear(&err);
-		if (http_store_put_last_id(J->dir, last, &err))
-			fprintf(stderr, "parsa serve: %s\n", err.msg);
+		if (http_store_put_last_id(J->dir, last, &err)) {
+			/* kept: deleted without this record, a restart would
+			 * give its id again */
+			fprintf(stderr, "parsa serve: %s not deleted: %s\n",
+				job->id, err.msg);
+			pthread_mutex_lock(&J->mu);
+			J->v[http_id_number(id, 'j') - 1] = job;
+			pthread_mutex_unlock(&J->mu);
+			return http_store_full(&err) ? 507 : 500;
+		}
 	}
 	snprintf(dir, sizeof(dir), "%s/%s", J->dir, job->id);
 	remove_job_dir(dir);

@@ -141,7 +141,9 @@ unsigned http_jobs_using(struct http_jobs *J, const char *dataset);
 /*
  * Delete a finished job (succeeded, failed or cancelled) and its files:
  * 200, 404 (no such job) or 409 (queued or running: *state_out says
- * which; cancel it first).  Its id is not given again.  The caller makes
+ * which; cancel it first), 507 (the disk is full) or 500 when the
+ * highest id given cannot be recorded (the job is then kept).  Its id is
+ * not given again.  The caller makes
  * sure nothing else holds its placement (a download in progress).
  */
 int http_jobs_purge(struct http_jobs *J, const char *id,

@@ -1107,10 +1107,20 @@ static void h_datasets(struct rctx *c, unsigned m)
 		datasets_upload(c);
 }
 
+/* A deletion refused because its record (the highest id given) could not
+ * be stored: without it a restart would give the id again. */
+static void not_deleted(struct rctx *c, int status)
+{
+	problem(c, status, status == 507 ? "insufficient-storage" : NULL,
+		"%s was not deleted: the server could not record it%s", c->r.rid,
+		status == 507 ? " (its disk is full); retry once space is freed" : "");
+}
+
 static void h_dataset(struct rctx *c, unsigned m)
 {
 	const struct http_dataset *d = http_datasets_find(c->s->data, c->r.rid);
 	unsigned users;
+	int st = 0;
 
 	if (!d) {
 		problem(c, 404, NULL, "no dataset '%s'", c->r.rid);
@@ -1122,10 +1132,14 @@ static void h_dataset(struct rctx *c, unsigned m)
 	}
 	/* DELETE: not while a job will read it */
 	if ((users = http_jobs_using(c->s->jobs, c->r.rid)) > 0 ||
-	    http_datasets_remove(c->s->data, c->r.rid) == 409) {
+	    (st = http_datasets_remove(c->s->data, c->r.rid)) == 409) {
 		problem(c, 409, "dataset-in-use", "dataset %s is used by %u "
 			"queued or running job%s; cancel them or wait", c->r.rid,
 			users ? users : 1, users == 1 || !users ? "" : "s");
+		return;
+	}
+	if (st >= 500) {
+		not_deleted(c, st);
 		return;
 	}
 	reply_json(c, 200, json_pack("{s:s, s:b}", "id", c->r.rid, "deleted", 1));
@@ -1306,6 +1320,8 @@ static void purge_job(struct rctx *c, const char *v)
 		problem(c, 409, "job-not-finished", "job %s is %s: cancel it "
 			"first (DELETE without purge), then delete it", c->r.rid,
 			http_job_state_names[st]);
+	else if (status >= 500)
+		not_deleted(c, status);
 	else
 		reply_json(c, 200, json_pack("{s:s, s:b}", "id", c->r.rid,
 					     "deleted", 1));

@@ -11,7 +11,9 @@ answers one by one.
   507 problem+json naming no server file, the refused job is never
   listed (before, it was listed as failed and gone after a restart), a
   queued job whose cancellation cannot be stored stays queued (before,
-  it was shown cancelled and ran after a restart), and once space is
+  it was shown cancelled and ran after a restart), a dataset or job whose
+  deletion cannot record the highest id given is kept (before, it was
+  deleted and a restart could give its id again), and once space is
   freed the queued job runs.
 
 Ends with "N passed, N failed[, N skipped]".
@@ -123,6 +125,10 @@ def test_disk_full_answers():
         insufficient(s, "POST", "/v1/jobs", {"dataset": d1, "k": 4})
         assert s.json("GET", "/v1/jobs")["jobs"] == [], "a refused job is listed"
         assert [d["id"] for d in s.json("GET", "/v1/datasets")["datasets"]] == [d1]
+        # a deletion that cannot record the highest id given is refused:
+        # a restart would give the id again
+        insufficient(s, "DELETE", "/v1/datasets/" + d1)
+        assert s.json("GET", "/v1/datasets/" + d1)["id"] == d1
         # one page free: the job is stored as queued, its start cannot be
         # (it stays queued), nor its cancellation
         fs.free()
@@ -137,10 +143,22 @@ def test_disk_full_answers():
         assert s.p.poll() is None and s.json("GET", "/healthz")["status"] == "ok"
         fs.free()
         assert s.wait_job(jid, timeout=SLOW)["state"] == "succeeded"
+        fs.fill(0)
+        insufficient(s, "DELETE", "/v1/jobs/%s?purge=true" % jid)
+        assert s.json("GET", "/v1/jobs/" + jid)["state"] == "succeeded"
+        fs.free()
         s.kill()
         s = Server(state)
         assert s.json("GET", "/v1/jobs/" + jid)["state"] == "succeeded"
         assert [j["id"] for j in s.json("GET", "/v1/jobs")["jobs"]] == [jid]
+        # deleted with room: the ids are not given again after a restart
+        s.json("DELETE", "/v1/jobs/%s?purge=true" % jid)
+        s.json("DELETE", "/v1/datasets/" + d1)
+        s.kill()
+        s = Server(state)
+        d2 = s.json("POST", "/v1/datasets", {"path": "a9a-sample.svm.gz"}, status=201)["id"]
+        j2 = s.json("POST", "/v1/jobs", {"dataset": d2, "k": 2}, status=202)["id"]
+        assert d2 != d1 and j2 != jid, (d1, d2, jid, j2)
         s.stop()
     finally:
         fs.close()
