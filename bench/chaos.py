@@ -161,7 +161,7 @@ class Model:
         self.ds_deleted = set()
         self.ds_deleting = set()
         self.jobs = {}        # id -> {"ds", "final", "ex", "fe"}
-        self.jobs_purged = set()
+        self.jobs_purged = {}     # id -> when the purge was acknowledged
         self.jobs_purging = set()
         self.file_sha = {}    # upload bytes by sample name
 
@@ -184,6 +184,8 @@ class Model:
         request was sent has changed."""
         with self.mu:
             if j["id"] in self.jobs_purged:
+                if sent < self.jobs_purged[j["id"]]:
+                    return {"final": None, "ex": None}  # an older answer
                 raise Violation("%s: purged job %s is back (%s)" % (where, j["id"], j["state"]))
             e = self.jobs.setdefault(j["id"], {"ds": j.get("dataset"), "final": None,
                                                 "t": 0, "ex": None, "fe": None})
@@ -381,7 +383,7 @@ class Clients:
         st, ct, data = self.srv.req("DELETE", "/v1/jobs/%s?purge=true" % jid)
         if self.answer("purge", st, ct, data, (200, 404, 409)) and st == 200:
             with m.mu:
-                m.jobs_purged.add(jid)
+                m.jobs_purged[jid] = time.monotonic()
                 m.jobs.pop(jid, None)
             self.stats.add("ack purge")
 
@@ -567,7 +569,7 @@ def check_state(srv, model, state, dead_pid, stats, full=True):
         for i in list(model.jobs_purging):
             model.jobs_purging.discard(i)
             if i not in jobs:
-                model.jobs_purged.add(i)
+                model.jobs_purged[i] = time.monotonic()
                 model.jobs.pop(i, None)
 
 
