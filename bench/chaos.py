@@ -573,13 +573,16 @@ def check_state(srv, model, state, dead_pid, stats, full=True):
                 model.jobs.pop(i, None)
 
 
-def settle(srv, model, timeout=60):
-    """Wait until no job is queued or running (disk has room)."""
+def settle(srv, model, timeout=120, room=None):
+    """Wait until no job is queued or running; room() makes room on the
+    disk meanwhile (queued jobs wait for it)."""
     t0 = time.time()
     while time.time() - t0 < timeout:
         busy = [j for j in srv.list_all("jobs") if j["state"] not in FINAL]
         if not busy:
             return
+        if room:
+            room()
         time.sleep(0.1)
     raise Violation("jobs still running after %d s" % timeout)
 
@@ -746,6 +749,33 @@ class Run:
             os.close(fd)
         return path
 
+    def make_room(self, model):
+        """The work itself fills the disk too: delete the oldest finished
+        jobs and unused datasets through the API (acknowledged deletions,
+        checked from then on) until half of it is free."""
+        def free():
+            st = os.statvfs(self.mnt)
+            return st.f_bavail / max(1, st.f_blocks)
+        srv = self.srv
+        for what in ("jobs", "datasets"):
+            for x in srv.list_all(what):
+                if free() >= 0.5:
+                    return
+                if what == "jobs" and x["state"] not in FINAL:
+                    continue
+                path = "/v1/%s/%s%s" % (what, x["id"], "?purge=true" if what == "jobs" else "")
+                st, ct, data = srv.req("DELETE", path)
+                if st != 200:
+                    continue  # a dataset in use, a download: kept
+                with model.mu:
+                    if what == "jobs":
+                        model.jobs_purged[x["id"]] = time.monotonic()
+                        model.jobs.pop(x["id"], None)
+                    else:
+                        model.ds_deleted.add(x["id"])
+                        model.ds.pop(x["id"], None)
+                self.stats.add("made room: %s deleted" % what)
+
     def disk_part(self):
         if os.geteuid() != 0:
             print("chaos: disk-full part skipped (needs root to mount a tmpfs)", file=sys.stderr)
@@ -765,7 +795,7 @@ class Run:
         cl.join()
         for e in cl.errors:
             self.violation("disk setup", e)
-        settle(self.srv, model)
+        settle(self.srv, model, room=lambda: self.make_room(model))
         rounds_full = 0
         for r in range(1, self.a.disk_rounds + 1):
             leave = self.rng.choice([0, 0, 4 << 10, 64 << 10, 256 << 10, 1 << 20])
@@ -794,9 +824,13 @@ class Run:
                     self.violation(cycle, "/healthz on a full disk: %s" % e)
             # free the space, kill, restart: everything consistent
             os.unlink(filler)
+            try:
+                self.make_room(model)
+            except (Violation, OSError, http.client.HTTPException) as e:
+                self.violation(cycle, "making room: %s" % e)
             self.kill_cycle(state, model, cycle + " freed", delay=self.rng.uniform(0.05, 0.5))
         try:
-            settle(self.srv, model)
+            settle(self.srv, model, room=lambda: self.make_room(model))
             check_state(self.srv, model, state, 0, self.stats, full=True)
         except Violation as e:
             self.violation("disk end", str(e))

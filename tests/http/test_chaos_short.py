@@ -70,7 +70,7 @@ def test_chaos_kills():
 def test_chaos_disk_full():
     if not can_mount():
         raise Skip("needs root and tmpfs to fill a disk")
-    out = chaos("--kills", "0", "--disk-rounds", "2", "--disk-size", "16M")
+    out = chaos("--kills", "0", "--disk-rounds", "2", "--disk-size", "32M")
     assert "disk full: 2 rounds" in out, out
 
 
