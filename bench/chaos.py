@@ -61,7 +61,7 @@ SAMPLES = ["a9a-sample.svm.gz", "reuters-sample.svm.gz",
 # bigger sets (path registrations only): jobs that run long enough to be
 # killed midway, when ../shared/data is there
 SHARED = ["libsvm/a9a.train.svm.gz", "libsvm/ap_blei.svm.gz"]
-JOB_FILES = {"job.json", "report.json", "placement.examples",
+JOB_FILES = {"job.json", "report.json", "placement.examples", "placement.example_ids",
              "placement.features", "placement.nbr"}
 FINAL = ("succeeded", "failed", "cancelled")
 DS_KEYS = ("name", "source", "format", "examples", "features", "nonzeros", "bytes")

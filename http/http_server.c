@@ -171,14 +171,19 @@ static void invalid(struct rctx *c, const char *field, const char *msg)
 
 /* 507 for a write the full disk refused: the detail says so without
  * the server's file names (the full message goes to stderr). */
+static void insufficient_storage(struct rctx *c)
+{
+	problem(c, 507, "insufficient-storage", "the server's disk is full: "
+		"nothing was stored; retry once space is freed (or delete "
+		"datasets and jobs)");
+}
+
 static int disk_full(struct rctx *c, const struct parsa_err *e)
 {
 	if (!http_store_full(e))
 		return 0;
 	fprintf(stderr, "parsa serve: %s: %s\n", evhttp_request_get_uri(c->req), e->msg);
-	problem(c, 507, "insufficient-storage", "the server's disk is full: "
-		"nothing was stored; retry once space is freed (or delete "
-		"datasets and jobs)");
+	insufficient_storage(c);
 	return 1;
 }
 
@@ -694,7 +699,11 @@ static void upload_done(void *arg, enum http_upload_end end, uint64_t bytes,
 			"size that is not hexadecimal)");
 		break;
 	case HTTP_UPLOAD_IO:
-		problem(c, 500, NULL, "cannot store the upload: %s", strerror(e));
+		if (e == ENOSPC || e == EDQUOT)
+			insufficient_storage(c);
+		else
+			problem(c, 500, NULL, "cannot store the upload: %s",
+				strerror(e));
 		break;
 	}
 	reg_free(t);
