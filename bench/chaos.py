@@ -198,6 +198,16 @@ class Model:
                     where, j["id"], was, j["state"], j.get("error")))
             if j["state"] in FINAL and not e["final"]:
                 e["final"], e["t"] = j["state"], time.monotonic()
+                e["end"] = (j.get("finished"), j.get("elapsed"))
+            elif j["state"] in ("succeeded", "cancelled") and e.get("end") and sent >= e["t"]:
+                # (a job whose end the disk refused is failed at once, and
+                # failed again, "interrupted", at the restart: the state
+                # is the same, its end time and message are new)
+                f, el = e["end"]
+                if j.get("finished") != f or (el is None) != (j.get("elapsed") is None) or (
+                        el is not None and abs(j["elapsed"] - el) > 1e-6 * max(1, el)):
+                    raise Violation("%s: job %s ended at %s after %s s, now at %s after %s s" % (
+                        where, j["id"], f, el, j.get("finished"), j.get("elapsed")))
             return e
 
 

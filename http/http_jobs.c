@@ -164,16 +164,19 @@ static int persist_as(struct http_jobs *J, struct http_job *job, int as,
 		      struct parsa_err *err)
 {
 	char path[4400];
+	enum http_job_state saved;
 	json_t *j;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s/job.json", J->dir, job->id);
 	pthread_mutex_lock(&job->pmu);
 	pthread_mutex_lock(&J->mu);
+	saved = job->state; /* as it will be shown: no one sees it here */
+	if (as >= 0)
+		job->state = (enum http_job_state)as;
 	j = job_json_locked(job, 0);
+	job->state = saved;
 	pthread_mutex_unlock(&J->mu);
-	if (j && as >= 0)
-		json_object_set_new(j, "state", json_string(http_job_state_names[as]));
 	rc = j ? http_store_put_json(path, j, err)
 	       : parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	pthread_mutex_unlock(&job->pmu);
@@ -1066,6 +1069,7 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 		job->cancel = 1;
 		dequeue_locked(J, job);
 		http_now_iso(job->finished);
+		job->elapsed = 0;
 		write = 1;
 	} else if (job->state == HTTP_JOB_RUNNING) {
 		job->cancel = 1;
@@ -1084,7 +1088,6 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 		if (persist_as(J, job, HTTP_JOB_CANCELLED, &err) == 0) {
 			pthread_mutex_lock(&J->mu);
 			job->state = HTTP_JOB_CANCELLED;
-			job->elapsed = 0;
 			atomic_store(&job->phase, HTTP_PHASE_DONE);
 			*state_out = job->state;
 			pthread_mutex_unlock(&J->mu);
@@ -1093,6 +1096,7 @@ int http_jobs_cancel(struct http_jobs *J, const char *id,
 				"cancellation: %s\n", job->id, err.msg);
 			pthread_mutex_lock(&J->mu);
 			job->finished[0] = '\0';
+			job->elapsed = -1;
 			job->cancel = 0;
 			job->qnext = J->qhead;
 			J->qhead = job;
