@@ -28,8 +28,8 @@
 #define NUM_TABLES 4
 #define HOOK_M 1      /* -> M[k], V_used; builds the server's state */
 #define HOOK_PARTV 2  /* (greedy, sweeps, T[k]) -> (T[k], moves) */
-#define HOOK_COUNTS 3 /* -> (1 + R) x (M, T, local)[k], V_used */
-#define HOOK_DUMP 4   /* -> n, ids[n], owners[n] */
+#define HOOK_COUNTS 3 /* -> (1 + R) x (M, T, local)[k], V_used; frees masks */
+#define HOOK_DUMP 4   /* -> n, ids[n], owners[n]; frees the state */
 #define TASK_MAGIC 0x5053544bu /* "PSTK" */
 #define REC_BLOCK 0x50534250u  /* "PSBP": a block's parts */
 #define REC_END 0x50534e44u    /* "PSND": a worker's totals */
@@ -99,12 +99,13 @@ struct task {
 	uint64_t block_rows;
 };
 
-/* A server's state after the last block (its used features). */
+/* A server's state after the last block (its used features): the USED
+ * table's own arrays, taken from the store (not copied). */
 struct srv_state {
 	uint32_t n;
 	uint64_t *keys;            /* n keys */
+	unsigned char *vals;       /* n * uwidth: USED values (rnd masks) */
 	struct parsa_nbrset used;  /* exact N(v) of the result */
-	unsigned char *rnd;        /* n * R * width: random trials' masks */
 	uint32_t *owner;           /* n */
 };
 
@@ -726,51 +727,66 @@ static int worker_task(struct ps_node *nd, uint64_t task_id,
 static void srv_release(struct srv_state *s)
 {
 	free(s->keys);
+	free(s->vals);
 	parsa_nbrset_release(&s->used);
-	free(s->rnd);
 	free(s->owner);
 	memset(s, 0, sizeof(*s));
 }
 
-/* M_i and V_used of this server's features; keeps their masks. */
+/* The masks of random trial t (< R) of entry v. */
+static const unsigned char *srv_rnd(const struct sjob *jb,
+				    const struct srv_state *s, uint32_t v,
+				    uint32_t t)
+{
+	return s->vals + (size_t)v * jb->uwidth + (size_t)(1 + t) * jb->width;
+}
+
+/*
+ * M_i and V_used of this server's features.  After the last block only
+ * the USED table is needed: the other tables are dropped first and USED's
+ * arrays become the state, so the rank holds no copy of them.
+ */
 static int hook_m(struct ps_server *srv, const void *req, size_t len,
 		  struct ps_reply *reply, void *arg, struct parsa_err *err)
 {
 	struct sjob *jb = arg;
 	struct srv_state *s = &jb->srv[ps_server_index(srv)];
-	const uint64_t *keys;
-	unsigned char *vals;
+	uint64_t *dk;
+	unsigned char *dv;
 	size_t n;
 	uint32_t width, k = jb->k, words;
 	uint64_t *M;
-	int rc;
+	int rc = 0;
 
 	(void)req;
 	(void)len;
 	srv_release(s);
-	rc = ps_server_table(srv, TBL_USED, &keys, &vals, &n, &width, err);
+	for (uint32_t t = 0; !rc && t < NUM_TABLES; t++) {
+		if (t == TBL_USED)
+			continue;
+		rc = ps_server_table_take(srv, t, &dk, &dv, &n, NULL, err);
+		if (!rc) {
+			free(dk);
+			free(dv);
+		}
+	}
+	if (!rc)
+		rc = ps_server_table_take(srv, TBL_USED, &s->keys, &s->vals, &n,
+					  &width, err);
 	if (rc)
 		return rc;
-	if (n > UINT32_MAX - 1)
+	if (n > UINT32_MAX - 1 || width != jb->uwidth)
 		return parsa_fail(err, PARSA_EINVAL, "too many features");
 	s->n = (uint32_t)n;
-	s->keys = malloc((n + 1) * sizeof(uint64_t));
 	s->owner = malloc((n + 1) * sizeof(uint32_t));
-	s->rnd = malloc(n * jb->R * jb->width + 1);
 	M = calloc(k + 1, sizeof(uint64_t));
-	rc = !s->keys || !s->owner || !s->rnd || !M
+	rc = !s->owner || !M
 		     ? parsa_fail(err, PARSA_ENOMEM, "out of memory (server)")
 		     : parsa_nbrset_init(&s->used, s->n, k, err);
 	words = s->used.words;
-	for (uint32_t v = 0; !rc && v < s->n; v++) {
-		const unsigned char *val = vals + (size_t)v * width;
-
-		s->keys[v] = keys[v];
+	for (uint32_t v = 0; !rc && v < s->n; v++)
 		part_mask_decode(s->used.bits + (uint64_t)v * words, words, k,
-				 val, jb->width);
-		memcpy(s->rnd + (size_t)v * jb->R * jb->width, val + jb->width,
-		       (size_t)jb->R * jb->width);
-	}
+				 s->vals + (size_t)v * width, jb->width);
 	if (!rc) {
 		parsa_nbrset_recount(&s->used);
 		for (uint32_t i = 0; i < k; i++)
@@ -856,8 +872,7 @@ static int hook_counts(struct ps_server *srv, const void *req, size_t len,
 		for (uint32_t t = 0; t < R; t++) {
 			uint64_t *ct = c + (size_t)(1 + t) * 3 * k;
 
-			count_one(ct, ct + k, ct + 2 * k,
-				  s->rnd + ((size_t)v * R + t) * jb->width,
+			count_one(ct, ct + k, ct + 2 * k, srv_rnd(jb, s, v, t),
 				  jb->width, rnd_owner(jb->o->seed, t,
 						       s->keys[v], k));
 		}
@@ -873,6 +888,10 @@ static int hook_counts(struct ps_server *srv, const void *req, size_t len,
 	rc = ps_reply_append(reply, c, nc * sizeof(uint64_t), err);
 	free(c);
 	free(m);
+	/* the masks' last use: only the keys and owners remain (the dump) */
+	free(s->vals);
+	s->vals = NULL;
+	parsa_nbrset_release(&s->used);
 	return rc;
 }
 
@@ -894,6 +913,7 @@ static int hook_dump(struct ps_server *srv, const void *req, size_t len,
 	if (!rc && n)
 		rc = ps_reply_append(reply, s->owner, n * sizeof(uint32_t),
 				     err);
+	srv_release(s); /* the state's last use */
 	return rc;
 }
 
@@ -1303,22 +1323,25 @@ static int sched_main(struct ps_node *sn, void *arg, struct parsa_err *err)
 	uint32_t k = jb->k;
 	uint64_t *Mv = calloc(k + 1, sizeof(uint64_t));
 	int64_t *T = calloc(k, sizeof(int64_t));
-	double t0 = part_now(), t1, t2;
+	double t0 = part_now(), t1, t2, t3;
 	int rc = Mv && T ? 0 : parsa_fail(err, PARSA_ENOMEM, "out of memory");
 
+	/* the metrics before the dump: each is the last use of a part of
+	 * the servers' state, which they free as they answer */
 	if (!rc)
 		rc = sched_collect(sn, jb, err);
 	t1 = part_now();
 	if (!rc)
 		rc = sched_partv(sn, jb, Mv, T, err);
-	if (!rc)
-		rc = sched_outputs(sn, jb, Mv[k], err);
 	t2 = part_now();
 	if (!rc)
 		rc = sched_metrics(sn, jb, T, err);
+	t3 = part_now();
+	if (!rc)
+		rc = sched_outputs(sn, jb, Mv[k], err);
 	jb->r->t_partition_u = t1 - t0;
-	jb->r->t_partition_v = t2 - t1;
-	jb->r->t_metrics = part_now() - t2;
+	jb->r->t_partition_v = (t2 - t1) + (part_now() - t3);
+	jb->r->t_metrics = t3 - t2;
 	free(Mv);
 	free(T);
 	return rc;

@@ -424,6 +424,15 @@ void ps_server_range(const struct ps_server *s, uint64_t *lo, uint64_t *hi,
 int ps_server_table(struct ps_server *s, uint32_t table,
 		    const uint64_t **keys, unsigned char **values, size_t *n,
 		    uint32_t *width, struct parsa_err *err);
+/*
+ * Take table's entries out of the server (ps_store_take): *keys, *values
+ * and *n as ps_server_table, but the caller's to free(); the table is left
+ * empty.  For a server function's last use of a table.  EINVAL for a bad
+ * table, ESTATE for an eager (ESSP) one.
+ */
+int ps_server_table_take(struct ps_server *s, uint32_t table,
+			 uint64_t **keys, unsigned char **values, size_t *n,
+			 uint32_t *width, struct parsa_err *err);
 /* Value of key (inserted zeroed if create; else *val = NULL if absent). */
 int ps_server_value(struct ps_server *s, uint32_t table, uint64_t key,
 		    int create, unsigned char **val, struct parsa_err *err);

@@ -165,6 +165,22 @@ int ps_server_table(struct ps_server *s, uint32_t table,
 	return 0;
 }
 
+int ps_server_table_take(struct ps_server *s, uint32_t table,
+			 uint64_t **keys, unsigned char **values, size_t *n,
+			 uint32_t *width, struct parsa_err *err)
+{
+	if (table >= s->ep.cl->num_tables)
+		return parsa_fail(err, PARSA_EINVAL, "table %u of %u", table,
+				  s->ep.cl->num_tables);
+	if (s->eager[table])
+		return parsa_fail(err, PARSA_ESTATE, "table %u is eager (ESSP):"
+				  " its entries cannot be taken", table);
+	if (width)
+		*width = ps_store_width(s->store[table]);
+	ps_store_take(s->store[table], keys, values, n);
+	return 0;
+}
+
 int ps_server_value(struct ps_server *s, uint32_t table, uint64_t key,
 		    int create, unsigned char **val, struct parsa_err *err)
 {

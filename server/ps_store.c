@@ -218,6 +218,29 @@ int ps_store_get(struct ps_store *s, uint64_t key, unsigned char **val,
 	return 0;
 }
 
+void ps_store_take(struct ps_store *s, uint64_t **keys,
+		   unsigned char **values, size_t *n)
+{
+	uint32_t *slot = calloc(16, sizeof(*slot));
+
+	*keys = s->keys;
+	*values = s->values;
+	*n = s->size;
+	free(s->dslot);
+	s->dslot = NULL;
+	s->wn = 0;
+	s->keys = NULL;
+	s->values = NULL;
+	s->size = s->cap = 0;
+	if (slot) { /* back to a new store's index */
+		free(s->slot);
+		s->slot = slot;
+		s->nslots = 16;
+	} else { /* keep the old one, emptied */
+		memset(s->slot, 0, s->nslots * sizeof(*s->slot));
+	}
+}
+
 size_t ps_store_size(const struct ps_store *s) { return s->size; }
 
 size_t ps_store_entry(const struct ps_store *s, const unsigned char *val)

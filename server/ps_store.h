@@ -57,6 +57,16 @@ uint32_t ps_store_width(const struct ps_store *s);
 const uint64_t *ps_store_keys(const struct ps_store *s); /* size entries */
 unsigned char *ps_store_values(struct ps_store *s);     /* size*width */
 
+/*
+ * Hand the entries over: *keys (size keys) and *values (size x width
+ * bytes, insertion order), the caller's to free(); the store is left empty
+ * (its window kept) and its index freed.  For a table no longer needed as
+ * a map, so its arrays need not be copied.  *keys and *values are NULL when
+ * the store was empty.
+ */
+void ps_store_take(struct ps_store *s, uint64_t **keys,
+		   unsigned char **values, size_t *n);
+
 /* Is op valid for values of this width?  0 if yes, else PARSA_EINVAL. */
 int ps_op_check(int op, uint32_t width, struct parsa_err *err);
 
