@@ -21,11 +21,10 @@
 #include "part_progress.h"
 #include "part_reader.h"
 
-#define TBL_MASK 0
-#define TBL_SSIZE 1
-#define TBL_COUNT 2
-#define TBL_USED 3
-#define NUM_TABLES 4
+#define TBL_SSIZE 0
+#define TBL_COUNT 1
+#define TBL_USED 2
+#define NUM_TABLES 3
 #define HOOK_M 1      /* -> M[k], V_used; builds the server's state */
 #define HOOK_PARTV 2  /* (greedy, sweeps, T[k]) -> (T[k], moves) */
 #define HOOK_COUNTS 3 /* -> (1 + R) x (M, T, local)[k], V_used; frees masks */
@@ -69,11 +68,16 @@ double part_stream_row_bytes(double avg_nnz, uint32_t k, uint32_t trials)
 	/* per entry: local id, graph column, transpose, row buffer, parsing
 	 * (raw id) and the hash map's share; per row: offsets, cost lists
 	 * (k entries of prev/next/cost), part; per feature (<= entries):
-	 * key, sort pair, rank, slice + snapshot masks, pulled and pushed
-	 * mask bytes, the USED masks */
+	 * key, sort pair, rank, slice masks, the pulled USED values and the
+	 * pushed ones.  (Until the pull read USED, a separate S table's
+	 * masks and a snapshot of the slice were counted: 16 words + 2 width
+	 * + the USED values; the larger of the two is kept so --mem-limit
+	 * gives the same blocks as before whenever that was not less.) */
 	double per_entry = 4 + 4 + 4 + 4 + 8 + 12;
-	double per_feat = 8 + 16 + 4 + 16 * words + 2 * width +
-			  (1 + trials) * width;
+	double old_feat = 16 * words + 2 * width + (1 + trials) * width;
+	double now_feat = 8 * words + 2 * (1 + trials) * width;
+	double per_feat = 8 + 16 + 4 + (now_feat > old_feat ? now_feat
+							     : old_feat);
 	double per_row = 16 + 12.0 * k + 8;
 
 	return avg_nnz * (per_entry + per_feat) + per_row;
@@ -182,15 +186,13 @@ struct swork {
 	unsigned char *uvals;      /* USED push values */
 	size_t uvals_cap;
 	struct parsa_nbrset slice;
-	uint64_t *before;
-	size_t before_cap;
 	uint32_t *rec;
 	size_t rec_cap;
 	uint32_t *perm;
 	size_t perm_cap;
 	struct parsa_partu_ctx *ctx;
 	struct parsa_balance bal;
-	uint64_t *ckeys, *s0, *diff;
+	uint64_t *ckeys, *s0;
 	double *cnt, *pcnt;
 	int barrier_done;          /* the first barrier (after block 0) */
 	int last;                  /* this block is the dataset's last */
@@ -216,14 +218,12 @@ static void sw_release(struct swork *w)
 	free(w->vals);
 	free(w->uvals);
 	parsa_nbrset_release(&w->slice);
-	free(w->before);
 	free(w->rec);
 	free(w->perm);
 	parsa_partu_ctx_destroy(w->ctx);
 	parsa_balance_release(&w->bal);
 	free(w->ckeys);
 	free(w->s0);
-	free(w->diff);
 	free(w->cnt);
 	free(w->pcnt);
 }
@@ -246,11 +246,10 @@ static int sw_init(struct swork *w, struct sjob *jb, uint32_t me,
 	w->tot.worker = me;
 	w->ckeys = malloc(k * sizeof(uint64_t));
 	w->s0 = malloc(k * sizeof(uint64_t));
-	w->diff = malloc((k / 64 + 1) * sizeof(uint64_t));
 	w->cnt = malloc(k * sizeof(double));
 	w->pcnt = malloc(k * sizeof(double));
 	w->roff = malloc(sizeof(uint64_t));
-	if (!w->ckeys || !w->s0 || !w->diff || !w->cnt || !w->pcnt || !w->roff)
+	if (!w->ckeys || !w->s0 || !w->cnt || !w->pcnt || !w->roff)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker)");
 	w->roff_cap = 1;
 	w->roff[0] = 0;
@@ -402,7 +401,10 @@ static void block_caps(struct swork *w)
 	}
 }
 
-/* Pull the masks, |S_i| and the counts; set up the slice and balance. */
+/* Pull the masks, |S_i| and the counts; set up the slice and balance.
+ * S(v) is the first mask of v's USED value (the parts of the examples
+ * that use v so far), so the USED values are pulled and their first
+ * masks kept. */
 static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 {
 	struct sjob *jb = w->jb;
@@ -414,9 +416,9 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 	rc = parsa_nbrset_init(&w->slice, nf, k, err);
 	if (!rc)
 		rc = part_grow((void **)&w->vals, &w->vals_cap,
-			       (size_t)nf * jb->width, 1, err);
+			       (size_t)nf * jb->uwidth, 1, err);
 	if (!rc && nf)
-		rc = ps_pull(nd, TBL_MASK, w->keys, nf, w->vals, &t1, err);
+		rc = ps_pull(nd, TBL_USED, w->keys, nf, w->vals, &t1, err);
 	if (!rc)
 		rc = ps_pull(nd, TBL_SSIZE, w->ckeys, k, w->cnt, &t2, err);
 	if (!rc)
@@ -431,6 +433,9 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 		return rc;
 	/* the slice's own sizes stay unset: parsa_partu_block reads only
 	 * bal.s_size, the global |S_i| */
+	for (uint32_t l = 1; l < nf; l++) /* l * width < l * uwidth */
+		memmove(w->vals + (size_t)l * jb->width,
+			w->vals + (size_t)l * jb->uwidth, jb->width);
 	part_mask_decode_n(w->slice.bits, w->slice.words, k, w->vals,
 			   jb->width, nf);
 	for (uint32_t i = 0; i < k; i++) {
@@ -454,8 +459,7 @@ static int sw_pull(struct ps_node *nd, struct swork *w, struct parsa_err *err)
 		block_caps(w);
 	}
 	memcpy(w->s0, w->bal.s_size, k * sizeof(uint64_t));
-	return part_grow((void **)&w->before, &w->before_cap,
-			 (size_t)nf * w->slice.words, sizeof(uint64_t), err);
+	return 0;
 }
 
 /* Set bit i of the width-byte mask at v. */
@@ -512,35 +516,19 @@ static int sw_used(struct swork *w, const uint32_t *part,
 	return 0;
 }
 
-/* Push the new bits, the deltas and the USED masks (no wait: τ). */
+/* Push the USED masks (S(v)'s new bits among them) and the size and
+ * count deltas (no wait: τ). */
 static int sw_push(struct ps_node *nd, struct swork *w, const uint32_t *part,
 		   struct parsa_err *err)
 {
 	struct sjob *jb = w->jb;
-	uint32_t words = w->slice.words, m = 0, k = jb->k;
+	uint32_t k = jb->k;
 	uint64_t ts;
 	int rc = 0;
 
-	/* USED first: it needs the keys in full */
 	if (w->blk.g.n_cols)
 		rc = ps_push(nd, TBL_USED, w->keys, w->blk.g.n_cols, w->uvals,
 			     &ts, err);
-	for (uint32_t l = 0; !rc && l < w->slice.n_feat; l++) {
-		const uint64_t *a = w->slice.bits + (uint64_t)l * words;
-		const uint64_t *b = w->before + (uint64_t)l * words;
-		uint64_t or = 0;
-
-		for (uint32_t q = 0; q < words; q++)
-			or |= w->diff[q] = a[q] & ~b[q];
-		if (!or)
-			continue;
-		w->keys[m] = w->keys[l]; /* m <= l */
-		part_mask_encode(w->vals + (size_t)m * jb->width, jb->width,
-				 w->diff);
-		m++;
-	}
-	if (!rc && m)
-		rc = ps_push(nd, TBL_MASK, w->keys, m, w->vals, &ts, err);
 	for (uint32_t i = 0; i < k; i++) {
 		w->cnt[i] = (double)(w->bal.s_size[i] - w->s0[i]);
 		w->pcnt[i] = 0;
@@ -577,10 +565,6 @@ static int sw_block(struct ps_node *nd, struct swork *w,
 		rc = sw_build(w, err);
 	if (!rc)
 		rc = sw_pull(nd, w, err);
-	if (!rc)
-		memcpy(w->before, w->slice.bits, (size_t)w->slice.n_feat *
-							 w->slice.words *
-							 sizeof(uint64_t));
 	if (!rc)
 		rc = part_grow((void **)&w->rec, &w->rec_cap, hw + w->rows,
 			       sizeof(uint32_t), err);
@@ -1401,7 +1385,6 @@ static int run_on(void *arg, struct ps_transport *tp, struct parsa_err *err)
 	jb->tp = tp;
 	part_par_config(&cfg, l, jb->po);
 	cfg.num_tables = NUM_TABLES;
-	cfg.tables[TBL_MASK] = (struct ps_table_spec){jb->width, PS_OP_OR};
 	cfg.tables[TBL_SSIZE] = (struct ps_table_spec){8, PS_OP_ADD_F64};
 	cfg.tables[TBL_COUNT] = (struct ps_table_spec){8, PS_OP_ADD_F64};
 	cfg.tables[TBL_USED] = (struct ps_table_spec){jb->uwidth, PS_OP_OR};

@@ -23,17 +23,19 @@
  * the last server.
  *
  * Tables on the servers:
- *   0 MASK   feature id -> S(v), ceil(k/8) bytes, OR (Algorithm 12's sets)
- *   1 SSIZE  i < k -> |S_i| (double, ADD; the MIN_S rule's key)
- *   2 COUNT  i < k -> examples given to part i (double, ADD; read by
+ *   0 SSIZE  i < k -> |S_i| (double, ADD; the MIN_S rule's key)
+ *   1 COUNT  i < k -> examples given to part i (double, ADD; read by
  *            the last block)
- *   3 USED   feature -> (1 + R) masks of ceil(k/8) bytes, OR: N(v) of the
- *            result, then N(v) of each of the R random placements
+ *   2 USED   feature -> (1 + R) masks of ceil(k/8) bytes, OR: N(v) of the
+ *            result, then N(v) of each of the R random placements.  The
+ *            first mask is also Algorithm 12's S(v) (v is in S_i iff an
+ *            example of part i uses v), so there is no separate table of
+ *            S(v): one value per feature per server.
  *
- * A worker's block: pull the masks of its features, |S_i| and the counts;
- * Algorithm 13 (parsa_partu_block); push the new bits, the size and count
- * deltas, and the block's USED masks; send the block's parts to the
- * scheduler.  One block = one PS iteration, so --tau bounds the delay.
+ * A worker's block: pull the USED values of its features (keeping their
+ * first masks: the slice of S), |S_i| and the counts; Algorithm 13
+ * (parsa_partu_block); push the block's USED masks and the size and count
+ * deltas; send the block's parts to the scheduler.  One block = one PS iteration, so --tau bounds the delay.
  * Global initialization (9.4.4): block 0 is partitioned first, by worker
  * 0 alone; every other block starts from its sets (a barrier).
  *
@@ -49,7 +51,10 @@
  * gives feature v to server hash(seed + t, key) mod k.  Its distribution
  * is that of `parsa eval`'s baseline; the draws differ.
  *
- * On the servers, after the last block: M_i from the USED masks; then
+ * On the servers, after the last block: M_i from the USED masks (the
+ * server keeps the USED table's arrays as its state, the tables
+ * themselves are emptied; the counters free the masks, the dump the
+ * rest); then
  * Algorithm 11 (parsa_partition_v_part) on each server's own features in
  * turn, each from the traffic the previous ones left (then the sweeps the
  * same way), so V is assigned where the sets live; then every metric of
