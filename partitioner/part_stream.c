@@ -181,10 +181,8 @@ struct swork {
 	struct parsa_block blk;
 	uint64_t *keys;
 	size_t keys_cap;
-	unsigned char *vals;
+	unsigned char *vals;       /* pulled USED values, then pushed ones */
 	size_t vals_cap;
-	unsigned char *uvals;      /* USED push values */
-	size_t uvals_cap;
 	struct parsa_nbrset slice;
 	uint32_t *rec;
 	size_t rec_cap;
@@ -216,7 +214,6 @@ static void sw_release(struct swork *w)
 	parsa_block_release(&w->blk);
 	free(w->keys);
 	free(w->vals);
-	free(w->uvals);
 	parsa_nbrset_release(&w->slice);
 	free(w->rec);
 	free(w->perm);
@@ -477,7 +474,7 @@ static int sw_used(struct swork *w, const uint32_t *part,
 	const struct parsa_graph *g = &w->blk.g;
 	uint32_t n = g->n_rows, k = jb->k, R = jb->R, width = jb->width;
 	size_t sz = (size_t)g->n_cols * jb->uwidth;
-	int rc = part_grow((void **)&w->uvals, &w->uvals_cap, sz, 1, err);
+	int rc = part_grow((void **)&w->vals, &w->vals_cap, sz, 1, err);
 
 	if (!rc)
 		rc = part_grow((void **)&w->perm, &w->perm_cap, n + 1,
@@ -501,10 +498,10 @@ static int sw_used(struct swork *w, const uint32_t *part,
 		for (uint32_t j = 0; j < n; j++)
 			rp[w->perm[j]] = (j + off) % k;
 	}
-	memset(w->uvals, 0, sz);
+	memset(w->vals, 0, sz); /* the pulled values are decoded by now */
 	for (uint32_t r = 0; r < n; r++) {
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
-			unsigned char *v = w->uvals +
+			unsigned char *v = w->vals +
 					   (size_t)g->col[e] * jb->uwidth;
 
 			bit_set(v, part[r]);
@@ -527,7 +524,7 @@ static int sw_push(struct ps_node *nd, struct swork *w, const uint32_t *part,
 	int rc = 0;
 
 	if (w->blk.g.n_cols)
-		rc = ps_push(nd, TBL_USED, w->keys, w->blk.g.n_cols, w->uvals,
+		rc = ps_push(nd, TBL_USED, w->keys, w->blk.g.n_cols, w->vals,
 			     &ts, err);
 	for (uint32_t i = 0; i < k; i++) {
 		w->cnt[i] = (double)(w->bal.s_size[i] - w->s0[i]);
