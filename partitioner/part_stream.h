@@ -35,7 +35,8 @@
  * A worker's block: pull the USED values of its features (keeping their
  * first masks: the slice of S), |S_i| and the counts; Algorithm 13
  * (parsa_partu_block); push the block's USED masks and the size and count
- * deltas; send the block's parts to the scheduler.  One block = one PS iteration, so --tau bounds the delay.
+ * deltas; send the block's parts to the scheduler.  One block = one PS
+ * iteration, so --tau bounds the delay.
  * Global initialization (9.4.4): block 0 is partitioned first, by worker
  * 0 alone; every other block starts from its sets (a barrier).
  *
