@@ -267,8 +267,12 @@ except KeyboardInterrupt:
 def test_ctrl_c_cancels():
     need()
     env = dict(os.environ, PARSA_LIB=SO)
+    # SIGINT back to its default in the child: a shell that runs the tests
+    # in the background (`cmd &` without job control) starts them with
+    # SIGINT ignored, and a Python started so never raises KeyboardInterrupt
     p = subprocess.Popen([sys.executable, "-c", CHILD % {"py": os.path.join(ROOT, "python")}],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = p.stdout.readline().strip()
         assert line == "started", (line, p.stderr.read() if p.poll() is not None else "")
