@@ -98,6 +98,17 @@ def read_lines(path):
         return f.read().splitlines()
 
 
+def split_lines(path, n, first, second):
+    """Write path's first n lines to first and the rest to second (the
+    incremental tests' old and new data); returns (first, second)."""
+    lines = read_lines(path)
+    with open(first, "w") as f:
+        f.write("\n".join(lines[:n]) + "\n")
+    with open(second, "w") as f:
+        f.write("\n".join(lines[n:]) + "\n")
+    return first, second
+
+
 def libsvm_rows(path):
     """The feature sets of a LIBSVM file's examples (sorted ids)."""
     rows = []

@@ -10,7 +10,7 @@ import json
 import os
 
 from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
-                     read_lines, run, test, tmp)
+                     read_lines, run, split_lines, test, tmp)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
 
@@ -150,10 +150,7 @@ def test_gen_then_partition():
 
 @test
 def test_incremental():
-    lines = read_lines("data/a9a-sample.svm.gz")
-    old, new = tmp("old.svm"), tmp("new.svm")
-    open(old, "w").write("\n".join(lines[:4000]) + "\n")
-    open(new, "w").write("\n".join(lines[4000:]) + "\n")
+    old, new = split_lines("data/a9a-sample.svm.gz", 4000, tmp("old.svm"), tmp("new.svm"))
     run("partition", old, "-k", 4, "--out", tmp("old"), "-q")
     run("partition", new, "-k", 4, "--out", tmp("inc"), "--init-from",
         tmp("old"), "--init-data", old, "-q")

@@ -10,7 +10,7 @@ the line "N passed, N failed".
 """
 import json
 
-from clitest import check_placement, eval_agrees, finish, read_lines, run, test, tmp
+from clitest import check_placement, eval_agrees, finish, run, split_lines, test, tmp
 
 
 def same_files(a, b):
@@ -91,10 +91,7 @@ def test_auto_is_sequential_on_small_data():
 
 @test
 def test_lanes_incremental_and_warm_up():
-    lines = read_lines("data/a9a-sample.svm.gz")
-    old, new = tmp("lold.svm"), tmp("lnew.svm")
-    open(old, "w").write("\n".join(lines[:4000]) + "\n")
-    open(new, "w").write("\n".join(lines[4000:]) + "\n")
+    old, new = split_lines("data/a9a-sample.svm.gz", 4000, tmp("lold.svm"), tmp("lnew.svm"))
     run("partition", old, "-k", 4, "--out", tmp("lold"), "-q")
     for t in (1, 2):
         run("partition", new, "-k", 4, "--blocks", 9, "--lanes", 3, "--threads", t,

@@ -15,7 +15,7 @@ import time
 
 from clitest import (BIN, MPI_TIMEOUT, MPIRUN, Skip, check_failed_everywhere,  # noqa: F401
                      check_placement, eval_agrees, finish, mpi_env, mpirun,
-                     read_lines, run, test, tmp)
+                     run, split_lines, test, tmp)
 
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
@@ -170,10 +170,7 @@ def test_one_worker_tau0_equals_sequential():
 
 @test
 def test_one_worker_incremental_equals_sequential():
-    lines = read_lines("data/a9a-sample.svm.gz")
-    old, new = tmp("old.svm"), tmp("new.svm")
-    open(old, "w").write("\n".join(lines[:4000]) + "\n")
-    open(new, "w").write("\n".join(lines[4000:]) + "\n")
+    old, new = split_lines("data/a9a-sample.svm.gz", 4000, tmp("old.svm"), tmp("new.svm"))
     run("partition", old, "-k", 4, "--out", tmp("old"), "-q")
     for name, extra in (("inc-seq", []), ("inc-par", ["--workers", 1, "--tau", 0])):
         run("partition", new, "-k", 4, "--out", tmp(name), "--init-from",
