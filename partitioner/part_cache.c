@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,21 +392,28 @@ static uint32_t sect_elem(uint32_t id)
 	       (id == S_COL || id == S_T_COL || id == S_LCOL) ? 4u : 8u;
 }
 
-/* The checksum of p[0..n); drop: p is mapped and its pages are given back
- * as they are hashed (the transpose, which a dataset does not use). */
-static uint64_t hash_section(const unsigned char *p, uint64_t n, int drop)
+/* The checksum of p[0..n) into *out; drop: p is mapped and its pages are
+ * given back as they are hashed (the sections a dataset does not use).
+ * stop (may be NULL): checked between chunks; 1 when it was set (*out
+ * then undefined). */
+static int hash_section(const unsigned char *p, uint64_t n, int drop,
+			const atomic_int *stop, uint64_t *out)
 {
 	const uint64_t chunk = 8u << 20;
 	long pg = sysconf(_SC_PAGESIZE);
 	struct hasher s;
 
-	if (!drop || pg <= 0)
-		return hash_buf(p, (size_t)n);
+	if (!drop || pg <= 0) {
+		*out = hash_buf(p, (size_t)n);
+		return 0;
+	}
 	hash_init(&s, n);
 	for (uint64_t i = 0; i < n; i += chunk) {
 		uint64_t m = n - i < chunk ? n - i : chunk;
 		uintptr_t a = (uintptr_t)(p + i), b = a + m;
 
+		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+			return 1;
 		hash_add(&s, p + i, (size_t)m);
 		/* whole pages inside this chunk */
 		a = (a + (uintptr_t)pg - 1) / (uintptr_t)pg * (uintptr_t)pg;
@@ -412,7 +421,67 @@ static uint64_t hash_section(const unsigned char *p, uint64_t n, int drop)
 		if (b > a)
 			madvise((void *)a, b - a, MADV_DONTNEED);
 	}
-	return hash_end(&s);
+	*out = hash_end(&s);
+	return 0;
+}
+
+/* ---- deferred checksums (part_read_opts.verify_later) ---------------------- */
+
+/* The sections a mapped dataset does not use, checked on a thread of their
+ * own while the command works; the mapping outlives the thread
+ * (part_dataset_release joins it before unmapping). */
+struct part_cache_check {
+	pthread_t th;
+	atomic_int stop;
+	uint32_t n;
+	struct {
+		const unsigned char *p;
+		uint64_t len, hash;
+		uint32_t id;
+	} s[S_MAX];
+	struct parsa_err e;
+	int rc;
+	char name[];
+};
+
+static void *check_main(void *arg)
+{
+	struct part_cache_check *c = arg;
+
+	for (uint32_t i = 0; i < c->n && !c->rc; i++) {
+		uint64_t h;
+
+		if (hash_section(c->s[i].p, c->s[i].len, 1, &c->stop, &h))
+			break; /* stopped: the dataset is being released */
+		if (h != c->s[i].hash)
+			c->rc = parsa_fail(&c->e, PARSA_EPARSE,
+					   "%s: corrupt pcsr file (checksum mismatch in section %s)",
+					   c->name, sect_name[c->s[i].id]);
+	}
+	return NULL;
+}
+
+int part_cache_check_wait(struct part_cache_check *c, struct parsa_err *err)
+{
+	int rc;
+
+	if (!c)
+		return 0;
+	pthread_join(c->th, NULL);
+	rc = c->rc;
+	if (rc && err)
+		*err = c->e;
+	free(c);
+	return rc;
+}
+
+void part_cache_check_stop(struct part_cache_check *c)
+{
+	if (!c)
+		return;
+	atomic_store(&c->stop, 1);
+	pthread_join(c->th, NULL);
+	free(c);
 }
 
 /* a * b into *r unless it overflows (then 0 is returned). */
@@ -509,6 +578,7 @@ static int want_len(const struct hdr *h, uint32_t id, uint64_t *len)
 static int check_sections(const char *name, const unsigned char *p,
 			  const struct hdr *h, struct view *v,
 			  const struct part_read_opts *o, int drop,
+			  struct part_cache_check *later,
 			  struct parsa_err *err)
 {
 	const struct sect *tab = (const struct sect *)(p + HDR_SIZE);
@@ -541,11 +611,22 @@ static int check_sections(const char *name, const unsigned char *p,
 						  "%s: corrupt pcsr file (non-zero padding at byte %llu)",
 						  name, (unsigned long long)b);
 		data = p + s.offset;
-		if (hash_section(data, s.length,
-				 drop && s.id >= S_T_ROW_PTR) != s.hash)
-			return parsa_fail(err, PARSA_EPARSE,
-					  "%s: corrupt pcsr file (checksum mismatch in section %s)",
-					  name, sect_name[s.id]);
+		if (later && s.id >= S_T_ROW_PTR) {
+			/* not used by the dataset: checked on a thread */
+			later->s[later->n].p = data;
+			later->s[later->n].len = s.length;
+			later->s[later->n].hash = s.hash;
+			later->s[later->n++].id = s.id;
+		} else {
+			uint64_t hv;
+
+			hash_section(data, s.length,
+				     drop && s.id >= S_T_ROW_PTR, NULL, &hv);
+			if (hv != s.hash)
+				return parsa_fail(err, PARSA_EPARSE,
+						  "%s: corrupt pcsr file (checksum mismatch in section %s)",
+						  name, sect_name[s.id]);
+		}
 		done += s.length;
 		if (o->progress)
 			o->progress(o->progress_arg, done, h->file_size);
@@ -673,7 +754,8 @@ static int check_opts(const char *name, const struct hdr *h,
  * as it goes; its CSR invariants are checked only when it is read
  * (part_cache_read_transpose). */
 static int parse(const char *name, const unsigned char *p, uint64_t size,
-		 const struct part_read_opts *o, int drop, struct view *v,
+		 const struct part_read_opts *o, int drop,
+		 struct part_cache_check *later, struct view *v,
 		 struct parsa_err *err)
 {
 	static const struct part_read_opts defaults;
@@ -684,7 +766,7 @@ static int parse(const char *name, const unsigned char *p, uint64_t size,
 	memset(v, 0, sizeof(*v));
 	rc = check_header(name, p, size, &v->h, err);
 	if (!rc)
-		rc = check_sections(name, p, &v->h, v, po, drop, err);
+		rc = check_sections(name, p, &v->h, v, po, drop, later, err);
 	if (!rc)
 		rc = check_graphs(name, v, drop, err);
 	if (!rc && !drop)
@@ -749,6 +831,7 @@ static int map_file(const char *path, void **map, uint64_t *size,
 static int read_mapped(const char *path, const struct part_read_opts *o,
 		       struct part_dataset *ds, struct parsa_err *err)
 {
+	struct part_cache_check *later = NULL;
 	struct view v;
 	uint64_t size = 0;
 	void *map;
@@ -758,19 +841,45 @@ static int read_mapped(const char *path, const struct part_read_opts *o,
 		return parsa_fail(err, PARSA_EINVAL, "no input or dataset");
 	rc = map_file(path, &map, &size, err);
 	if (rc == 1) {
-		rc = parse(path, map, size, o, 0, &v, err);
+		rc = parse(path, map, size, o, 0, NULL, &v, err);
 		free(map);
 		return rc ? rc : bad(err, path, "truncated pcsr file");
 	}
 	if (rc)
 		return rc;
+	if (o && o->verify_later) {
+		later = calloc(1, sizeof(*later) + strlen(path) + 1);
+		if (!later) {
+			munmap(map, (size_t)size);
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		}
+		strcpy(later->name, path);
+	}
 	madvise(map, (size_t)size, MADV_SEQUENTIAL);
-	rc = parse(path, map, size, o, o != NULL, &v, err);
+	rc = parse(path, map, size, o, o != NULL, later, &v, err);
 	if (rc) {
+		free(later);
 		munmap(map, (size_t)size);
 		return rc;
 	}
 	madvise(map, (size_t)size, MADV_NORMAL);
+	if (later && later->n == 0) {
+		free(later);
+		later = NULL;
+	} else if (later &&
+		   pthread_create(&later->th, NULL, check_main, later) != 0) {
+		/* no thread: check them now */
+		check_main(later);
+		rc = later->rc;
+		if (rc)
+			*err = later->e;
+		free(later);
+		later = NULL;
+		if (rc) {
+			munmap(map, (size_t)size);
+			return rc;
+		}
+	}
 	part_dataset_release(ds);
 	fill_counts(&v, ds);
 	ds->g.row_ptr = (uint64_t *)v.row_ptr;
@@ -780,6 +889,7 @@ static int read_mapped(const char *path, const struct part_read_opts *o,
 	ds->feat_id = (uint64_t *)v.feat_id;
 	ds->map = map;
 	ds->map_len = (size_t)size;
+	ds->check = later;
 	return 0;
 }
 
@@ -834,7 +944,7 @@ int part_cache_read_mem(const char *name, const void *buf, size_t len,
 	p = copy_aligned(buf, len);
 	if (!p)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
-	rc = parse(name, p, len, o, 0, &v, err);
+	rc = parse(name, p, len, o, 0, NULL, &v, err);
 	if (rc) {
 		free(p);
 		return rc;

@@ -104,6 +104,9 @@ static int load(struct cmd_opts *in, struct part_dataset *ds,
 	in->o.read.progress = part_progress_cb;
 	in->o.read.progress_arg = pg;
 	in->o.read.threads = in->o.run.threads;  /* --threads: every phase */
+	/* a binary cache's unused sections are checked while the command
+	 * works; part_dataset_verify before anything is written */
+	in->o.read.verify_later = 1;
 	rc = part_read_file(in->data, &in->o.read, ds, err);
 	part_progress_end(pg);
 	*secs = part_now() - t0;
@@ -259,6 +262,8 @@ static int load_init(struct cmd_opts *c, const struct part_dataset *ds,
 		rc = parsa_nbrset_init(S, ds->g.n_cols, c->o.run.pu.k, err);
 	if (rc == 0)
 		rc = part_init_from_placement(ds, &old, part, S, err);
+	if (rc == 0)
+		rc = part_dataset_verify(&old, err);
 	free(part);
 	free(owner);
 	part_dataset_release(&old);
@@ -654,6 +659,8 @@ int part_cmd_partition(int argc, char **argv)
 		part_mem_phase(&mem, -1);
 		part_progress_end(&pg);
 	}
+	if (rc == 0 && is_root)
+		rc = part_dataset_verify(&ds, &err);
 	if (rc == 0 && is_root) {
 		info = (struct part_report_info){
 			.data_path = c.data, .ds = &ds, .opts = &c.o.run,
@@ -723,6 +730,8 @@ int part_cmd_eval(int argc, char **argv)
 	rc = load(&c, &ds, &pg, &t_load, &err);
 	if (rc == 0)
 		rc = eval_run(&c, &ds, &r, &err);
+	if (rc == 0)
+		rc = part_dataset_verify(&ds, &err);
 	if (rc == 0) {
 		info = (struct part_report_info){
 			.data_path = c.data, .ds = &ds, .opts = NULL,

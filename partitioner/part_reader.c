@@ -918,6 +918,7 @@ void part_dataset_release(struct part_dataset *ds)
 {
 	if (!ds)
 		return;
+	part_cache_check_stop(ds->check); /* it reads the mapping */
 	if (ds->map) {
 		part_cache_unmap(ds->map, ds->map_len);
 	} else {
@@ -926,6 +927,16 @@ void part_dataset_release(struct part_dataset *ds)
 	}
 	free(ds->ex_id); /* never in a cache's mapping */
 	part_dataset_init(ds);
+}
+
+int part_dataset_verify(struct part_dataset *ds, struct parsa_err *err)
+{
+	struct part_cache_check *c = ds ? ds->check : NULL;
+
+	if (!c)
+		return 0;
+	ds->check = NULL;
+	return part_cache_check_wait(c, err);
 }
 
 static const char *const format_names[] = {

@@ -119,7 +119,17 @@ struct part_read_opts {
 					 this process may use */
 	size_t chunk;                 /* tests only: bytes per parse chunk
 					 and read block; 0 = default */
+	int verify_later;             /* binary cache only: the checksums of
+					 the sections the dataset does not
+					 use (the transpose, the trainer's
+					 labels and values) are checked on a
+					 thread of their own while the
+					 caller works; the caller must call
+					 part_dataset_verify before it
+					 trusts the file (writes a result) */
 };
+
+struct part_cache_check; /* part_cache.c: a deferred check */
 
 struct part_dataset {
 	struct parsa_graph g;     /* rows = examples in the order of README
@@ -145,6 +155,8 @@ struct part_dataset {
 				     mapping of map_len bytes, which
 				     part_dataset_release unmaps */
 	size_t map_len;
+	struct part_cache_check *check; /* the deferred check of
+					   verify_later, or NULL */
 };
 
 /*
@@ -162,8 +174,17 @@ int part_libsvm_row(const char *name, unsigned long lineno, const char *line,
 /* An empty dataset (no allocation). */
 void part_dataset_init(struct part_dataset *ds);
 
-/* Free the graph and feat_id and reset to empty.  ds may be NULL. */
+/* Free the graph and feat_id and reset to empty.  ds may be NULL.  A
+ * deferred check still running (verify_later) is stopped first. */
 void part_dataset_release(struct part_dataset *ds);
+
+/*
+ * Wait for the deferred check of ds (part_read_opts.verify_later) and
+ * report it: 0 when there is none or the sections it checked are intact,
+ * else PARSA_EPARSE "path: corrupt pcsr file (checksum mismatch in section
+ * NAME)".  Called once; later calls return 0.
+ */
+int part_dataset_verify(struct part_dataset *ds, struct parsa_err *err);
 
 /*
  * Read the file at path ("-" = stdin; gzip or plain) into *ds (which must

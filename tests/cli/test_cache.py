@@ -131,13 +131,17 @@ def test_errors():
     flipped = bytearray(raw)
     flipped[len(raw) - 100] ^= 4
     cases.append((bytes(flipped), "checksum mismatch"))
+    placed = tmp("err-a9a-placed")
+    run("partition", good, "-k", 2, "--out", placed, "-q")
     for data, needle in cases:
         open(bad, "wb").write(data)
         for cmd in (["partition", bad, "-k", 2, "--out", tmp("bad-out")],
-                    ["eval", bad, "--placement", tmp("nowhere")],
+                    ["eval", bad, "--placement", placed],
                     ["convert", bad, "--out", tmp("bad2.pcsr")]):
             cli_error(cmd, [bad + ": ", needle])
     assert not os.path.exists(tmp("bad2.pcsr"))
+    assert not [f for f in os.listdir(os.path.dirname(tmp("bad-out")))
+                if f.startswith("bad-out")]
     # format and graph mode: the cache's must be asked for
     fb = cache_of("facebook-sample.txt.gz", ["--graph", "edges"])
     cli_error(["partition", fb, "-k", 2, "-q", "--out", tmp("x")],
@@ -166,6 +170,37 @@ def test_errors():
     cli_error(["convert", "data/a9a-sample.svm.gz", "--out", tmp("no/such/dir/x.pcsr")],
               ["x.pcsr"])
     assert not os.path.exists(tmp("u.pcsr"))
+
+
+SECTION_NAMES = {1: "row_ptr", 2: "col", 3: "feat_id", 4: "t_row_ptr", 5: "t_col",
+                 6: "y", 7: "line_col", 8: "val"}
+
+
+@test
+def test_every_section_checked():
+    """A byte flipped in any section is refused by partition and eval,
+    also in the sections a dataset does not use (the transpose, labels and
+    values), whose checksums are computed while the command works: the
+    command fails before it writes anything."""
+    good = cache_of("a9a-sample.svm.gz", [])
+    raw = open(good, "rb").read()
+    n_sections = struct.unpack_from("<I", raw, 20)[0]
+    assert n_sections == 8, n_sections
+    bad = tmp("bad-sect.pcsr")
+    placed = tmp("bs-a9a-placed")
+    run("partition", good, "-k", 2, "--out", placed, "-q")
+    for i in range(n_sections):
+        sid, _, off, length, _ = struct.unpack_from("<IIQQQ", raw, 128 + 32 * i)
+        flipped = bytearray(raw)
+        flipped[off + length // 2] ^= 0x10
+        open(bad, "wb").write(bytes(flipped))
+        out = tmp("bs-out-%d" % i)
+        for cmd in (["partition", bad, "-k", 2, "--out", out],
+                    ["partition", bad, "-k", 2, "--out", out, "--threads", 2,
+                     "--quality", "best"],
+                    ["eval", bad, "--placement", placed]):
+            cli_error(cmd, [bad + ": ", "checksum mismatch in section " + SECTION_NAMES[sid]])
+        assert not [f for f in os.listdir(os.path.dirname(out)) if f.startswith("bs-out")], i
 
 
 def last_json(p):
