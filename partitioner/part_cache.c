@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 #include <unistd.h>
 
 #include "base_hash.h"
@@ -461,6 +465,17 @@ static void *check_main(void *arg)
 	return NULL;
 }
 
+/* check_main on a thread of its own, at the lowest priority: the
+ * command's threads come first, this one mostly fills the cores' idle
+ * moments (a thread's nice value is its own on Linux). */
+static void *check_thread(void *arg)
+{
+#ifdef __linux__
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+#endif
+	return check_main(arg);
+}
+
 int part_cache_check_wait(struct part_cache_check *c, struct parsa_err *err)
 {
 	int rc;
@@ -867,7 +882,7 @@ static int read_mapped(const char *path, const struct part_read_opts *o,
 		free(later);
 		later = NULL;
 	} else if (later &&
-		   pthread_create(&later->th, NULL, check_main, later) != 0) {
+		   pthread_create(&later->th, NULL, check_thread, later) != 0) {
 		/* no thread: check them now */
 		check_main(later);
 		rc = later->rc;
