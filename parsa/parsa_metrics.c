@@ -32,32 +32,66 @@ static int check_ids(const uint32_t *id, uint32_t n, uint32_t k,
 	return 0;
 }
 
-int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
-		    struct parsa_nbrset *used, struct parsa_err *err)
+int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
+			  const struct parsa_nbrset *used,
+			  struct parsa_err *err)
 {
-	int rc;
-
 	if (!g || !used || used->n_feat != g->n_cols)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: neighbor sets do not match the "
 				  "graph's %u features", g ? g->n_cols : 0);
-	rc = check_ids(part, g->n_rows, used->k, "example", err);
-	if (rc)
-		return rc;
-	for (uint64_t e = 0; e < parsa_graph_nnz(g); e++)
-		if (g->col[e] >= g->n_cols)
-			return parsa_fail(err, PARSA_EINVAL,
-					  "used sets: feature %u out of range",
-					  g->col[e]);
-	/* unconditional ORs (no test-and-count per edge), then one recount */
-	parsa_nbrset_clear(used);
-	for (uint32_t r = 0, words = used->words; r < g->n_rows; r++) {
+	return check_ids(part, g->n_rows, used->k, "example", err);
+}
+
+int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
+			  struct parsa_nbrset *used, uint32_t lo, uint32_t hi)
+{
+	const uint32_t *col = g->col;
+	uint32_t words = used->words;
+
+	if (lo == 0 && hi >= g->n_cols) {
+		/* every feature: rows in any order, each column checked */
+		for (uint64_t e = 0; e < parsa_graph_nnz(g); e++)
+			if (col[e] >= g->n_cols)
+				return -1;
+		/* unconditional ORs (no test-and-count per edge) */
+		for (uint32_t r = 0; r < g->n_rows; r++) {
+			uint64_t *bits = used->bits + (part[r] >> 6);
+			uint64_t b = 1ULL << (part[r] & 63);
+
+			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
+			     e++)
+				bits[(uint64_t)col[e] * words] |= b;
+		}
+		return 0;
+	}
+	/* a row's columns are sorted: those in [lo, hi) are one run of it */
+	for (uint32_t r = 0; r < g->n_rows; r++) {
 		uint64_t *bits = used->bits + (part[r] >> 6);
 		uint64_t b = 1ULL << (part[r] & 63);
+		uint64_t e = g->row_ptr[r], end = g->row_ptr[r + 1];
 
-		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
-			bits[(uint64_t)g->col[e] * words] |= b;
+		if (e < end && col[end - 1] >= g->n_cols)
+			return -1;
+		while (e < end && col[e] < lo)
+			e++;
+		for (; e < end && col[e] < hi; e++)
+			bits[(uint64_t)col[e] * words] |= b;
 	}
+	return 0;
+}
+
+int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
+		    struct parsa_nbrset *used, struct parsa_err *err)
+{
+	int rc = parsa_used_sets_check(g, part, used, err);
+
+	if (rc)
+		return rc;
+	parsa_nbrset_clear(used);
+	if (parsa_used_sets_range(g, part, used, 0, g->n_cols) != 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "used sets: a feature is out of range");
 	parsa_nbrset_recount(used);
 	return 0;
 }

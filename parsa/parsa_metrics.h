@@ -36,6 +36,21 @@ int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
 		    struct parsa_nbrset *used, struct parsa_err *err);
 
 /*
+ * parsa_used_sets in pieces, for threads (partitioner/part_run.c):
+ * parsa_used_sets_check checks the sizes and part ids; after
+ * parsa_nbrset_clear(used), parsa_used_sets_range sets the bits of the
+ * features in [lo, hi) only (calls on disjoint ranges may run at once:
+ * each writes only its own features' words), returning -1 if a column of
+ * g is >= g->n_cols (the sets are then incomplete); parsa_nbrset_recount
+ * ends it.  Rows' columns must be sorted (parsa_graph_validate).
+ */
+int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
+			  const struct parsa_nbrset *used,
+			  struct parsa_err *err);
+int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
+			  struct parsa_nbrset *used, uint32_t lo, uint32_t hi);
+
+/*
  * Metrics of the placement (part: g->n_rows entries < k; owner: g->n_cols
  * entries < k).  PARSA_EINVAL if a part id is out of range.
  */

@@ -1116,6 +1116,49 @@ static int tmax_candidates(const struct part_dataset *ds,
 	return rc;
 }
 
+/* parsa_used_sets on up to `threads` threads, each over a range of the
+ * features (the same sets: every bit is set by one task). */
+struct used_task {
+	const struct parsa_graph *g;
+	const uint32_t *part;
+	struct parsa_nbrset *used;
+	uint32_t n;
+};
+
+static int used_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	struct used_task *ut = arg;
+	uint64_t nc = ut->g->n_cols;
+
+	if (parsa_used_sets_range(ut->g, ut->part, ut->used,
+				  (uint32_t)(nc * t / ut->n),
+				  (uint32_t)(nc * (t + 1) / ut->n)) != 0)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "used sets: a feature is out of range");
+	return 0;
+}
+
+static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
+			 struct parsa_nbrset *used, uint32_t threads,
+			 struct parsa_err *err)
+{
+	struct used_task ut = { g, part, used, threads ? threads
+						      : part_pool_cpus() };
+	int rc;
+
+	/* below a million nonzeros one thread is as quick */
+	if (ut.n <= 1 || parsa_graph_nnz(g) < (1u << 20))
+		return parsa_used_sets(g, part, used, err);
+	rc = parsa_used_sets_check(g, part, used, err);
+	if (rc)
+		return rc;
+	parsa_nbrset_clear(used);
+	rc = part_pool_run(ut.n, ut.n, used_task, &ut, err);
+	if (rc == 0)
+		parsa_nbrset_recount(used);
+	return rc;
+}
+
 static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		 const struct parsa_stop *stop, struct part_result *r,
 		 struct parsa_err *err)
@@ -1133,7 +1176,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
 	if (rc)
 		return rc;
-	rc = parsa_used_sets(&ds->g, r->part, &used, err);
+	rc = used_sets_par(&ds->g, r->part, &used, o->threads, err);
 	ts = part_now();
 	if (rc == 0 && parsa && o->refine_rounds)
 		run_phase(o, PART_PHASE_REFINE);

@@ -296,6 +296,65 @@ static void test_used_sets(void)
 	parsa_graph_release(&g);
 }
 
+/* parsa_used_sets in 1-5 feature ranges (as the threads of part_run run
+ * it) equals the one-call sets on random graphs, k up to 130 (3 words);
+ * a column past n_cols is reported by every piece that meets its row. */
+static void test_used_sets_ranges(void)
+{
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 77);
+	for (int trial = 0; trial < 40; trial++) {
+		struct parsa_graph g;
+		struct parsa_nbrset want, got;
+		uint32_t n = 1 + parsa_rng_below(&rng, 60);
+		uint32_t d = 1 + parsa_rng_below(&rng, 90);
+		uint32_t k = 1 + parsa_rng_below(&rng, 130);
+		uint32_t pieces = 1 + parsa_rng_below(&rng, 5);
+		uint32_t *part = malloc(n * sizeof(*part));
+
+		tu_random_graph(&g, &rng, n, d, 0.15);
+		for (uint32_t r = 0; r < n; r++)
+			part[r] = parsa_rng_below(&rng, k);
+		REQUIRE(parsa_nbrset_init(&want, d, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&got, d, k, NULL) == 0);
+		CHECK_INT(parsa_used_sets(&g, part, &want, NULL), ==, 0);
+		CHECK_INT(parsa_used_sets_check(&g, part, &got, NULL), ==, 0);
+		parsa_nbrset_add(&got, 0, k - 1); /* stale: cleared below */
+		parsa_nbrset_clear(&got);
+		for (uint32_t t = 0; t < pieces; t++)
+			CHECK_INT(parsa_used_sets_range(&g, part, &got,
+							(uint32_t)((uint64_t)d * t / pieces),
+							(uint32_t)((uint64_t)d * (t + 1) / pieces)),
+				  ==, 0);
+		parsa_nbrset_recount(&got);
+		for (uint32_t v = 0; v < d; v++)
+			for (uint32_t i = 0; i < k; i++)
+				CHECK_INT(parsa_nbrset_has(&got, v, i), ==,
+					  parsa_nbrset_has(&want, v, i));
+		for (uint32_t i = 0; i < k; i++)
+			CHECK_INT(got.size[i], ==, want.size[i]);
+		/* an id past the features in the last row */
+		if (g.n_rows && parsa_graph_degree(&g, n - 1)) {
+			g.col[g.row_ptr[n] - 1] = d;
+			CHECK_INT(parsa_used_sets_range(&g, part, &got, 0, d / 2),
+				  ==, -1);
+			CHECK_INT(parsa_used_sets_range(&g, part, &got, 0, d),
+				  ==, -1);
+			CHECK_INT(parsa_used_sets(&g, part, &want, NULL), ==,
+				  PARSA_EINVAL);
+		}
+		/* a part id out of range */
+		part[n - 1] = k;
+		CHECK_INT(parsa_used_sets_check(&g, part, &got, NULL), ==,
+			  PARSA_EINVAL);
+		parsa_nbrset_release(&want);
+		parsa_nbrset_release(&got);
+		parsa_graph_release(&g);
+		free(part);
+	}
+}
+
 /* No examples, empty rows, unused features: no division by zero. */
 static void test_degenerate(void)
 {
@@ -488,6 +547,7 @@ int main(void)
 	RUN(test_hand_skewed);
 	RUN(test_oracle_random);
 	RUN(test_used_sets);
+	RUN(test_used_sets_ranges);
 	RUN(test_degenerate);
 	RUN(test_bad_ids);
 	RUN(test_random_mean);
