@@ -173,7 +173,14 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		f->lam[v] = parsa_nbrset_count(used, v);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->size[part[u]] += wt(f, u);
-	rc = parsa_pcount_build(&f->pc, g, part, used, &f->saturated, err);
+	/* on the sweeps' threads, by ranges of features (a large graph's
+	 * counts take as long as a sweep's evaluation) */
+	rc = parsa_pcount_build_par(&f->pc, g, part, used, &f->saturated,
+				    o->chunk && g->n_rows >= (o->chunk_min_rows
+						? o->chunk_min_rows
+						: PARSA_FM_CHUNK_MIN_ROWS)
+					    ? o->par : NULL,
+				    o->par_arg, o->par_tasks, err);
 	if (rc == 0 && used->words == 1) {
 		f->single = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
 		if (!f->single)

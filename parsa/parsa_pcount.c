@@ -88,12 +88,135 @@ static int count_all(struct parsa_pcount *pc, const struct parsa_graph *g,
 	return 0;
 }
 
-int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
+/* Rows' nonzeros with a column in [lo, hi): rows' columns are sorted
+ * (parsa_graph.h), so a row's are one run of it. */
+struct range_it {
+	const struct parsa_graph *g;
+	uint32_t lo, hi, r; /* r: the row of e, or n_rows when done */
+	uint64_t e, end;
+};
+
+static void it_row(struct range_it *it)
+{
+	const struct parsa_graph *g = it->g;
+
+	for (; it->r < g->n_rows; it->r++) {
+		it->e = g->row_ptr[it->r];
+		it->end = g->row_ptr[it->r + 1];
+		while (it->e < it->end && g->col[it->e] < it->lo)
+			it->e++;
+		if (it->e < it->end && g->col[it->e] < it->hi)
+			return;
+	}
+}
+
+/* The next nonzero of the range: 1 and *v, *r, or 0 when done. */
+static int it_next(struct range_it *it, uint32_t *v, uint32_t *r)
+{
+	if (it->r >= it->g->n_rows)
+		return 0;
+	*v = it->g->col[it->e];
+	*r = it->r;
+	if (++it->e >= it->end || it->g->col[it->e] >= it->hi) {
+		it->r++;
+		it_row(it);
+	}
+	return 1;
+}
+
+/* count_all for the features [lo, hi) only, in three stages as far apart
+ * as count_all's: a nonzero's header and mask fetched, then its slot
+ * found (and fetched), then its count raised.  -1 as count_all. */
+static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       const uint32_t *part, const struct parsa_nbrset *used,
-		       int *saturated, struct parsa_err *err)
+		       uint32_t lo, uint32_t hi, int *sat)
+{
+	struct { uint32_t v, j; uint16_t *c; } q[2 * PC_AHEAD];
+	struct range_it it = { g, lo, hi, 0, 0, 0 };
+	const uint64_t half = PC_AHEAD / 2, qn = 2 * PC_AHEAD;
+	uint64_t in = 0, mid = 0, out = 0;
+	int more = 1;
+
+	it_row(&it);
+	for (;;) {
+		uint32_t v, r;
+
+		if (more && (more = it_next(&it, &v, &r))) {
+			q[in % qn].v = v;
+			q[in % qn].j = part[r];
+			__builtin_prefetch(&pc->hdr[v]);
+			__builtin_prefetch(parsa_nbrset_mask(used, v));
+			in++;
+		}
+		if (mid < in && (in - mid > half || !more)) {
+			uint32_t j = q[mid % qn].j;
+			const uint64_t *m = parsa_nbrset_mask(used, q[mid % qn].v);
+
+			if (!(m[j >> 6] >> (j & 63) & 1))
+				return -1;
+			q[mid % qn].c = parsa_pcount_slot(pc, m, q[mid % qn].v, j);
+			__builtin_prefetch(q[mid % qn].c);
+			mid++;
+		}
+		if (out < mid && (mid - out > half || !more)) {
+			uint16_t *c = q[out % qn].c;
+
+			if (*c < PARSA_PCOUNT_SAT)
+				++*c;
+			*sat |= *c == PARSA_PCOUNT_SAT;
+			out++;
+		}
+		if (!more && out == in)
+			return 0;
+	}
+}
+
+/* Every part of a mask of the features [lo, hi) holds an example using
+ * the feature (its count is not 0): 0, or -1. */
+static int check_range(const struct parsa_pcount *pc,
+		       const struct parsa_nbrset *used, uint32_t lo,
+		       uint32_t hi)
+{
+	for (uint32_t v = lo; v < hi; v++) {
+		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+
+		for (uint32_t i = 0, n = parsa_nbrset_count(used, v); i < n; i++)
+			if (c[i] == 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* One task of parsa_pcount_build_par: a range of the features. */
+struct count_task {
+	struct parsa_pcount *pc;
+	const struct parsa_graph *g;
+	const uint32_t *part;
+	const struct parsa_nbrset *used;
+	uint32_t n;
+	int sat[PARSA_PCOUNT_MAX_TASKS], bad[PARSA_PCOUNT_MAX_TASKS];
+};
+
+static void count_task(void *arg, uint32_t t)
+{
+	struct count_task *ct = arg;
+	uint64_t nf = ct->g->n_cols;
+	uint32_t lo = (uint32_t)(nf * t / ct->n);
+	uint32_t hi = (uint32_t)(nf * (t + 1) / ct->n);
+
+	ct->bad[t] = count_range(ct->pc, ct->g, ct->part, ct->used, lo, hi,
+				 &ct->sat[t]) ||
+		     check_range(ct->pc, ct->used, lo, hi);
+}
+
+int parsa_pcount_build_par(struct parsa_pcount *pc,
+			   const struct parsa_graph *g, const uint32_t *part,
+			   const struct parsa_nbrset *used, int *saturated,
+			   parsa_pcount_par_fn par, void *par_arg,
+			   uint32_t tasks, struct parsa_err *err)
 {
 	uint64_t off = 0;
-	int sat = 0;
+	int sat = 0, bad = 0;
 
 	memset(pc, 0, sizeof(*pc));
 	if (used->n_feat != g->n_cols || used->k > 65536)
@@ -120,16 +243,22 @@ int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		if (part[u] >= pc->k)
 			goto bad;
-	if (count_all(pc, g, part, used, &sat))
-		goto bad;
-	/* every part of a mask holds an example using the feature */
-	for (uint32_t v = 0; v < g->n_cols; v++) {
-		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+	if (tasks > 1 && par) {
+		struct count_task ct = { pc, g, part, used, 0, { 0 }, { 0 } };
 
-		for (uint32_t i = 0, n = parsa_nbrset_count(used, v); i < n; i++)
-			if (c[i] == 0)
-				goto bad;
+		ct.n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
+						      : PARSA_PCOUNT_MAX_TASKS;
+		par(par_arg, ct.n, count_task, &ct);
+		for (uint32_t t = 0; t < ct.n; t++) {
+			sat |= ct.sat[t];
+			bad |= ct.bad[t];
+		}
+	} else {
+		bad = count_all(pc, g, part, used, &sat) ||
+		      check_range(pc, used, 0, g->n_cols);
 	}
+	if (bad)
+		goto bad;
 	*saturated = sat;
 	return 0;
 bad:
@@ -140,6 +269,14 @@ nomem:
 	parsa_pcount_release(pc);
 	return parsa_fail(err, PARSA_ENOMEM, "out of memory (counts: %u "
 			  "features x %u parts)", g->n_cols, used->k);
+}
+
+int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
+		       const uint32_t *part, const struct parsa_nbrset *used,
+		       int *saturated, struct parsa_err *err)
+{
+	return parsa_pcount_build_par(pc, g, part, used, saturated, NULL, NULL,
+				      1, err);
 }
 
 int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)

@@ -58,6 +58,24 @@ int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       const uint32_t *part, const struct parsa_nbrset *used,
 		       int *saturated, struct parsa_err *err);
 
+/*
+ * parsa_pcount_build in `tasks` tasks (at most PARSA_PCOUNT_MAX_TASKS),
+ * each counting a range of the features: par(par_arg, n, fn, fn_arg) must
+ * call fn(fn_arg, t) once for every t in [0, n), on any threads in any
+ * order (the shape of parsa_fm_par_fn), and return when all have
+ * returned.  The same counts and result as parsa_pcount_build, whatever
+ * the number of tasks; tasks <= 1 or par NULL: that call.
+ */
+#define PARSA_PCOUNT_MAX_TASKS 64
+typedef void (*parsa_pcount_task_fn)(void *fn_arg, uint32_t t);
+typedef void (*parsa_pcount_par_fn)(void *par_arg, uint32_t n,
+				    parsa_pcount_task_fn fn, void *fn_arg);
+int parsa_pcount_build_par(struct parsa_pcount *pc,
+			   const struct parsa_graph *g, const uint32_t *part,
+			   const struct parsa_nbrset *used, int *saturated,
+			   parsa_pcount_par_fn par, void *par_arg,
+			   uint32_t tasks, struct parsa_err *err);
+
 void parsa_pcount_release(struct parsa_pcount *pc);
 
 /* Bytes held (header and pool, as allocated). */

@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "testpart.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -260,10 +261,110 @@ static void test_rejects_bad_sets(void)
 	parsa_graph_release(&g);
 }
 
+/* par for parsa_pcount_build_par: the tasks on threads of their own (odd
+ * n: the caller runs task 0 after the others are started), so TSan sees
+ * them run at once. */
+struct par_call {
+	parsa_pcount_task_fn fn;
+	void *arg;
+	uint32_t t;
+};
+
+static void *par_thread(void *p)
+{
+	struct par_call *c = p;
+
+	c->fn(c->arg, c->t);
+	return NULL;
+}
+
+static void par_threads(void *par_arg, uint32_t n, parsa_pcount_task_fn fn,
+			void *fn_arg)
+{
+	pthread_t th[PARSA_PCOUNT_MAX_TASKS];
+	struct par_call c[PARSA_PCOUNT_MAX_TASKS];
+	int started[PARSA_PCOUNT_MAX_TASKS] = { 0 };
+
+	(void)par_arg;
+	for (uint32_t t = n % 2; t < n; t++) {
+		c[t] = (struct par_call){ fn, fn_arg, t };
+		started[t] = pthread_create(&th[t], NULL, par_thread, &c[t]) == 0;
+		if (!started[t])
+			fn(fn_arg, t);
+	}
+	if (n % 2)
+		fn(fn_arg, 0);
+	for (uint32_t t = 0; t < n; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+}
+
+/* The tasks in reverse order on the caller's thread. */
+static void par_reverse(void *par_arg, uint32_t n, parsa_pcount_task_fn fn,
+			void *fn_arg)
+{
+	(void)par_arg;
+	while (n-- > 0)
+		fn(fn_arg, n);
+}
+
+/* The build in 1-7 tasks over ranges of the features gives the serial
+ * build's header, pool and saturation flag, and refuses the same bad
+ * sets. */
+static void test_build_par(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 29);
+	for (int iter = 0; iter < 60; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, iter % 4 == 0 ? 200 : 12);
+		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&r, 300);
+		uint32_t cols = 1 + (uint32_t)parsa_rng_below(&r, 200);
+		uint32_t tasks = 1 + (uint32_t)parsa_rng_below(&r, 7);
+		struct parsa_graph g;
+		struct parsa_nbrset s;
+		struct parsa_pcount a, b;
+		uint32_t *part = malloc(rows * sizeof(uint32_t));
+		int sa = 0, sb = 0;
+
+		tu_heavy_graph(&g, &r, rows, cols, 10, 120);
+		for (uint32_t u = 0; u < rows; u++)
+			part[u] = (uint32_t)parsa_rng_below(&r, k);
+		REQUIRE(parsa_nbrset_init(&s, g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_used_sets(&g, part, &s, NULL) == 0);
+		REQUIRE(parsa_pcount_build(&a, &g, part, &s, &sa, NULL) == 0);
+		REQUIRE(parsa_pcount_build_par(&b, &g, part, &s, &sb,
+					       iter % 2 ? par_threads : par_reverse,
+					       NULL, tasks, NULL) == 0);
+		CHECK_INT(sa, ==, sb);
+		CHECK_INT(a.len, ==, b.len);
+		CHECK(memcmp(a.hdr, b.hdr, g.n_cols * sizeof(uint64_t)) == 0);
+		CHECK(memcmp(a.pool, b.pool, a.len * sizeof(uint16_t)) == 0);
+		parsa_pcount_release(&a);
+		parsa_pcount_release(&b);
+		/* a part missing from a mask of its example's features */
+		if (g.row_ptr[1] > g.row_ptr[0]) {
+			part[0] = (part[0] + 1) % k;
+			sb = 0;
+			if (!parsa_nbrset_has(&s, g.col[0], part[0]))
+				CHECK_INT(parsa_pcount_build_par(&b, &g, part, &s, &sb,
+								 par_threads, NULL,
+								 tasks, NULL),
+					  ==, PARSA_EINVAL);
+			else
+				parsa_pcount_release(&b);
+		}
+		parsa_nbrset_release(&s);
+		parsa_graph_release(&g);
+		free(part);
+	}
+}
+
 int main(void)
 {
 	RUN(test_random_moves);
 	RUN(test_saturation);
 	RUN(test_rejects_bad_sets);
+	RUN(test_build_par);
 	return harness_done();
 }
