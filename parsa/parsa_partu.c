@@ -559,6 +559,9 @@ static int add_word(struct parsa_partu_ctx *ctx, uint32_t w, uint64_t x,
 	return 1;
 }
 
+/* Nonzeros ahead whose mask row_costs fetches. */
+#define PARTU_AHEAD 16
+
 /* ctx->cnt[i] = cost_i(r) for i < k. */
 static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 		      const struct parsa_nbrset *S, uint32_t r)
@@ -567,9 +570,16 @@ static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 
 	memset(ctx->cnt, 0, (size_t)ctx->k * sizeof(uint32_t));
 	memset(ctx->base, 0, (size_t)words * sizeof(uint32_t));
-	for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+	for (uint64_t e = g->row_ptr[r], end = g->row_ptr[r + 1]; e < end;
+	     e++) {
 		const uint64_t *m = parsa_nbrset_mask(S, g->col[e]);
 		int used = 0;
+
+		/* the masks are a block's slice, too large for the caches at
+		 * scale: fetched ahead (on into the next rows; row_ptr[n_rows]
+		 * bounds the columns) */
+		if (e + PARTU_AHEAD < g->row_ptr[g->n_rows])
+			__builtin_prefetch(parsa_nbrset_mask(S, g->col[e + PARTU_AHEAD]));
 
 		for (uint32_t w = 0; w < words; w++)
 			used |= add_word(ctx, w, m[w],
