@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_huge.h"
 #include "parsa_conn.h"
 #include "parsa_metrics.h"
 #include "parsa_pcount.h"
@@ -183,6 +184,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 				    o->par_arg, o->par_tasks, err);
 	if (rc == 0 && used->words == 1) {
 		f->single = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
+		base_huge(f->single, (size_t)g->n_cols * sizeof(uint64_t));
 		if (!f->single)
 			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 					"%u features)", g->n_cols);

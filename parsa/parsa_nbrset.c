@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_huge.h"
+
 /* The valid bits of the last word of a mask (bits beyond k are zero). */
 static uint64_t last_word_mask(uint32_t k)
 {
@@ -41,6 +43,7 @@ int parsa_nbrset_init(struct parsa_nbrset *s, uint32_t n_feat, uint32_t k,
 				  "neighbor sets too large (%u features, k=%u)",
 				  n_feat, k);
 	s->bits = calloc(n_words ? (size_t)n_words : 1, sizeof(uint64_t));
+	base_huge(s->bits, (size_t)n_words * sizeof(uint64_t));
 	s->size = calloc(k, sizeof(uint64_t));
 	if (!s->bits || !s->size) {
 		parsa_nbrset_release(s);

@@ -6,6 +6,8 @@
 
 #include <stdlib.h>
 
+#include "base_huge.h"
+
 /* cap rounded up to a multiple of 4, at most k's. */
 static uint64_t cap_of(uint64_t want, uint32_t k)
 {
@@ -33,7 +35,9 @@ uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 /* Fetch ahead (the nonzeros are a stream; a count's address needs the
  * feature's header and mask): headers and masks this far ahead, counts
  * half as far. */
+#ifndef PC_AHEAD
 #define PC_AHEAD 16
+#endif
 
 /* Row of nonzero e, from row u on. */
 static uint32_t row_of(const struct parsa_graph *g, uint32_t u, uint64_t e)
@@ -229,6 +233,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 	pc->hdr = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));
 	if (!pc->hdr)
 		goto nomem;
+	base_huge(pc->hdr, (size_t)g->n_cols * sizeof(uint64_t));
 	for (uint32_t v = 0; v < g->n_cols; v++) {
 		uint32_t lam = parsa_nbrset_count(used, v);
 		uint64_t c = lam ? cap_of((uint64_t)lam + 1, pc->k) : 0;
@@ -239,6 +244,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 	pc->pool = calloc(off ? (size_t)off : 1, sizeof(uint16_t));
 	if (!pc->pool)
 		goto nomem;
+	base_huge(pc->pool, (size_t)off * sizeof(uint16_t));
 	pc->len = pc->alloc = off;
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		if (part[u] >= pc->k)
@@ -306,6 +312,7 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 			return -1;
 		pc->pool = p;
 		pc->alloc = na;
+		base_huge(p, (size_t)na * sizeof(uint16_t));
 	}
 	if (off != (pc->hdr[v] & PARSA_PCOUNT_OFF))
 		memcpy(pc->pool + off, pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF),

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base_huge.h"
 #include "part_pool.h"
 
 /* A thread's scratch: the block-extract map (all UINT32_MAX between uses)
@@ -134,6 +135,7 @@ static int setup_scratch(struct lanes_run *r, struct parsa_err *err)
 
 	for (uint32_t t = 0; t < r->n_sc && !rc; t++) {
 		r->sc[t].map = malloc((nc ? nc : 1) * sizeof(uint32_t));
+		base_huge(r->sc[t].map, nc * sizeof(uint32_t));
 		if (!r->sc[t].map)
 			return parsa_fail(err, PARSA_ENOMEM,
 					  "out of memory for %u features", nc);
