@@ -32,6 +32,9 @@ static int check_ids(const uint32_t *id, uint32_t n, uint32_t k,
 	return 0;
 }
 
+/* Nonzeros ahead whose mask parsa_used_sets_range fetches. */
+#define USED_AHEAD 24
+
 int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
 			  const struct parsa_nbrset *used,
 			  struct parsa_err *err)
@@ -48,24 +51,30 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 {
 	const uint32_t *col = g->col;
 	uint32_t words = used->words;
+	uint64_t nnz = parsa_graph_nnz(g);
 
 	if (lo == 0 && hi >= g->n_cols) {
 		/* every feature: rows in any order, each column checked */
 		for (uint64_t e = 0; e < parsa_graph_nnz(g); e++)
 			if (col[e] >= g->n_cols)
 				return -1;
-		/* unconditional ORs (no test-and-count per edge) */
+		/* unconditional ORs (no test-and-count per edge); the masks
+		 * fetched ahead (a random line each at scale) */
 		for (uint32_t r = 0; r < g->n_rows; r++) {
 			uint64_t *bits = used->bits + (part[r] >> 6);
 			uint64_t b = 1ULL << (part[r] & 63);
 
 			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
-			     e++)
+			     e++) {
+				if (e + USED_AHEAD < nnz)
+					__builtin_prefetch(used->bits + (uint64_t)col[e + USED_AHEAD] * words, 1);
 				bits[(uint64_t)col[e] * words] |= b;
+			}
 		}
 		return 0;
 	}
-	/* a row's columns are sorted: those in [lo, hi) are one run of it */
+	/* a row's columns are sorted: those in [lo, hi) are one run of it;
+	 * the next rows' masks in the range fetched ahead */
 	for (uint32_t r = 0; r < g->n_rows; r++) {
 		uint64_t *bits = used->bits + (part[r] >> 6);
 		uint64_t b = 1ULL << (part[r] & 63);
@@ -75,8 +84,13 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 			return -1;
 		while (e < end && col[e] < lo)
 			e++;
-		for (; e < end && col[e] < hi; e++)
+		for (; e < end && col[e] < hi; e++) {
+			uint64_t a = e + USED_AHEAD;
+
+			if (a < nnz && col[a] >= lo && col[a] < hi)
+				__builtin_prefetch(used->bits + (uint64_t)col[a] * words, 1);
 			bits[(uint64_t)col[e] * words] |= b;
+		}
 	}
 	return 0;
 }
