@@ -153,6 +153,54 @@ void parsa_nbrset_gather(struct parsa_nbrset *slice,
 	parsa_nbrset_recount(slice);
 }
 
+/* The first l in [0, n) with feat[l] >= v (feat increasing). */
+static uint32_t lower_bound(const uint32_t *feat, uint32_t n, uint32_t v)
+{
+	uint32_t a = 0, b = n;
+
+	while (a < b) {
+		uint32_t m = a + (b - a) / 2;
+
+		if (feat[m] < v)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
+uint64_t parsa_nbrset_scatter_or_range(struct parsa_nbrset *dst,
+				       const struct parsa_nbrset *slice,
+				       const uint32_t *feat, uint32_t lo,
+				       uint32_t hi, uint64_t *size_add)
+{
+	uint32_t a = lower_bound(feat, slice->n_feat, lo);
+	uint32_t b = lower_bound(feat, slice->n_feat, hi);
+	uint64_t added = 0;
+
+	assert(slice->k == dst->k);
+	for (uint32_t l = a; l < b; l++) {
+		uint64_t *m = dst->bits + (uint64_t)feat[l] * dst->words;
+		const uint64_t *in = parsa_nbrset_mask(slice, l);
+
+		assert(feat[l] < dst->n_feat);
+		if (l + 16 < b) /* a random line of dst each at scale */
+			__builtin_prefetch(dst->bits + (uint64_t)feat[l + 16] * dst->words, 1);
+		for (uint32_t w = 0; w < dst->words; w++) {
+			uint64_t fresh = in[w] & ~m[w];
+
+			if (w + 1 == dst->words)
+				fresh &= last_word_mask(dst->k);
+			if (!fresh)
+				continue;
+			m[w] |= fresh;
+			added += parsa_popcount64(fresh);
+			count_bits(size_add, w * 64, fresh, 1);
+		}
+	}
+	return added;
+}
+
 uint64_t parsa_nbrset_scatter_or(struct parsa_nbrset *dst,
 				 const struct parsa_nbrset *slice,
 				 const uint32_t *feat)

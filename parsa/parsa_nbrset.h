@@ -115,4 +115,18 @@ uint64_t parsa_nbrset_scatter_or(struct parsa_nbrset *dst,
 				 const struct parsa_nbrset *slice,
 				 const uint32_t *feat);
 
+/*
+ * parsa_nbrset_scatter_or for the slice features whose id feat[l] is in
+ * [lo, hi) only (feat increasing, as a block's features are), with the
+ * new bits counted into size_add[0..k) instead of dst->size: calls on
+ * disjoint ranges may run at once (each writes only its own features'
+ * words and its own size_add), and adding every call's size_add to
+ * dst->size gives parsa_nbrset_scatter_or's result.  Returns the bits
+ * that were new.
+ */
+uint64_t parsa_nbrset_scatter_or_range(struct parsa_nbrset *dst,
+				       const struct parsa_nbrset *slice,
+				       const uint32_t *feat, uint32_t lo,
+				       uint32_t hi, uint64_t *size_add);
+
 #endif /* PARSA_NBRSET_H */

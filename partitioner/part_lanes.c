@@ -54,6 +54,9 @@ struct lanes_run {
 	uint32_t n_sc, *free_sc, n_free;
 	pthread_mutex_t mu;        /* guards free_sc / n_free */
 	double *slot;              /* T: the span's schedule of a round */
+	uint64_t *size_add;        /* T * k: the merge tasks' new bits per
+				      part */
+	uint64_t *added;           /* T: the merge tasks' new bits */
 	struct part_lanes_stats ls;
 };
 
@@ -105,6 +108,8 @@ static void lanes_free(struct lanes_run *r)
 	free(r->avail);
 	free(r->spare);
 	free(r->slot);
+	free(r->size_add);
+	free(r->added);
 }
 
 static int setup_lanes(struct lanes_run *r, struct parsa_err *err)
@@ -167,7 +172,9 @@ static int lanes_setup(struct lanes_run *r, struct parsa_err *err)
 	r->sc = calloc(r->n_sc, sizeof(*r->sc));
 	r->free_sc = calloc(r->n_sc, sizeof(uint32_t));
 	r->slot = calloc(r->T, sizeof(double));
-	if (!r->slot || !r->perm || !r->start || !r->count || !r->caps || !r->nw ||
+	r->size_add = calloc((size_t)r->T * k, sizeof(uint64_t));
+	r->added = calloc(r->T, sizeof(uint64_t));
+	if (!r->slot || !r->size_add || !r->added || !r->perm || !r->start || !r->count || !r->caps || !r->nw ||
 	    !r->avail || !r->spare || !r->lane || !r->sc || !r->free_sc)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for %u lanes over %u examples",
@@ -274,15 +281,50 @@ static void plan_round(struct lanes_run *r, uint32_t first, uint32_t m)
 	parsa_balance_split(m, k, r->nw, r->avail, r->caps, r->spare);
 }
 
-/* The round's lanes into S, part, count and st, in lane order. */
+/* One merge task: every lane's slice features in the task's range of the
+ * global features ORed into S (parsa_nbrset_scatter_or_range: disjoint
+ * words, the new bits counted in the task's own size_add). */
+static int merge_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	struct lanes_run *r = arg;
+	uint64_t nc = r->g->n_cols, *add = r->size_add + (size_t)t * r->o->k;
+	uint32_t lo = (uint32_t)(nc * t / r->T), hi = (uint32_t)(nc * (t + 1) / r->T);
+
+	(void)err;
+	memset(add, 0, r->o->k * sizeof(uint64_t));
+	r->added[t] = 0;
+	for (uint32_t l = 0; l < r->n_lanes; l++)
+		r->added[t] += parsa_nbrset_scatter_or_range(
+			r->S, &r->lane[l].slice, r->lane[l].blk.feat, lo, hi,
+			add);
+	return 0;
+}
+
+/* The round's lanes into S, part, count and st.  S is the union of the
+ * slices whatever the order; the rest in lane order. */
 static void merge_round(struct lanes_run *r, uint32_t *part,
 			struct parsa_partu_stats *st)
 {
+	struct parsa_err e;
+
+	/* the slices on the threads, each over a range of the features (the
+	 * tasks cannot fail) */
+	if (r->T > 1 && part_pool_run(r->T, r->T, merge_task, r, &e) == 0) {
+		for (uint32_t t = 0; t < r->T; t++) {
+			const uint64_t *add = r->size_add + (size_t)t * r->o->k;
+
+			st->new_bits += r->added[t];
+			for (uint32_t i = 0; i < r->o->k; i++)
+				r->S->size[i] += add[i];
+		}
+	} else {
+		for (uint32_t l = 0; l < r->n_lanes; l++)
+			st->new_bits += parsa_nbrset_scatter_or(
+				r->S, &r->lane[l].slice, r->lane[l].blk.feat);
+	}
 	for (uint32_t l = 0; l < r->n_lanes; l++) {
 		struct lane *ln = &r->lane[l];
 
-		st->new_bits += parsa_nbrset_scatter_or(r->S, &ln->slice,
-							ln->blk.feat);
 		st->assigned += ln->st.assigned;
 		st->decrements += ln->st.decrements;
 		for (uint32_t q = 0; q < ln->blk.g.n_rows; q++) {

@@ -4,6 +4,9 @@
  */
 #include "harness.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "parsa_nbrset.h"
 #include "parsa_rng.h"
 
@@ -175,11 +178,62 @@ static void test_copy_gather_scatter(void)
 	}
 }
 
+/* parsa_nbrset_scatter_or_range over 1-5 disjoint ranges of the feature
+ * ids equals one parsa_nbrset_scatter_or: the same bits, the same sizes
+ * (dst's own plus the ranges' size_add), the same count of new bits. */
+static void test_scatter_or_range(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 41);
+	for (int it = 0; it < 50; it++) {
+		uint32_t nf = 1 + (uint32_t)parsa_rng_below(&r, 300);
+		uint32_t k = 1 + (uint32_t)parsa_rng_below(&r, 150);
+		uint32_t pieces = 1 + (uint32_t)parsa_rng_below(&r, 5), n = 0;
+		uint32_t *feat = malloc(nf * sizeof(uint32_t));
+		uint64_t *add = calloc(k, sizeof(uint64_t)), added = 0;
+		struct parsa_nbrset a, b, slice;
+
+		for (uint32_t v = 0; v < nf; v++)
+			if (parsa_rng_below(&r, 3) == 0)
+				feat[n++] = v; /* increasing */
+		REQUIRE(parsa_nbrset_init(&a, nf, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&b, nf, k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&slice, n, k, NULL) == 0);
+		for (uint32_t q = 0; q < nf * 2; q++) {
+			uint32_t v = (uint32_t)parsa_rng_below(&r, nf);
+			uint32_t i = (uint32_t)parsa_rng_below(&r, k);
+
+			parsa_nbrset_add(&a, v, i);
+			parsa_nbrset_add(&b, v, i);
+		}
+		for (uint32_t q = 0; n && q < n * 3; q++)
+			parsa_nbrset_add(&slice, (uint32_t)parsa_rng_below(&r, n),
+					 (uint32_t)parsa_rng_below(&r, k));
+		uint64_t want = parsa_nbrset_scatter_or(&a, &slice, feat);
+
+		for (uint32_t t = 0; t < pieces; t++)
+			added += parsa_nbrset_scatter_or_range(
+				&b, &slice, feat, (uint32_t)((uint64_t)nf * t / pieces),
+				(uint32_t)((uint64_t)nf * (t + 1) / pieces), add);
+		CHECK_INT(added, ==, want);
+		for (uint32_t i = 0; i < k; i++)
+			CHECK_INT(b.size[i] + add[i], ==, a.size[i]);
+		CHECK(memcmp(a.bits, b.bits, (size_t)nf * a.words * 8) == 0);
+		parsa_nbrset_release(&a);
+		parsa_nbrset_release(&b);
+		parsa_nbrset_release(&slice);
+		free(feat);
+		free(add);
+	}
+}
+
 int main(void)
 {
 	RUN(test_init_args);
 	RUN(test_add_has_count);
 	RUN(test_or_and_set_mask);
 	RUN(test_copy_gather_scatter);
+	RUN(test_scatter_or_range);
 	return harness_done();
 }
