@@ -252,6 +252,8 @@ static int block_alloc(struct parsa_block *b, uint32_t n, uint64_t nnz,
 	}
 	b->g.row_cap = (uint64_t)n + 1;
 	b->g.col_cap = m;
+	b->rows_cap = n ? n : 1;
+	b->feat_cap = m;
 	return 0;
 }
 
@@ -339,11 +341,176 @@ int parsa_block_extract(struct parsa_block *b, const struct parsa_graph *g,
 	if (nf < nnz) {
 		uint32_t *p = realloc(b->feat, (nf ? nf : 1) * sizeof(uint32_t));
 
-		if (p)
+		if (p) {
 			b->feat = p;
+			b->feat_cap = nf ? nf : 1;
+		}
 	}
 	b->g.n_rows = n;
 	b->g.n_cols = nf;
+	return 0;
+}
+
+int parsa_featmarks_init(struct parsa_featmarks *m, uint32_t n_feat,
+			 struct parsa_err *err)
+{
+	size_t words = (size_t)n_feat / 64 + 1;
+
+	m->n_feat = n_feat;
+	m->bits = calloc(words, sizeof(uint64_t));
+	m->rank = malloc(words * sizeof(uint32_t));
+	if (!m->bits || !m->rank) {
+		parsa_featmarks_release(m);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for the marks of %u features",
+				  n_feat);
+	}
+	return 0;
+}
+
+void parsa_featmarks_release(struct parsa_featmarks *m)
+{
+	if (!m)
+		return;
+	free(m->bits);
+	free(m->rank);
+	memset(m, 0, sizeof(*m));
+}
+
+/* *p (capacity *cap entries of size sz) to at least n entries; the content
+ * is not kept.  0 or -1. */
+static int grow(void **p, uint64_t *cap, uint64_t n, size_t sz)
+{
+	void *q;
+
+	n = n ? n : 1;
+	if (*p && *cap >= n)
+		return 0;
+	if (n > SIZE_MAX / sz)
+		return -1;
+	q = malloc((size_t)n * sz);
+	if (!q)
+		return -1;
+	free(*p);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* Copy the rows of b (b->rows) into b->g with their global ids, marking
+ * each feature's bit. */
+static void copy_rows_marks(struct parsa_block *b, const struct parsa_graph *g,
+			    uint32_t n, uint64_t *bits)
+{
+	uint64_t out = 0;
+
+	b->g.row_ptr[0] = 0;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t r = b->rows[j];
+
+		if (j + 8 < n)
+			__builtin_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			b->g.col[out++] = v;
+			bits[v >> 6] |= 1ULL << (v & 63);
+		}
+		b->g.row_ptr[j + 1] = out;
+	}
+}
+
+/* col[e] := the rank of its feature among the marked ones. */
+static inline __attribute__((always_inline)) void
+renumber_body(uint32_t *col, uint64_t nnz, const uint64_t *bits,
+	      const uint32_t *rank)
+{
+	for (uint64_t e = 0; e < nnz; e++) {
+		uint32_t v = col[e];
+		uint64_t below = bits[v >> 6] & ((1ULL << (v & 63)) - 1);
+
+		col[e] = rank[v >> 6] + (uint32_t)__builtin_popcountll(below);
+	}
+}
+
+static void renumber_plain(uint32_t *col, uint64_t nnz, const uint64_t *bits,
+			   const uint32_t *rank)
+{
+	renumber_body(col, nnz, bits, rank);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+/* the same with the popcnt instruction (the portable build calls a
+ * libgcc routine per nonzero) */
+__attribute__((target("popcnt"))) static void
+renumber_popcnt(uint32_t *col, uint64_t nnz, const uint64_t *bits,
+		const uint32_t *rank)
+{
+	renumber_body(col, nnz, bits, rank);
+}
+#endif
+
+static void renumber(uint32_t *col, uint64_t nnz, const uint64_t *bits,
+		     const uint32_t *rank)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+	if (__builtin_cpu_supports("popcnt")) {
+		renumber_popcnt(col, nnz, bits, rank);
+		return;
+	}
+#endif
+	renumber_plain(col, nnz, bits, rank);
+}
+
+int parsa_block_extract_marks(struct parsa_block *b,
+			      const struct parsa_graph *g, const uint32_t *rows,
+			      uint32_t n, struct parsa_featmarks *m,
+			      struct parsa_err *err)
+{
+	uint64_t nnz = 0, nf = 0, words;
+	uint64_t *bits = m->bits;
+
+	if (m->n_feat != g->n_cols)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "feature marks of %u features for a graph of %u",
+				  m->n_feat, g->n_cols);
+	for (uint32_t j = 0; j < n; j++) {
+		if (rows[j] >= g->n_rows)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "block row %u out of range (%u rows)",
+					  rows[j], g->n_rows);
+		nnz += parsa_graph_degree(g, rows[j]);
+	}
+	if (grow((void **)&b->rows, &b->rows_cap, n, sizeof(uint32_t)) ||
+	    grow((void **)&b->g.row_ptr, &b->g.row_cap, (uint64_t)n + 1,
+		 sizeof(uint64_t)) ||
+	    grow((void **)&b->g.col, &b->g.col_cap, nnz, sizeof(uint32_t)))
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for a block of %u rows, %llu nonzeros",
+				  n, (unsigned long long)nnz);
+	if (n)
+		memcpy(b->rows, rows, (size_t)n * sizeof(uint32_t));
+	copy_rows_marks(b, g, n, bits);
+	words = (uint64_t)g->n_cols / 64 + 1;
+	for (uint64_t w = 0; w < words; w++) {
+		m->rank[w] = (uint32_t)nf;
+		nf += bits[w] ? parsa_popcount64(bits[w]) : 0;
+	}
+	if (grow((void **)&b->feat, &b->feat_cap, nf, sizeof(uint32_t))) {
+		memset(bits, 0, (size_t)words * sizeof(uint64_t));
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for a block of %llu features",
+				  (unsigned long long)nf);
+	}
+	for (uint64_t w = 0, l = 0; w < words && l < nf; w++)
+		for (uint64_t x = bits[w]; x; x &= x - 1)
+			b->feat[l++] = (uint32_t)(w * 64 +
+						  (uint64_t)__builtin_ctzll(x));
+	renumber(b->g.col, nnz, bits, m->rank);
+	for (uint64_t l = 0; l < nf; l++)
+		bits[b->feat[l] >> 6] = 0;
+	b->g.n_rows = n;
+	b->g.n_cols = (uint32_t)nf;
 	return 0;
 }
 

@@ -3,10 +3,21 @@
  * (see part_lanes.h).
  *
  * A round: the caps of its lanes from the room left (main thread), the
- * lanes on part_pool (each extracts its block with a thread's scratch
- * map, gathers its slice from the frozen S, and runs parsa_partu_block
- * with its own balance), then the merge in lane order (main thread).
- * Nothing a lane computes depends on which thread ran it or when.
+ * lanes on part_pool (each extracts its block into a thread's scratch,
+ * gathers its slice from the frozen S, and runs parsa_partu_block with its
+ * own balance), then the merge in lane order (main thread).  Nothing a
+ * lane computes depends on which thread ran it or when.
+ *
+ * Memory: the random permutation of U lives in part itself (block j's
+ * positions start[j] .. start[j+1]): a lane reads its rows from there
+ * into its thread's block and writes its rows' partitions back in their
+ * place, so after the last round part holds the partitions in permutation
+ * order, and the permutation, drawn again from the seed once the lanes'
+ * memory is freed, puts them in row order.  A thread's block (its CSR,
+ * features, rows) and a lane's features and slice are kept from round to
+ * round and only grow, so the rounds allocate next to nothing: freeing
+ * and allocating a few MB per lane and round left a third of the heap in
+ * free fragments (measured at 100M nonzeros).
  */
 #include "part_lanes.h"
 
@@ -15,23 +26,27 @@
 #include <string.h>
 #include <time.h>
 
-#include "base_huge.h"
 #include "part_pool.h"
 
-/* A thread's scratch: the block-extract map (all UINT32_MAX between uses)
- * and Algorithm 13's context.  Taken from a free list for one lane. */
+/* A thread's scratch: the feature marks (all zero between uses), the block
+ * being solved and Algorithm 13's context.  Taken from a free list for one
+ * lane. */
 struct scratch {
-	uint32_t *map;
+	struct parsa_featmarks fm;
+	struct parsa_block blk;
 	struct parsa_partu_ctx *ctx;
 };
 
-/* One lane: its block, slice, balance and parts, kept to the merge. */
+/* One lane: its block's features (global ids, swapped with the scratch
+ * block's array once solved) and slice, its balance, kept to the merge;
+ * the block's rows' partitions are in part. */
 struct lane {
 	uint32_t j;                /* block index */
-	struct parsa_block blk;
+	uint32_t *feat;            /* slice.n_feat features */
+	uint64_t feat_cap;
+	uint64_t bits_cap;         /* mask words slice.bits holds */
 	struct parsa_nbrset slice;
 	struct parsa_balance bal;
-	uint32_t *lpart;           /* block rows' partitions */
 	struct parsa_partu_stats st;
 	double cpu;                /* thread CPU seconds of the lane */
 };
@@ -41,7 +56,7 @@ struct lanes_run {
 	const struct parsa_partu_opts *o;
 	struct parsa_nbrset *S;    /* frozen while lanes run */
 	uint32_t b, L, T;          /* blocks, lanes, threads */
-	uint32_t *perm, *start;    /* the random split */
+	uint32_t *perm, *start;    /* the random split (perm = part) */
 	uint32_t max_rows;
 	uint64_t cap;              /* global cap per partition */
 	uint64_t *count;           /* k: examples placed so far */
@@ -88,19 +103,21 @@ uint32_t part_lanes_count(uint32_t lanes, uint32_t b, uint32_t init_blocks)
 static void lanes_free(struct lanes_run *r)
 {
 	for (uint32_t l = 0; r->lane && l < r->L; l++) {
-		parsa_block_release(&r->lane[l].blk);
+		free(r->lane[l].feat);
 		parsa_nbrset_release(&r->lane[l].slice);
 		parsa_balance_release(&r->lane[l].bal);
-		free(r->lane[l].lpart);
 	}
 	for (uint32_t t = 0; r->sc && t < r->n_sc; t++) {
-		free(r->sc[t].map);
+		parsa_featmarks_release(&r->sc[t].fm);
+		parsa_block_release(&r->sc[t].blk);
 		parsa_partu_ctx_destroy(r->sc[t].ctx);
 	}
 	free(r->lane);
 	free(r->sc);
 	free(r->free_sc);
-	free(r->perm);
+	r->lane = NULL;
+	r->sc = NULL;
+	r->free_sc = NULL;
 	free(r->start);
 	free(r->count);
 	free(r->caps);
@@ -120,9 +137,10 @@ static int setup_lanes(struct lanes_run *r, struct parsa_err *err)
 	for (uint32_t l = 0; l < r->L && !rc; l++) {
 		struct lane *ln = &r->lane[l];
 
-		parsa_block_init(&ln->blk);
-		ln->lpart = malloc(r->max_rows * sizeof(uint32_t));
-		if (!ln->lpart)
+		ln->slice.k = o->k;
+		ln->slice.words = o->k / 64 + (o->k % 64 != 0);
+		ln->slice.size = calloc(o->k, sizeof(uint64_t));
+		if (!ln->slice.size)
 			return parsa_fail(err, PARSA_ENOMEM,
 					  "out of memory for lane %u", l);
 		rc = parsa_balance_init(&ln->bal, o->k, r->g->n_rows, o->rule,
@@ -139,12 +157,10 @@ static int setup_scratch(struct lanes_run *r, struct parsa_err *err)
 	int rc = 0;
 
 	for (uint32_t t = 0; t < r->n_sc && !rc; t++) {
-		r->sc[t].map = malloc((nc ? nc : 1) * sizeof(uint32_t));
-		base_huge(r->sc[t].map, nc * sizeof(uint32_t));
-		if (!r->sc[t].map)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %u features", nc);
-		memset(r->sc[t].map, 0xff, (size_t)nc * sizeof(uint32_t));
+		parsa_block_init(&r->sc[t].blk);
+		rc = parsa_featmarks_init(&r->sc[t].fm, nc, err);
+		if (rc)
+			return rc;
 		rc = parsa_partu_ctx_create(&r->sc[t].ctx, r->o->k, r->max_rows,
 					    err);
 		r->free_sc[t] = t;
@@ -153,7 +169,8 @@ static int setup_scratch(struct lanes_run *r, struct parsa_err *err)
 	return rc;
 }
 
-static int lanes_setup(struct lanes_run *r, struct parsa_err *err)
+static int lanes_setup(struct lanes_run *r, uint32_t *part,
+		       struct parsa_err *err)
 {
 	uint32_t n = r->g->n_rows, k = r->o->k;
 	int rc;
@@ -161,7 +178,7 @@ static int lanes_setup(struct lanes_run *r, struct parsa_err *err)
 	r->max_rows = n / r->b + (n % r->b != 0);
 	r->max_rows = r->max_rows ? r->max_rows : 1;
 	r->n_sc = r->T < r->L ? r->T : r->L;
-	r->perm = malloc((n ? n : 1) * sizeof(uint32_t));
+	r->perm = part;
 	r->start = malloc(((size_t)r->b + 1) * sizeof(uint32_t));
 	r->count = calloc(k, sizeof(uint64_t));
 	r->caps = calloc((size_t)r->L * k, sizeof(uint64_t));
@@ -218,30 +235,54 @@ static void lane_balance(const struct lanes_run *r, uint32_t l)
 	bal->rr = r->rr;
 }
 
+/* The lane's slice to nf features (all bits overwritten by the gather). */
+static int slice_reserve(struct lane *ln, uint32_t nf, struct parsa_err *err)
+{
+	uint64_t need = (uint64_t)(nf ? nf : 1) * ln->slice.words;
+
+	if (need > ln->bits_cap) {
+		uint64_t *p = need <= SIZE_MAX / sizeof(uint64_t)
+				      ? malloc((size_t)need * sizeof(uint64_t))
+				      : NULL;
+
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for a slice of %u features",
+					  nf);
+		free(ln->slice.bits);
+		ln->slice.bits = p;
+		ln->bits_cap = need;
+	}
+	ln->slice.n_feat = nf;
+	return 0;
+}
+
 static int lane_solve(struct lanes_run *r, struct lane *ln,
 		      struct scratch *sc, struct parsa_err *err)
 {
 	uint32_t j = ln->j, n = r->start[j + 1] - r->start[j];
+	uint32_t *pos = r->perm + r->start[j], *t;
+	uint64_t cap;
 	int rc;
 
-	rc = parsa_block_extract(&ln->blk, r->g, r->perm + r->start[j], n,
-				 sc->map, err);
+	/* the block copies its rows out of pos, which then takes their
+	 * partitions */
+	rc = parsa_block_extract_marks(&sc->blk, r->g, pos, n, &sc->fm, err);
+	if (!rc)
+		rc = slice_reserve(ln, sc->blk.g.n_cols, err);
 	if (rc)
 		return rc;
-	parsa_nbrset_release(&ln->slice);
-	rc = parsa_nbrset_init(&ln->slice, ln->blk.g.n_cols, r->S->k, err);
-	if (rc)
-		return rc;
-	parsa_nbrset_gather(&ln->slice, r->S, ln->blk.feat);
-	rc = parsa_partu_block(sc->ctx, &ln->blk, &ln->slice, &ln->bal,
-			       ln->lpart, &ln->st, err);
-	/* the merge needs the rows, features, slice and parts, not the
-	 * block's own CSR (4 bytes a nonzero, in each of L lanes) */
-	free(ln->blk.g.col);
-	free(ln->blk.g.row_ptr);
-	ln->blk.g.col = NULL;
-	ln->blk.g.row_ptr = NULL;
-	ln->blk.g.col_cap = ln->blk.g.row_cap = 0;
+	parsa_nbrset_gather(&ln->slice, r->S, sc->blk.feat);
+	rc = parsa_partu_block(sc->ctx, &sc->blk, &ln->slice, &ln->bal, pos,
+			       &ln->st, err);
+	/* the merge needs the features: the lane takes the block's array,
+	 * the block the lane's old one */
+	t = ln->feat;
+	cap = ln->feat_cap;
+	ln->feat = sc->blk.feat;
+	ln->feat_cap = sc->blk.feat_cap;
+	sc->blk.feat = t;
+	sc->blk.feat_cap = t ? cap : 0;
 	return rc;
 }
 
@@ -295,7 +336,7 @@ static int merge_task(void *arg, uint32_t t, struct parsa_err *err)
 	r->added[t] = 0;
 	for (uint32_t l = 0; l < r->n_lanes; l++)
 		r->added[t] += parsa_nbrset_scatter_or_range(
-			r->S, &r->lane[l].slice, r->lane[l].blk.feat, lo, hi,
+			r->S, &r->lane[l].slice, r->lane[l].feat, lo, hi,
 			add);
 	return 0;
 }
@@ -320,18 +361,17 @@ static void merge_round(struct lanes_run *r, uint32_t *part,
 	} else {
 		for (uint32_t l = 0; l < r->n_lanes; l++)
 			st->new_bits += parsa_nbrset_scatter_or(
-				r->S, &r->lane[l].slice, r->lane[l].blk.feat);
+				r->S, &r->lane[l].slice, r->lane[l].feat);
 	}
 	for (uint32_t l = 0; l < r->n_lanes; l++) {
 		struct lane *ln = &r->lane[l];
+		uint32_t a = r->start[ln->j], z = r->start[ln->j + 1];
 
 		st->assigned += ln->st.assigned;
 		st->decrements += ln->st.decrements;
-		for (uint32_t q = 0; q < ln->blk.g.n_rows; q++) {
-			part[ln->blk.rows[q]] = ln->lpart[q];
-			r->count[ln->lpart[q]]++;
-		}
-		if (ln->blk.g.n_rows)
+		for (uint32_t q = a; q < z; q++)
+			r->count[part[q]]++;
+		if (z > a)
 			r->rr = ln->bal.rr;
 	}
 }
@@ -384,6 +424,43 @@ static int run_rounds(struct lanes_run *r, uint32_t *part,
 			r->o->progress(r->o->progress_arg, first, r->b);
 	}
 	return rc;
+}
+
+/* part[i] is the partition of row perm[i] (the split's permutation):
+ * draw perm again and put part in row order, following the permutation's
+ * cycles in place (perm marks the positions done). */
+static int to_row_order(uint32_t n, uint32_t b, uint64_t seed, uint32_t *part,
+			struct parsa_err *err)
+{
+	uint32_t *perm = malloc((size_t)n * sizeof(uint32_t));
+	uint32_t *start = malloc(((size_t)b + 1) * sizeof(uint32_t));
+
+	if (!perm || !start) {
+		free(perm);
+		free(start);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for %u examples", n);
+	}
+	parsa_blocks_split(n, b, seed, perm, start, NULL);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = part[i], q = perm[i];
+
+		if (q == UINT32_MAX)
+			continue;
+		perm[i] = UINT32_MAX;
+		while (q != i) { /* v belongs at q: put it there, carry q's */
+			uint32_t w = part[q], nq = perm[q];
+
+			part[q] = v;
+			v = w;
+			perm[q] = UINT32_MAX;
+			q = nq;
+		}
+		part[i] = v;
+	}
+	free(perm);
+	free(start);
+	return 0;
 }
 
 static int check_lanes(const struct parsa_graph *g,
@@ -445,12 +522,14 @@ int part_lanes_partition_u(const struct parsa_graph *g,
 		return parsa_fail(err, PARSA_ENOMEM, "cannot create a mutex");
 	r.ls.lanes = r.L;
 	r.ls.threads = r.T;
-	rc = lanes_setup(&r, err);
+	rc = lanes_setup(&r, part, err);
 	if (!rc)
 		rc = run_rounds(&r, part, st ? st : &dummy, err);
 	if (!rc && ls)
 		*ls = r.ls;
 	lanes_free(&r);
+	if (!rc)
+		rc = to_row_order(g->n_rows, r.b, o->seed, part, err);
 	pthread_mutex_destroy(&r.mu);
 	return rc;
 }
