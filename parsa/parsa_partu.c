@@ -377,8 +377,10 @@ void parsa_featmarks_release(struct parsa_featmarks *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* *p (capacity *cap entries of size sz) to at least n entries; the content
- * is not kept.  0 or -1. */
+/* *p (capacity *cap entries of size sz) to at least n entries, with an
+ * eighth more so that blocks a little larger than the last do not free
+ * and allocate again (the holes fragment the heap); the content is not
+ * kept.  0 or -1. */
 static int grow(void **p, uint64_t *cap, uint64_t n, size_t sz)
 {
 	void *q;
@@ -386,6 +388,7 @@ static int grow(void **p, uint64_t *cap, uint64_t n, size_t sz)
 	n = n ? n : 1;
 	if (*p && *cap >= n)
 		return 0;
+	n += n / 8;
 	if (n > SIZE_MAX / sz)
 		return -1;
 	q = malloc((size_t)n * sz);

@@ -241,10 +241,12 @@ static int slice_reserve(struct lane *ln, uint32_t nf, struct parsa_err *err)
 	uint64_t need = (uint64_t)(nf ? nf : 1) * ln->slice.words;
 
 	if (need > ln->bits_cap) {
-		uint64_t *p = need <= SIZE_MAX / sizeof(uint64_t)
-				      ? malloc((size_t)need * sizeof(uint64_t))
-				      : NULL;
+		uint64_t *p;
 
+		need += need / 8; /* as parsa_block_extract_marks's arrays */
+		p = need <= SIZE_MAX / sizeof(uint64_t)
+			    ? malloc((size_t)need * sizeof(uint64_t))
+			    : NULL;
 		if (!p)
 			return parsa_fail(err, PARSA_ENOMEM,
 					  "out of memory for a slice of %u features",
