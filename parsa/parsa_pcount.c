@@ -8,13 +8,10 @@
 
 #include "base_huge.h"
 
-/* cap rounded up to a multiple of 4, at most k's. */
+/* cap, at most k. */
 static uint64_t cap_of(uint64_t want, uint32_t k)
 {
-	uint64_t top = ((uint64_t)k + 3) & ~3ULL;
-
-	want = (want + 3) & ~3ULL;
-	return want < top ? want : top;
+	return want < k ? want : k;
 }
 
 void parsa_pcount_release(struct parsa_pcount *pc)
@@ -238,7 +235,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 		uint32_t lam = parsa_nbrset_count(used, v);
 		uint64_t c = lam ? cap_of((uint64_t)lam + 1, pc->k) : 0;
 
-		pc->hdr[v] = off | (c / 4) << 48;
+		pc->hdr[v] = off | c << PARSA_PCOUNT_CAP_SHIFT;
 		off += c;
 	}
 	pc->pool = calloc(off ? (size_t)off : 1, sizeof(uint16_t));
@@ -289,7 +286,7 @@ int parsa_pcount_build(struct parsa_pcount *pc, const struct parsa_graph *g,
 int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 {
 	uint64_t off = pc->hdr[v] & PARSA_PCOUNT_OFF;
-	uint64_t c = (pc->hdr[v] >> 48) * 4, nc;
+	uint64_t c = pc->hdr[v] >> PARSA_PCOUNT_CAP_SHIFT, nc;
 
 	if (lam >= pc->k || lam < c)
 		return 0; /* every part holds v already, or there is room */
@@ -318,6 +315,6 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 		memcpy(pc->pool + off, pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF),
 		       (size_t)lam * sizeof(uint16_t));
 	pc->len = off + nc;
-	pc->hdr[v] = off | (nc / 4) << 48;
+	pc->hdr[v] = off | nc << PARSA_PCOUNT_CAP_SHIFT;
 	return 0;
 }

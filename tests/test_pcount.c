@@ -54,7 +54,7 @@ static void check_same(const struct parsa_pcount *pc,
 				bad = 1;
 			}
 		}
-		if (n != lam[v] || n > (pc->hdr[v] >> 48) * 4)
+		if (n != lam[v] || n > pc->hdr[v] >> PARSA_PCOUNT_CAP_SHIFT)
 			bad = 1;
 	}
 	CHECK(!bad);
