@@ -253,18 +253,53 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 	return rc;
 }
 
+/* Part ids in 1 byte (k <= 256) or 2 (k <= 65536). */
+struct narrow {
+	void *p;
+	unsigned bytes;
+};
+
+/* n = x[0..n_x) in the width k needs (k <= 65536); 0 or -1. */
+static int narrow_save(struct narrow *n, const uint32_t *x, uint32_t n_x,
+		       uint32_t k)
+{
+	n->bytes = k <= 256 ? 1 : 2;
+	n->p = malloc(((size_t)n_x + 1) * n->bytes);
+	if (!n->p)
+		return -1;
+	if (n->bytes == 1)
+		for (uint32_t i = 0; i < n_x; i++)
+			((uint8_t *)n->p)[i] = (uint8_t)x[i];
+	else
+		for (uint32_t i = 0; i < n_x; i++)
+			((uint16_t *)n->p)[i] = (uint16_t)x[i];
+	return 0;
+}
+
+static void narrow_load(const struct narrow *n, uint32_t *x, uint32_t n_x)
+{
+	if (n->bytes == 1)
+		for (uint32_t i = 0; i < n_x; i++)
+			x[i] = ((const uint8_t *)n->p)[i];
+	else
+		for (uint32_t i = 0; i < n_x; i++)
+			x[i] = ((const uint16_t *)n->p)[i];
+}
+
 /* A candidate placement of the guard: parts, owners and N(U_i). */
 struct cand {
 	uint32_t *part, *owner;
-	uint16_t *part16; /* cand_save_parts: the parts in 16 bits (k <=
-			   * 65536), part NULL */
+	struct narrow partn; /* cand_save_parts: the parts narrow (k <=
+			      * 65536), part NULL */
+	struct narrow ownern; /* owners_park: the owners narrow, owner NULL */
 	struct parsa_nbrset used;
 	uint64_t tmax, mmax;
 };
 
 static void cand_release(struct cand *c)
 {
-	free(c->part16);
+	free(c->partn.p);
+	free(c->ownern.p);
 	free(c->part);
 	free(c->owner);
 	parsa_nbrset_release(&c->used);
@@ -303,20 +338,17 @@ static int cand_save(struct cand *c, const struct parsa_graph *g,
 	return 0;
 }
 
-/* c = the parts of part (k <= 65536) in 16 bits, without the sets
+/* c = the parts of part (k <= 65536) in 8 or 16 bits, without the sets
  * (cand_take recomputes them from the parts) or the owners (cand_owner
- * copies them before they change): 2 |U| bytes instead of 4 |U| + 4 |V|
- * + k |V| / 8 while the refinement runs. */
+ * copies them before they change): |U| or 2 |U| bytes instead of 4 |U| +
+ * 4 |V| + k |V| / 8 while the refinement runs. */
 static int cand_save_parts(struct cand *c, const struct parsa_graph *g,
-			   const uint32_t *part, uint64_t t, uint64_t m,
-			   struct parsa_err *err)
+			   const uint32_t *part, uint32_t k, uint64_t t,
+			   uint64_t m, struct parsa_err *err)
 {
 	memset(c, 0, sizeof(*c));
-	c->part16 = malloc(((size_t)g->n_rows + 1) * sizeof(uint16_t));
-	if (!c->part16)
+	if (narrow_save(&c->partn, part, g->n_rows, k))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
-	for (uint32_t u = 0; u < g->n_rows; u++)
-		c->part16[u] = (uint16_t)part[u];
 	c->tmax = t;
 	c->mmax = m;
 	return 0;
@@ -326,7 +358,7 @@ static int cand_save_parts(struct cand *c, const struct parsa_graph *g,
 static int cand_owner(struct cand *c, const struct parsa_graph *g,
 		      const uint32_t *owner, struct parsa_err *err)
 {
-	if (c->owner)
+	if (c->owner || c->ownern.p)
 		return 0;
 	c->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
 	if (!c->owner)
@@ -335,17 +367,49 @@ static int cand_owner(struct cand *c, const struct parsa_graph *g,
 	return 0;
 }
 
+/*
+ * The sweeps do not read the owners (step 1's until Algorithm 11 runs
+ * again): if c has none yet, owners_park keeps r's in c narrow (k <=
+ * 65536) and frees r->owner (4 |V| bytes less at the refinement's peak);
+ * owners_unpark gives them back to r (rc: the sweeps' result, returned
+ * unless the allocation fails).
+ */
+static int owners_park(struct cand *c, const struct parsa_graph *g,
+		       struct part_result *r, struct parsa_err *err)
+{
+	if (c->owner || c->ownern.p || r->k > 65536)
+		return 0;
+	if (narrow_save(&c->ownern, r->owner, g->n_cols, r->k))
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	free(r->owner);
+	r->owner = NULL;
+	return 0;
+}
+
+static int owners_unpark(const struct cand *c, const struct parsa_graph *g,
+			 struct part_result *r, int rc, struct parsa_err *err)
+{
+	if (r->owner)
+		return rc;
+	r->owner = malloc(((size_t)g->n_cols + 1) * sizeof(uint32_t));
+	if (!r->owner)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
+	narrow_load(&c->ownern, r->owner, g->n_cols);
+	return rc;
+}
+
 /* Put c's placement into r and used (N(U_i) of c's part); without
  * owners (cand_owner not called), r's are c's. */
 static void cand_take(const struct cand *c, const struct parsa_graph *g,
 		      struct part_result *r, struct parsa_nbrset *used)
 {
-	if (c->part16)
-		for (uint32_t u = 0; u < g->n_rows; u++)
-			r->part[u] = c->part16[u];
+	if (c->partn.p)
+		narrow_load(&c->partn, r->part, g->n_rows);
 	else
 		memcpy(r->part, c->part, (size_t)g->n_rows * sizeof(uint32_t));
-	if (c->owner)
+	if (c->ownern.p)
+		narrow_load(&c->ownern, r->owner, g->n_cols);
+	else if (c->owner)
 		memcpy(r->owner, c->owner, (size_t)g->n_cols * sizeof(uint32_t));
 	if (c->used.bits)
 		parsa_nbrset_copy(used, &c->used);
@@ -912,8 +976,8 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	/* (the V-cycle chains start from step 1's sets) */
 	int rc = o->ml_levels ? cand_save(&step1, g, r->part, r->owner, used,
 					  t0, m0, err)
-			      : cand_save_parts(&step1, g, r->part, t0, m0,
-						err);
+			      : cand_save_parts(&step1, g, r->part, r->k, t0,
+						m0, err);
 
 	if (rc)
 		return rc;
@@ -938,9 +1002,11 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
 					  threads, pre ? &sx : NULL, &pace,
 					  err);
-		else if (rc == 0)
-			rc = parsa_fm_refine(g, r->part, used, &fo, &r->fm_stats,
-					     err);
+		else if (rc == 0 && (rc = owners_park(&step1, g, r, err)) == 0)
+			rc = owners_unpark(&step1, g, r,
+					   parsa_fm_refine(g, r->part, used, &fo,
+							   &r->fm_stats, err),
+					   err);
 		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
 			rc = run_kfm(g, o, stop, r, used, cap, m0, err);
 		rpace_to(&pace, 1);
