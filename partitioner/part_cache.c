@@ -636,7 +636,9 @@ static int check_sections(const char *name, const unsigned char *p,
 			uint64_t hv;
 
 			hash_section(data, s.length,
-				     drop && s.id >= S_T_ROW_PTR, NULL, &hv);
+				     drop && (s.id >= S_T_ROW_PTR ||
+					      s.id == S_FEAT_ID),
+				     NULL, &hv);
 			if (hv != s.hash)
 				return parsa_fail(err, PARSA_EPARSE,
 						  "%s: corrupt pcsr file (checksum mismatch in section %s)",
@@ -765,8 +767,10 @@ static int check_opts(const char *name, const struct hdr *h,
 
 /* Check everything of p[0..size) (8-byte aligned) and fill *v (o NULL:
  * any format and mode).  drop (a mapped dataset, which does not use the
- * transpose): the transpose's checksum is checked and its pages given back
- * as it goes; its CSR invariants are checked only when it is read
+ * transpose and reads the feature ids only at the end): the checksums of
+ * the transpose and the feature ids are checked and their pages given back
+ * as they go (the ids' pages come back from the file when read); the
+ * transpose's CSR invariants are checked only when it is read
  * (part_cache_read_transpose). */
 static int parse(const char *name, const unsigned char *p, uint64_t size,
 		 const struct part_read_opts *o, int drop,

@@ -62,7 +62,12 @@
  * commands ask for before they write anything, so a corrupt file is still
  * refused; part_cache_read_transpose and part_cache_read_values
  * check their invariants too (the values: labels +1/-1, finite, each row's
- * line_col a permutation of its CSR columns).  The mapping belongs to the dataset
+ * line_col a permutation of its CSR columns).  The feature ids' pages are
+ * given back the same way after their checksum (computed while reading,
+ * not on the thread): a partition reads them
+ * only to write its .features file, and they come back from the page
+ * cache then (8 |V| bytes less resident while it works: 15 MiB at 100M
+ * nonzeros).  The mapping belongs to the dataset
  * (ds->map) and part_dataset_release unmaps it.  A file truncated or
  * rewritten in place while mapped would fault on access: writers (including
  * part_cache_write) replace the file by rename, which leaves a mapping of
