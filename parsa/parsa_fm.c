@@ -23,6 +23,26 @@
 /* features ahead of the current one whose counts and masks are prefetched */
 #define FM_AHEAD 8
 
+/* the most rows whose visiting order is kept in 3 bytes an entry */
+#define FM_ORDER3_MAX (1u << 24)
+
+static inline uint32_t get3(const uint8_t *a, uint64_t i)
+{
+	const uint8_t *p = a + 3 * i;
+
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16;
+}
+
+static inline void put3(uint8_t *a, uint64_t i, uint32_t v)
+{
+	uint8_t *p = a + 3 * i;
+
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+}
+
+
 /* Working state of one call (arrays owned, except g, part and used). */
 struct fm {
 	const struct parsa_graph *g;
@@ -35,7 +55,10 @@ struct fm {
 	uint64_t *size;    /* k: |U_j| */
 	uint32_t *hits;    /* k: |N(u) ∩ N(U_j)| scratch, zero between uses */
 	uint64_t *tmask;   /* words: parts with hits > 0, zero between uses */
-	uint32_t *order;   /* n_rows: visiting order */
+	uint32_t *order;   /* n_rows: visiting order, or NULL and ... */
+	uint8_t *order3;   /* ... 3 bytes an entry (chunked sweeps on at most
+			    * FM_ORDER3_MAX rows: |U| bytes less at the
+			    * refinement's peak) */
 	int saturated;     /* some count reached PARSA_PCOUNT_SAT */
 	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
 	int force;         /* 1: rebalancing |U_j|: best target with room, any
@@ -56,6 +79,7 @@ struct fm {
 	/* chunked sweeps (parsa_fm.h); ev == NULL: one move at a time */
 	uint32_t chunk, ntasks;
 	struct fm_eval *ev;     /* chunk entries: the moves chosen */
+	uint32_t *rows;         /* chunk entries: the chunk's order3 */
 	struct fm_scratch *tsc; /* ntasks evaluation scratch sets */
 	void *tsc_mem;
 	parsa_fm_par_fn par;
@@ -99,6 +123,30 @@ struct fm_eval {
 	struct fm_move mv, full;
 };
 
+/* The visiting order's entry i. */
+static inline uint32_t order_at(const struct fm *f, uint32_t i)
+{
+	return f->order3 ? get3(f->order3, i) : f->order[i];
+}
+
+/* parsa_rng_shuffle_u32 of the order (the same draws, the same swaps). */
+static void order_shuffle(struct fm *f, struct parsa_rng *rng)
+{
+	uint64_t n = f->g->n_rows;
+
+	if (!f->order3) {
+		parsa_rng_shuffle_u32(rng, f->order, n);
+		return;
+	}
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = parsa_rng_below(rng, i);
+		uint32_t t = get3(f->order3, i - 1);
+
+		put3(f->order3, i - 1, get3(f->order3, j));
+		put3(f->order3, j, t);
+	}
+}
+
 static void fm_free(struct fm *f)
 {
 	parsa_pcount_release(&f->pc);
@@ -106,6 +154,8 @@ static void fm_free(struct fm *f)
 	free(f->hits);
 	free(f->tmask);
 	free(f->order);
+	free(f->order3);
+	free(f->rows);
 	free(f->cand);
 	free(f->acc);
 	free(f->full);
@@ -128,6 +178,15 @@ static uint32_t cnt_in(const struct fm *f, const uint64_t *m, uint32_t v,
 		       uint32_t j)
 {
 	return *parsa_pcount_slot(&f->pc, m, v, j);
+}
+
+/* Are the exact sweeps chunked (parsa_fm.h)? */
+static int fm_chunked(const struct parsa_graph *g,
+		      const struct parsa_fm_opts *o)
+{
+	return o->chunk && g->n_rows >= (o->chunk_min_rows
+						 ? o->chunk_min_rows
+						 : PARSA_FM_CHUNK_MIN_ROWS);
 }
 
 static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
@@ -157,10 +216,13 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	if (o->max_passes > 1)
 		f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->tmask = calloc(used->words, sizeof(uint64_t));
-	f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (fm_chunked(g, o) && g->n_rows <= FM_ORDER3_MAX)
+		f->order3 = malloc((size_t)g->n_rows * 3 + 1);
+	else
+		f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!f->size || !f->hits || !f->acc || !f->full ||
 	    (o->max_passes > 1 && !f->mark) || (used->words > 1 && !f->lam) ||
-	    !f->tmask || !f->order) {
+	    !f->tmask || (!f->order && !f->order3)) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory (refine: %u features x %u parts)",
@@ -169,7 +231,10 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	for (uint32_t j = 0; j < f->k; j++)
 		f->full[j >> 6] |= 1ULL << (j & 63);
 	for (uint32_t u = 0; u < g->n_rows; u++)
-		f->order[u] = u;
+		if (f->order3)
+			put3(f->order3, u, u);
+		else
+			f->order[u] = u;
 	for (uint32_t v = 0; f->lam && v < g->n_cols; v++)
 		f->lam[v] = parsa_nbrset_count(used, v);
 	for (uint32_t u = 0; u < g->n_rows; u++)
@@ -651,9 +716,11 @@ static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
 	f->par = o->par;
 	f->par_arg = o->par_arg;
 	f->ev = malloc((size_t)f->chunk * sizeof(*f->ev));
+	f->rows = f->order3 ? malloc((size_t)f->chunk * sizeof(uint32_t))
+			    : NULL;
 	f->tsc = calloc(f->ntasks, sizeof(*f->tsc));
 	f->tsc_mem = calloc(f->ntasks, per);
-	if (!f->ev || !f->tsc || !f->tsc_mem)
+	if (!f->ev || !f->tsc || !f->tsc_mem || (f->order3 && !f->rows))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 				  "%u tasks of chunked sweeps)", f->ntasks);
 	p = f->tsc_mem;
@@ -756,11 +823,13 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 	uint32_t nc = 0, n = f->g->n_rows;
 
 	for (uint32_t i0 = 0; i0 < n; i0 += f->chunk) {
-		struct chunk_job cj = { f, f->order + i0,
+		struct chunk_job cj = { f, f->order3 ? f->rows : f->order + i0,
 					n - i0 < f->chunk ? n - i0 : f->chunk };
 
 		if (i0 && parsa_stop_due(stop))
 			break;
+		for (uint32_t i = 0; f->order3 && i < cj.n; i++)
+			f->rows[i] = get3(f->order3, i0 + i);
 		if (f->par)
 			f->par(f->par_arg, f->ntasks, chunk_task, &cj);
 		else
@@ -798,11 +867,11 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 	uint32_t nc = 0;
 
 	f->epoch++;
-	parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
+	order_shuffle(f, rng);
 	if (f->ev && !f->pmode)
 		return sweep_chunked(f, stop, moves);
 	for (uint32_t i = 0; i < f->g->n_rows; i++) {
-		uint32_t u = f->order[i];
+		uint32_t u = order_at(f, i);
 		struct fm_move full, mv;
 
 		if (i % PARSA_STOP_POPS == PARSA_STOP_POPS - 1 &&
@@ -974,8 +1043,7 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	rc = fm_init(&f, g, part, used, o, err); /* frees f on failure */
 	if (rc)
 		return rc;
-	if (o->chunk && g->n_rows >= (o->chunk_min_rows ? o->chunk_min_rows
-						       : PARSA_FM_CHUNK_MIN_ROWS))
+	if (fm_chunked(g, o))
 		rc = chunk_init(&f, o, err);
 	if (rc) {
 		fm_free(&f);
