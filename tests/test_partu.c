@@ -1130,6 +1130,66 @@ static void test_ctx_grows(void)
 	free(part);
 }
 
+/* parsa_block_extract_marks builds the block parsa_block_extract builds
+ * (rows, features, local CSR), into the same reused block from call to
+ * call (growing and shrinking blocks), with the marks all zero after
+ * every call and after an error; feature counts across word boundaries
+ * (up to 64 x 3 + 5, so the ranks of several words are used). */
+static void test_block_extract_marks(void)
+{
+	struct parsa_rng r;
+	struct parsa_err err;
+
+	parsa_rng_seed(&r, 11);
+	for (uint32_t it = 0; it < 12; it++) {
+		uint32_t nc = 1 + (uint32_t)parsa_rng_below(&r, it < 6 ? 197 : 5000);
+		struct parsa_graph g;
+		struct parsa_block a, b;
+		struct parsa_featmarks m;
+		uint32_t rows[300], *map = malloc(nc * sizeof(uint32_t));
+		uint64_t words = nc / 64 + 1;
+
+		random_graph(&g, &r, 300, nc, 0, 1 + it * 3, 4);
+		REQUIRE(g.n_cols == nc);
+		memset(map, 0xff, nc * sizeof(uint32_t));
+		REQUIRE(parsa_featmarks_init(&m, nc, NULL) == 0);
+		parsa_block_init(&a);
+		parsa_block_init(&b);
+		for (uint32_t t = 0; t < 15; t++) {
+			uint32_t n = (uint32_t)parsa_rng_below(&r, 301);
+
+			for (uint32_t j = 0; j < n; j++)
+				rows[j] = (uint32_t)parsa_rng_below(&r, g.n_rows);
+			REQUIRE(parsa_block_extract(&a, &g, rows, n, map, NULL) == 0);
+			REQUIRE(parsa_block_extract_marks(&b, &g, rows, n, &m,
+							  NULL) == 0);
+			check_block(&b, &g, rows, n);
+			CHECK_INT(b.g.n_rows, ==, a.g.n_rows);
+			CHECK_INT(b.g.n_cols, ==, a.g.n_cols);
+			CHECK(b.g.n_cols <= b.feat_cap && n <= b.rows_cap);
+			CHECK(memcmp(b.feat, a.feat, a.g.n_cols * sizeof(uint32_t)) == 0);
+			CHECK(memcmp(b.g.row_ptr, a.g.row_ptr,
+				     (n + 1) * sizeof(uint64_t)) == 0);
+			CHECK(memcmp(b.g.col, a.g.col,
+				     parsa_graph_nnz(&a.g) * sizeof(uint32_t)) == 0);
+			for (uint64_t w = 0; w < words; w++)
+				CHECK(m.bits[w] == 0);
+		}
+		rows[0] = 1;
+		rows[1] = g.n_rows;
+		parsa_err_clear(&err);
+		CHECK_INT(parsa_block_extract_marks(&b, &g, rows, 2, &m, &err), ==,
+			  PARSA_EINVAL);
+		for (uint64_t w = 0; w < words; w++)
+			CHECK(m.bits[w] == 0);
+		parsa_block_release(&a);
+		parsa_block_release(&b);
+		parsa_featmarks_release(&m);
+		parsa_graph_release(&g);
+		free(map);
+	}
+}
+
 int main(void)
 {
 	RUN(test_balance_cap);
@@ -1137,6 +1197,7 @@ int main(void)
 	RUN(test_opts_default);
 	RUN(test_blocks_split);
 	RUN(test_block_extract);
+	RUN(test_block_extract_marks);
 	RUN(test_block_matches_replica);
 	RUN(test_wide_lists_match_replica);
 	RUN(test_two_clusters);
