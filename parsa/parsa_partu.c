@@ -259,11 +259,13 @@ static int block_alloc(struct parsa_block *b, uint32_t n, uint64_t nnz,
 
 /*
  * Copy the rows' global feature ids into b->g (row_ptr, col) and collect
- * the distinct ones into b->feat, marking them in map.  The only pass over
+ * the distinct ones into b->feat, marking them in map; or (map NULL) mark
+ * each one's bit in bits (parsa_block_extract_marks).  The only pass over
  * the (randomly placed) rows of g, so it prefetches a few rows ahead.
  */
-static uint32_t copy_rows(struct parsa_block *b, const struct parsa_graph *g,
-			  uint32_t n, uint32_t *map)
+static inline __attribute__((always_inline)) uint32_t
+copy_rows_in(struct parsa_block *b, const struct parsa_graph *g, uint32_t n,
+	     uint32_t *map, uint64_t *bits)
 {
 	uint64_t out = 0;
 	uint32_t nf = 0;
@@ -286,7 +288,9 @@ static uint32_t copy_rows(struct parsa_block *b, const struct parsa_graph *g,
 			uint32_t v = g->col[e];
 
 			b->g.col[out++] = v;
-			if (map[v] == UINT32_MAX) {
+			if (!map) {
+				bits[v >> 6] |= 1ULL << (v & 63);
+			} else if (map[v] == UINT32_MAX) {
 				map[v] = 0;
 				b->feat[nf++] = v;
 			}
@@ -294,6 +298,18 @@ static uint32_t copy_rows(struct parsa_block *b, const struct parsa_graph *g,
 		b->g.row_ptr[j + 1] = out;
 	}
 	return nf;
+}
+
+static uint32_t copy_rows(struct parsa_block *b, const struct parsa_graph *g,
+			  uint32_t n, uint32_t *map)
+{
+	return copy_rows_in(b, g, n, map, NULL);
+}
+
+static void copy_rows_marks(struct parsa_block *b, const struct parsa_graph *g,
+			    uint32_t n, uint64_t *bits)
+{
+	(void)copy_rows_in(b, g, n, NULL, bits);
 }
 
 int parsa_block_extract(struct parsa_block *b, const struct parsa_graph *g,
@@ -398,29 +414,6 @@ static int grow(void **p, uint64_t *cap, uint64_t n, size_t sz)
 	*p = q;
 	*cap = n;
 	return 0;
-}
-
-/* Copy the rows of b (b->rows) into b->g with their global ids, marking
- * each feature's bit. */
-static void copy_rows_marks(struct parsa_block *b, const struct parsa_graph *g,
-			    uint32_t n, uint64_t *bits)
-{
-	uint64_t out = 0;
-
-	b->g.row_ptr[0] = 0;
-	for (uint32_t j = 0; j < n; j++) {
-		uint32_t r = b->rows[j];
-
-		if (j + 8 < n)
-			__builtin_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
-		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
-			uint32_t v = g->col[e];
-
-			b->g.col[out++] = v;
-			bits[v >> 6] |= 1ULL << (v & 63);
-		}
-		b->g.row_ptr[j + 1] = out;
-	}
 }
 
 /* col[e] := the rank of its feature among the marked ones. */

@@ -22,12 +22,16 @@
  * the same for every number of threads.  With L = 1 the run is exactly
  * parsa_partition_u without warm-up (a test checks it).
  *
- * Memory beside S and part: per thread that runs a lane, a map of
- * g->n_cols uint32 and a parsa_partu_ctx (about 13 k bytes per block
- * row, plus the block's transpose); per lane, its block (rows, features,
- * local CSR: about the block's nonzeros in uint32), its slice of S
- * (features of the block x k bits) and its parts, all reused from round
- * to round: O(min(threads, L) (n_cols + k rows_per_block) + L * block).
+ * Memory beside S and part: per thread that runs a lane, feature marks
+ * (parsa_featmarks: 3/16 byte a feature of g), a block (rows, features,
+ * local CSR: about the block's nonzeros in uint32) and a parsa_partu_ctx
+ * (about 13 k bytes per block row, plus the block's transpose); per lane,
+ * its block's features and slice of S (features of the block x k bits);
+ * all reused from round to round, grown only.  The random permutation of
+ * U is kept in part itself, and drawn again from the seed (4 |U| bytes)
+ * once the rest is freed, to put part in row order (part_lanes.c):
+ * O(min(threads, L) (n_cols / 5 + k rows_per_block + block) + L * block
+ * features).
  *
  * Warm-up blocks (init_blocks > 0) are refused: individual initialization
  * is sequential by nature (use L = 1).  An initial S (incremental start)
