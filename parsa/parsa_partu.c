@@ -275,14 +275,21 @@ copy_rows_in(struct parsa_block *b, const struct parsa_graph *g, uint32_t n,
 		uint32_t r = b->rows[j];
 
 		/* rows at random: a row's columns fetched 8 rows ahead, then
-		 * its map entries (a random line each at scale) 4 rows ahead */
+		 * its map entries or mark words (a random line each at scale)
+		 * 4 rows ahead */
 		if (j + 8 < n)
 			__builtin_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
 		if (j + 4 < n) {
 			uint32_t a = b->rows[j + 4];
 
-			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1]; e++)
-				__builtin_prefetch(&map[g->col[e]], 1);
+			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1]; e++) {
+				uint32_t c = g->col[e];
+
+				if (map)
+					__builtin_prefetch(&map[c], 1);
+				else
+					__builtin_prefetch(&bits[c >> 6], 1);
+			}
 		}
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
 			uint32_t v = g->col[e];
