@@ -882,7 +882,7 @@ static int read_mapped(const char *path, const struct part_read_opts *o,
 			munmap(map, (size_t)size);
 			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 		}
-		strcpy(later->name, path);
+		memcpy(later->name, path, strlen(path) + 1);
 	}
 	madvise(map, (size_t)size, MADV_SEQUENTIAL);
 	rc = parse(path, map, size, o, o != NULL, later, &v, err);
