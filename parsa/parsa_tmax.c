@@ -16,6 +16,12 @@
 #include "parsa_conn.h"
 #include "parsa_rng.h"
 
+/* Pull partners per part tried first by a swap. */
+#define TMAX_PULL 4
+
+/* Largest group of examples a group move takes out of a part. */
+#define TMAX_GROUP 32
+
 struct tmax_ctx {
 	const struct parsa_graph *g;
 	uint32_t *part, *owner;
@@ -37,6 +43,11 @@ struct tmax_ctx {
 	int64_t *T0;          /* k: T before a tentative swap */
 	uint64_t *M0;         /* k: M before a tentative swap */
 	uint32_t *own0;       /* max row degree: owners before it */
+	uint32_t *gown;       /* TMAX_GROUP * max row degree: owners
+			       * before a group move */
+	uint32_t *pp;         /* k * TMAX_PULL: pull partners (swap_off) */
+	uint8_t *dirty;       /* k: changed by a move since the kick */
+	int only_dirty;       /* polish: only examples of dirty parts */
 	const struct parsa_tmax_opts *o;
 	uint64_t polls;
 	int stopped;
@@ -62,6 +73,9 @@ static void ctx_free(struct tmax_ctx *x)
 	free(x->T0);
 	free(x->M0);
 	free(x->own0);
+	free(x->gown);
+	free(x->dirty);
+	free(x->pp);
 }
 
 /* 1 when the stop is due (polled on the first call and every
@@ -137,6 +151,8 @@ static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
 	x->mask = malloc((size_t)x->words * sizeof(*x->mask));
 	x->T0 = malloc((size_t)k * sizeof(*x->T0));
 	x->M0 = malloc((size_t)k * sizeof(*x->M0));
+	x->dirty = calloc(k, sizeof(*x->dirty));
+	x->pp = malloc((size_t)k * TMAX_PULL * sizeof(*x->pp));
 	{
 		uint64_t dmax = 0;
 
@@ -144,10 +160,13 @@ static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
 			if (g->row_ptr[u + 1] - g->row_ptr[u] > dmax)
 				dmax = g->row_ptr[u + 1] - g->row_ptr[u];
 		x->own0 = malloc(((size_t)dmax + 1) * sizeof(*x->own0));
+		x->gown = malloc(((size_t)dmax * TMAX_GROUP + 1) *
+				 sizeof(*x->gown));
 	}
 	if (!x->cnt || !x->lam || !x->T || !x->usz || !x->mem || !x->mlen ||
 	    !x->mcap || !x->pos || !x->delta || !x->touched || !x->listed || !x->scratch ||
-	    !x->mask || !x->T0 || !x->M0 || !x->own0)
+	    !x->mask || !x->T0 || !x->M0 || !x->own0 || !x->gown || !x->dirty ||
+	    !x->pp)
 		goto nomem;
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		if (part[u] >= k) {
@@ -284,6 +303,7 @@ static int apply_move(struct tmax_ctx *x, uint32_t u, uint32_t p, uint32_t q)
 		x->T[x->touched[i]] += x->delta[x->touched[i]];
 	untouch(x);
 	x->part[u] = q;
+	x->dirty[p] = x->dirty[q] = 1;
 	x->usz[p]--;
 	x->usz[q]++;
 	list_remove(x, p, u);
@@ -325,12 +345,14 @@ static int caps_ok(const struct tmax_ctx *x, uint32_t q, uint64_t madd)
 }
 
 /*
- * Phase 1, U side: the best target q for example u (now in part a) under
- * T_max tm for the busiest part p: T_p must end below tm (p may be a or
- * not) and every T that rises below tm; q != a, q != p.  Makes the move.
- * 1 if moved, 0 if none, -1 on allocation failure.
+ * The best target q for example u (now in part a) under T_max tm for the
+ * busiest part p (p may be a or not; q != a, q != p): every T that rises
+ * ends below tm, the caps kept, and with need_fall T_p ends below tm;
+ * the lowest T_p afterwards, then the lowest T_sum, then the lowest
+ * index.  UINT32_MAX when none.
  */
-static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
+static uint32_t best_target(struct tmax_ctx *x, uint32_t u, uint32_t p,
+			    int64_t tm, int need_fall)
 {
 	uint32_t a = x->part[u], best = UINT32_MAX;
 	int64_t best_tp = 0, best_sum = 0;
@@ -343,7 +365,8 @@ static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
 			continue;
 		eval_move(x, u, a, q, &ds, &madd);
 		tp = x->T[p] + x->delta[p];
-		if (tp < tm && within(x, tm - 1) && caps_ok(x, q, madd) &&
+		if ((!need_fall || tp < tm) && within(x, tm - 1) &&
+		    caps_ok(x, q, madd) &&
 		    (best == UINT32_MAX || tp < best_tp ||
 		     (tp == best_tp && ds < best_sum))) {
 			best = q;
@@ -352,9 +375,22 @@ static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
 		}
 		untouch(x);
 	}
+	return best;
+}
+
+/*
+ * Phase 1, U side: u (now in part a) to its best target (best_target,
+ * T_p ending below tm).  Makes the move.  1 if moved, 0 if none, -1 on
+ * allocation failure.
+ */
+static int move_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm)
+{
+	uint32_t a = x->part[u], best = best_target(x, u, p, tm, 1);
+	int64_t ds;
+
 	if (best == UINT32_MAX)
 		return 0;
-	eval_move(x, u, a, best, &best_sum, &(uint64_t){ 0 });
+	eval_move(x, u, a, best, &ds, &(uint64_t){ 0 });
 	return apply_move(x, u, a, best) ? -1 : 1;
 }
 
@@ -399,6 +435,52 @@ static int64_t pull_in(struct tmax_ctx *x, uint32_t p, struct parsa_rng *r)
 	return moved;
 }
 
+/*
+ * For the swaps of busiest part p: per other part q, up to TMAX_PULL
+ * examples whose move into p would help it most (into pp, UINT32_MAX for
+ * none): the score of w is the number of its features it alone uses in
+ * q and p uses too (their c_v would fall) less the number p does not use
+ * (M_p would rise); only scores > 0, the highest first (ties: list
+ * order).
+ */
+static void pull_partners(struct tmax_ctx *x, uint32_t p)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t k = x->k;
+
+	for (uint32_t q = 0; q < k; q++) {
+		uint32_t *b = &x->pp[(size_t)q * TMAX_PULL];
+		int64_t sc[TMAX_PULL];
+
+		for (uint32_t t = 0; t < TMAX_PULL; t++)
+			b[t] = UINT32_MAX, sc[t] = 0;
+		if (q == p)
+			continue;
+		for (uint32_t i = 0; i < x->mlen[q]; i++) {
+			uint32_t w = x->mem[q][i];
+			int64_t score = 0;
+
+			for (uint64_t e = g->row_ptr[w]; e < g->row_ptr[w + 1]; e++) {
+				uint32_t v = g->col[e];
+				uint32_t cp = x->cnt[(size_t)v * k + p];
+
+				score += (cp > 0 && x->cnt[(size_t)v * k + q] == 1) -
+					 (cp == 0);
+			}
+			for (uint32_t t = 0; t < TMAX_PULL; t++)
+				if (score > sc[t]) {
+					memmove(&b[t + 1], &b[t],
+						(TMAX_PULL - 1 - t) * sizeof(*b));
+					memmove(&sc[t + 1], &sc[t],
+						(TMAX_PULL - 1 - t) * sizeof(*sc));
+					b[t] = w;
+					sc[t] = score;
+					break;
+				}
+		}
+	}
+}
+
 /* Partners tried per part for a swap. */
 #define TMAX_SWAP_TRIES 16
 
@@ -431,11 +513,15 @@ static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
 		eval_move(x, u, p, q, &ds, &madd);
 		if (apply_move(x, u, p, q))
 			return -1;
-		for (uint32_t t = 0; t < TMAX_SWAP_TRIES && !done; t++) {
-			uint32_t w = x->mem[q][parsa_rng_below(r, x->mlen[q])];
+		for (uint32_t t = 0; t < TMAX_PULL + TMAX_SWAP_TRIES && !done;
+		     t++) {
+			uint32_t w = t < TMAX_PULL
+					     ? x->pp[(size_t)q * TMAX_PULL + t]
+					     : x->mem[q][parsa_rng_below(
+						       r, x->mlen[q])];
 			int ok;
 
-			if (w == u)
+			if (w == u || w == UINT32_MAX || x->part[w] != q)
 				continue;
 			eval_move(x, w, q, p, &ds, &madd);
 			ok = x->T[p] + x->delta[p] < tm;
@@ -468,6 +554,130 @@ static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
 		memcpy(x->T, x->T0, x->k * sizeof(*x->T0));
 	}
 	return 0;
+}
+
+/* A feature of the busiest part and one of its examples using it. */
+struct tmax_pair {
+	uint32_t v, u;
+};
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct tmax_pair *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return x->u < y->u ? -1 : x->u > y->u;
+}
+
+/*
+ * Phase 1, group side (when no single move is left): for a feature v that
+ * 2..TMAX_GROUP examples of the busiest part p use, those examples leave
+ * p together (p stops using v): each in turn goes to its best target by
+ * move_off's rule (every T that rises ends below tm, the caps kept) but
+ * T_p need not fall before the last; the group is kept when T_p ends
+ * below tm, else undone (the reverse moves, then the owners and T as they
+ * were).  Groups in a seeded random order, up to the first kept.  *moved
+ * receives the examples moved; 1 if a group moved, 0 if none, -1 on
+ * allocation failure.
+ */
+static int group_off(struct tmax_ctx *x, uint32_t p, int64_t tm,
+		     struct parsa_rng *r, uint64_t *moved)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t k = x->k, n = x->mlen[p], ng = 0;
+	size_t np = 0, at = 0;
+	struct tmax_pair *pr;
+	uint32_t *gs;
+	int res = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u = x->mem[p][i];
+
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+			uint32_t c = x->cnt[(size_t)g->col[e] * k + p];
+
+			np += c >= 2 && c <= TMAX_GROUP;
+		}
+	}
+	if (np == 0)
+		return 0;
+	pr = malloc(np * sizeof(*pr));
+	gs = malloc(np * sizeof(*gs));
+	if (!pr || !gs) {
+		free(pr);
+		free(gs);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u = x->mem[p][i];
+
+		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+			uint32_t v = g->col[e], c = x->cnt[(size_t)v * k + p];
+
+			if (c >= 2 && c <= TMAX_GROUP)
+				pr[at++] = (struct tmax_pair){ v, u };
+		}
+	}
+	qsort(pr, np, sizeof(*pr), pair_cmp);
+	for (size_t i = 0; i < np; i++)
+		if (i == 0 || pr[i].v != pr[i - 1].v)
+			gs[ng++] = (uint32_t)i;
+	parsa_rng_shuffle_u32(r, gs, ng);
+	for (uint32_t gi = 0; gi < ng && res == 0 && !poll_stop(x); gi++) {
+		uint32_t v = pr[gs[gi]].v, mv[TMAX_GROUP], nm = 0;
+		size_t no = 0;
+
+		memcpy(x->T0, x->T, k * sizeof(*x->T0));
+		for (size_t i = gs[gi]; i < np && pr[i].v == v && nm < TMAX_GROUP;
+		     i++) {
+			uint32_t u = pr[i].u, best;
+			int64_t ds;
+			uint64_t madd;
+
+			if (x->part[u] != p)
+				continue;
+			best = best_target(x, u, p, tm, 0);
+			if (best == UINT32_MAX)
+				break;
+			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+				x->gown[no++] = x->owner[g->col[e]];
+			eval_move(x, u, p, best, &ds, &madd);
+			if (apply_move(x, u, p, best)) {
+				res = -1;
+				break;
+			}
+			mv[nm++] = u;
+		}
+		if (res == 0 && nm > 0 && x->T[p] < tm) {
+			*moved += nm;
+			res = 1;
+			break;
+		}
+		/* undo: the reverse moves, then the owners (latest first, so
+		 * each ends as it was before the group) and T */
+		for (uint32_t i = nm; i-- > 0 && res == 0;) {
+			uint32_t u = mv[i], q = x->part[u];
+			int64_t ds;
+			uint64_t madd;
+
+			eval_move(x, u, q, p, &ds, &madd);
+			if (apply_move(x, u, q, p))
+				res = -1;
+		}
+		if (res)
+			break;
+		for (uint32_t i = nm; i-- > 0;) {
+			uint32_t u = mv[i];
+
+			for (uint64_t e = g->row_ptr[u + 1]; e-- > g->row_ptr[u];)
+				x->owner[g->col[e]] = x->gown[--no];
+		}
+		memcpy(x->T, x->T0, k * sizeof(*x->T0));
+	}
+	free(pr);
+	free(gs);
+	return res;
 }
 
 /* The user of v with the lowest T other than skip (ties: lowest index). */
@@ -511,6 +721,81 @@ static uint64_t give_away(struct tmax_ctx *x, uint32_t p)
 	return moved;
 }
 
+/*
+ * Phase 1, V side, when no feature of p can pass alone: owners trade.  A
+ * feature v owned by p (c_v >= 3) passes to a user q of it while a
+ * feature w owned by q and used by p passes to p, when T_p and T_q both
+ * end below tm (so c_w < c_v); for the first v (index order) and q
+ * (index order) with such a w, the w that leaves max(T_p, T_q) lowest.
+ * 1 if traded, 0 if not, -1 on allocation failure.
+ */
+static int trade_owners(struct tmax_ctx *x, uint32_t p, int64_t tm)
+{
+	uint32_t k = x->k, nv = x->g->n_cols, *ost, *ol;
+	int res = 0;
+
+	ost = calloc((size_t)k + 1, sizeof(*ost));
+	ol = malloc(((size_t)nv + 1) * sizeof(*ol));
+	if (!ost || !ol) {
+		free(ost);
+		free(ol);
+		return -1;
+	}
+	/* the features of lam >= 3 by owner */
+	for (uint32_t v = 0; v < nv; v++)
+		if (x->lam[v] >= 3)
+			ost[x->owner[v] + 1]++;
+	for (uint32_t j = 0; j < k; j++)
+		ost[j + 1] += ost[j];
+	{
+		uint32_t *fill = x->touched; /* k entries, free between moves */
+
+		memcpy(fill, ost, (size_t)k * sizeof(*fill));
+		for (uint32_t v = 0; v < nv; v++)
+			if (x->lam[v] >= 3)
+				ol[fill[x->owner[v]]++] = v;
+	}
+	for (uint32_t i = ost[p]; i < ost[p + 1] && !res && !poll_stop(x); i++) {
+		uint32_t v = ol[i];
+		int64_t gv = (int64_t)x->lam[v] - 2;
+		const uint64_t *m = parsa_nbrset_mask(x->used, v);
+
+		for (uint32_t wd = 0; wd < x->words && !res; wd++)
+			for (uint64_t b = m[wd]; b && !res; b &= b - 1) {
+				uint32_t q = wd * 64 + (uint32_t)__builtin_ctzll(b);
+				uint32_t bw = UINT32_MAX;
+				int64_t bhi = 0;
+
+				if (q == p)
+					continue;
+				for (uint32_t t = ost[q]; t < ost[q + 1]; t++) {
+					uint32_t w = ol[t];
+					int64_t gw = (int64_t)x->lam[w] - 2;
+					int64_t tp = x->T[p] - gv + gw;
+					int64_t tq = x->T[q] + gv - gw;
+					int64_t hi = tp > tq ? tp : tq;
+
+					if (tp < tm && tq < tm &&
+					    parsa_nbrset_has(x->used, w, p) &&
+					    (bw == UINT32_MAX || hi < bhi)) {
+						bw = w;
+						bhi = hi;
+					}
+				}
+				if (bw == UINT32_MAX)
+					continue;
+				x->T[p] += (int64_t)x->lam[bw] - 2 - gv;
+				x->T[q] += gv - ((int64_t)x->lam[bw] - 2);
+				x->owner[v] = q;
+				x->owner[bw] = p;
+				res = 1;
+			}
+	}
+	free(ost);
+	free(ol);
+	return res;
+}
+
 static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 		  struct parsa_rng *r)
 {
@@ -543,6 +828,14 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 			moved = vm > 0;
 		}
 		if (!moved && !x->stopped) {
+			int rc = trade_owners(x, p, tm);
+
+			if (rc < 0)
+				return -1;
+			st->v_trades += (uint64_t)rc;
+			moved = rc;
+		}
+		if (!moved && !x->stopped) {
 			int64_t pm = pull_in(x, p, r);
 
 			if (pm < 0)
@@ -550,6 +843,15 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 			st->pull_moves += (uint64_t)pm;
 			moved = pm > 0;
 		}
+		if (!moved && !x->stopped) {
+			int rc = group_off(x, p, tm, r, &st->group_moves);
+
+			if (rc < 0)
+				return -1;
+			moved = rc;
+		}
+		if (!moved && !x->stopped)
+			pull_partners(x, p);
 		for (uint32_t i = 0; !moved && !x->stopped && i < n; i++) {
 			int rc;
 
@@ -583,6 +885,9 @@ static int polish(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 			uint32_t u = x->scratch[i], p = x->part[u], w = 0, q;
 			uint32_t best = UINT32_MAX;
 			int64_t best_sum = 0;
+
+			if (x->only_dirty && !x->dirty[p])
+				continue;
 
 			memset(x->mask, 0, x->words * sizeof(*x->mask));
 			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1];
@@ -631,6 +936,159 @@ static uint64_t tsum_of(const struct tmax_ctx *x)
 	return (uint64_t)s;
 }
 
+/* Phase 1 then phase 2, up to o->cycles times while a cycle lowers T_max;
+ * 0 or -1 (allocation failure). */
+static int search(struct tmax_ctx *x, struct parsa_tmax_stats *s,
+		  struct parsa_rng *r)
+{
+	int rc = 0;
+
+	for (uint32_t c = 0; rc == 0 && c < (x->o->cycles ? x->o->cycles : 1) &&
+			     !x->stopped; c++) {
+		int64_t before = tmax_of(x, NULL);
+
+		rc = phase1(x, s, r);
+		if (rc == 0)
+			rc = polish(x, s, r, tmax_of(x, NULL));
+		if (c > 0 && tmax_of(x, NULL) >= before)
+			break; /* this cycle did not lower T_max */
+	}
+	return rc;
+}
+
+/* T_i from the counts and owners (after a restore). */
+static void recount_T(struct tmax_ctx *x)
+{
+	for (uint32_t j = 0; j < x->k; j++)
+		x->T[j] = (int64_t)x->used->size[j];
+	for (uint32_t v = 0; v < x->g->n_cols; v++)
+		if (x->lam[v] > 0)
+			x->T[x->owner[v]] += (int64_t)x->lam[v] - 2;
+}
+
+/*
+ * A kick: from every busiest part, size random examples go, each to the
+ * part with the lowest T after it among those the balance cap and m_limit
+ * allow (T_max may rise).  0 or -1 (allocation failure).
+ */
+static int kick(struct tmax_ctx *x, struct parsa_rng *r, uint32_t size)
+{
+	int64_t tm = tmax_of(x, NULL);
+
+	for (uint32_t p = 0; p < x->k; p++) {
+		if (x->T[p] != tm)
+			continue;
+		for (uint32_t t = 0; t < size && x->mlen[p] > 0; t++) {
+			uint32_t u = x->mem[p][parsa_rng_below(r, x->mlen[p])];
+			uint32_t best = UINT32_MAX;
+			int64_t best_t = 0, ds;
+			uint64_t madd;
+
+			for (uint32_t q = 0; q < x->k; q++) {
+				if (q == p || x->usz[q] + 1 > x->o->cap)
+					continue;
+				eval_move(x, u, p, q, &ds, &madd);
+				if (caps_ok(x, q, madd) &&
+				    (best == UINT32_MAX ||
+				     x->T[q] + x->delta[q] < best_t)) {
+					best = q;
+					best_t = x->T[q] + x->delta[q];
+				}
+				untouch(x);
+			}
+			if (best == UINT32_MAX)
+				continue;
+			eval_move(x, u, p, best, &ds, &madd);
+			if (apply_move(x, u, p, best))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Back to the placement (bpart, bown): the examples moved back, then the
+ * owners and T.  0 or -1 (allocation failure). */
+static int restore(struct tmax_ctx *x, const uint32_t *bpart,
+		   const uint32_t *bown)
+{
+	for (uint32_t u = 0; u < x->g->n_rows; u++) {
+		int64_t ds;
+		uint64_t madd;
+
+		if (x->part[u] == bpart[u])
+			continue;
+		eval_move(x, u, x->part[u], bpart[u], &ds, &madd);
+		if (apply_move(x, u, x->part[u], bpart[u]))
+			return -1;
+	}
+	memcpy(x->owner, bown, (size_t)x->g->n_cols * sizeof(*bown));
+	recount_T(x);
+	return 0;
+}
+
+/*
+ * The search, then o->kicks times: a kick of the best placement so far,
+ * the search again, kept when (T_max, T_sum) is lower, else undone (an
+ * iterated local search).  Ends on the best placement.  0 or -1.
+ */
+static int search_kicks(struct tmax_ctx *x, struct parsa_tmax_stats *s,
+			struct parsa_rng *r)
+{
+	const struct parsa_graph *g = x->g;
+	uint32_t *bpart, *bown;
+	int64_t bt, bs;
+	int rc = search(x, s, r);
+
+	if (rc || x->o->kicks == 0 || x->stopped)
+		return rc;
+	bpart = malloc(((size_t)g->n_rows + 1) * sizeof(*bpart));
+	bown = malloc(((size_t)g->n_cols + 1) * sizeof(*bown));
+	if (!bpart || !bown) {
+		free(bpart);
+		free(bown);
+		return -1;
+	}
+	memcpy(bpart, x->part, (size_t)g->n_rows * sizeof(*bpart));
+	memcpy(bown, x->owner, (size_t)g->n_cols * sizeof(*bown));
+	bt = tmax_of(x, NULL);
+	bs = (int64_t)tsum_of(x);
+	for (uint32_t i = 0, idle = 0; rc == 0 && i < x->o->kicks &&
+				       !poll_stop(x) &&
+				       (!x->o->kick_patience ||
+					idle < x->o->kick_patience);
+	     i++) {
+		int64_t t, sum;
+
+		memset(x->dirty, 0, x->k * sizeof(*x->dirty));
+		x->only_dirty = 1;
+		rc = kick(x, r, x->o->kick_size ? x->o->kick_size : 1);
+		if (rc == 0)
+			rc = search(x, s, r);
+		x->only_dirty = 0;
+		if (rc)
+			break;
+		s->kicks++;
+		t = tmax_of(x, NULL);
+		sum = (int64_t)tsum_of(x);
+		idle++;
+		if (t < bt || (t == bt && sum < bs)) {
+			idle = 0;
+			s->kicks_kept++;
+			bt = t;
+			bs = sum;
+			memcpy(bpart, x->part, (size_t)g->n_rows * sizeof(*bpart));
+			memcpy(bown, x->owner, (size_t)g->n_cols * sizeof(*bown));
+		} else {
+			rc = restore(x, bpart, bown);
+		}
+	}
+	if (rc == 0 && (tmax_of(x, NULL) != bt || (int64_t)tsum_of(x) != bs))
+		rc = restore(x, bpart, bown);
+	free(bpart);
+	free(bown);
+	return rc;
+}
+
 int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
 		      struct parsa_nbrset *used, uint32_t *owner,
 		      const struct parsa_tmax_opts *o, uint64_t *T,
@@ -652,16 +1110,8 @@ int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
 	parsa_rng_seed(&r, o->seed);
 	s.tmax_before = (uint64_t)tmax_of(&x, NULL);
 	s.tsum_before = tsum_of(&x);
-	for (uint32_t c = 0; x.k > 1 && rc == 0 && c < (o->cycles ? o->cycles : 1) &&
-			     !x.stopped; c++) {
-		int64_t before = tmax_of(&x, NULL);
-
-		rc = phase1(&x, &s, &r);
-		if (rc == 0)
-			rc = polish(&x, &s, &r, tmax_of(&x, NULL));
-		if (c > 0 && tmax_of(&x, NULL) >= before)
-			break; /* this cycle did not lower T_max */
-	}
+	if (x.k > 1)
+		rc = search_kicks(&x, &s, &r);
 	if (rc) {
 		/* a list could not grow: the moves so far are kept (each
 		 * is exact and the placement valid) */

@@ -22,30 +22,57 @@
  *  - V-move (phase 1, when no U-move of p is left): a feature owned by p
  *    with c_v >= 3 passes to its user ξ with the lowest T, when T_ξ +
  *    c_v - 2 stays below T_max (as Algorithm 11's sweeps, but for the
- *    busiest part only and against T_max).
+ *    busiest part only and against T_max).  When no feature can pass
+ *    alone, owners trade: v owned by p goes to a user q of it and a
+ *    feature w (c_w >= 3) that q owns and p uses comes to p, when T_p
+ *    and T_q both end below T_max (the w leaving the larger of them
+ *    lowest).
  *  - pull (phase 1, when neither is left): an example of another part
  *    that alone in its part uses a feature p owns moves to a part q (not
  *    p) under the same rule as a U-move: c_v falls, and with it T_p.
- *  - swap (phase 1, when none of those is left; the balance cap is what
- *    usually blocks single moves): an example u of p and one of another
- *    part q trade places, under the same rule (and every M that rises at
- *    most m_limit); u's move is made, the partner's evaluated on top, and
- *    u's move undone when none of up to 16 random partners of q fits.
- *    Phase 1 ends when a busiest part has no move of these four kinds (a
- *    local minimum as far as single moves go), after `passes` rounds or
+ *  - swap (phase 1, when none of those nor a group move is left; the
+ *    balance cap usually blocks single moves): an example u of p and one
+ *    of another part q trade places, under the same rule (and every M
+ *    that rises at most m_limit); u's move is made, the partner's
+ *    evaluated on top, and u's move undone when no partner of q fits:
+ *    first up to 4 whose move into p would help it most (per q, once a
+ *    round: the features it alone uses in q that p uses, less those p
+ *    does not use), then up to 16 random ones.
+ *  - group move (phase 1, before the swaps): the examples of p using a
+ *    feature v that 2..32 of them use (p stops using v) leave p together,
+ *    each in turn to its best target under the rule of a U-move (every
+ *    T that rises ends below T_max, the caps kept) except that T_p need
+ *    only fall by the last; kept when it does, else undone exactly (the
+ *    reverse moves, then the owners and T as they were).
+ *    Phase 1 ends when a busiest part has no move of these kinds (a
+ *    local minimum as far as these moves go), after `passes` rounds or
  *    when the stop is due.
  *  - T_sum move (phase 2, polish_passes passes over all examples in a
  *    seeded random order): an example goes to the part, among those
  *    sharing a feature with it, that lowers T_sum most, when every T it
  *    changes stays at most the T_max phase 1 reached.
+ *  - kicks (after phases 1-2, `kicks` times at most; an iterated local
+ *    search): kick_size random examples of every busiest part go, each
+ *    to the part with the lowest T after it that the caps allow (T_max
+ *    may rise), and phases 1-2 run again (the T_sum passes only over the
+ *    examples of parts changed since the kick); the result is kept when
+ *    its (T_max, T_sum) is below the best so far, else the best is put
+ *    back.  They end after kick_patience kicks in a row kept nothing.
+ *    The placement returned is the best one: never a higher (T_max,
+ *    T_sum) than the same run without kicks.
  *
  * Every move keeps the balance cap (|U_q| + 1 <= cap) and the memory
  * bound (M_q after the move <= m_limit, never checked for a part that
- * shrinks); T_max never rises, T_sum may rise in phase 1 only.
+ * shrinks); T_max never rises (but inside a kick, undone unless it
+ * ends lower), T_sum may rise in phase 1 only.
  * Deterministic for a seed; no threads, no I/O, no globals.  The stop is
- * polled every PARSA_STOP_POPS examples looked at; a cut leaves a valid
- * placement with every move so far kept (each is exact).
- * Memory: 4 bytes per (feature, part) for the counts, plus O(|U| + k).
+ * polled every PARSA_STOP_POPS examples looked at and before every kick;
+ * a cut leaves a valid placement with every move so far kept (each is
+ * exact), or inside a kick the best placement before it.
+ * Memory: 4 bytes per (feature, part) for the counts, plus O(|U| + |V| +
+ * k + 32 times the largest example degree) (the best placement of the
+ * kicks; a busiest part's (feature, example) pairs and the owners a
+ * group move may undo).
  */
 #ifndef PARSA_TMAX_H
 #define PARSA_TMAX_H
@@ -70,17 +97,27 @@ struct parsa_tmax_opts {
 				 * times while a cycle lowers T_max (the
 				 * polish frees room for more phase-1 moves;
 				 * 0 counts as 1) */
+	uint32_t kicks;         /* after the search: kicks (iterated local
+				 * search, see parsa_tmax_refine); 0 = none */
+	uint32_t kick_size;     /* examples a kick moves from each busiest
+				 * part (0 counts as 1) */
+	uint32_t kick_patience; /* the kicks end after this many in a row
+				 * that kept nothing (0: never early) */
 };
 
 struct parsa_tmax_stats {
 	uint64_t tmax_before, tmax_after; /* T_max on entry and on return */
 	uint64_t tsum_before, tsum_after; /* T_sum on entry and on return */
 	uint64_t u_moves, v_moves;        /* phase 1 moves */
+	uint64_t v_trades;                /* phase 1 owner trades */
 	uint64_t pull_moves;              /* phase 1 moves of other parts'
 					   * examples */
 	uint64_t swaps;                   /* phase 1 swaps */
+	uint64_t group_moves;             /* phase 1: examples moved in
+					   * groups */
 	uint64_t polish_moves;            /* phase 2 moves */
 	uint32_t rounds;                  /* phase 1 rounds run */
+	uint32_t kicks, kicks_kept;       /* kicks made; kept */
 	int stopped;                      /* 1: the stop cut it */
 };
 

@@ -170,17 +170,21 @@ static json_t *refine_json(const struct part_result *r)
 	if (j && r->tmax_ran)
 		json_object_set_new(
 			j, "tmax",
-			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b, s:f}",
+			json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:i, s:b, s:f}",
 				  "T_max_before", (json_int_t)r->tmax_stats.tmax_before,
 				  "T_max_after", (json_int_t)r->tmax_stats.tmax_after,
 				  "T_sum_before", (json_int_t)r->tmax_stats.tsum_before,
 				  "T_sum_after", (json_int_t)r->tmax_stats.tsum_after,
 				  "u_moves", (json_int_t)r->tmax_stats.u_moves,
 				  "v_moves", (json_int_t)r->tmax_stats.v_moves,
+				  "v_trades", (json_int_t)r->tmax_stats.v_trades,
 				  "pull_moves", (json_int_t)r->tmax_stats.pull_moves,
 				  "swaps", (json_int_t)r->tmax_stats.swaps,
+				  "group_moves", (json_int_t)r->tmax_stats.group_moves,
 				  "polish_moves", (json_int_t)r->tmax_stats.polish_moves,
 				  "rounds", (int)r->tmax_stats.rounds,
+				  "kicks", (int)r->tmax_stats.kicks,
+				  "kicks_kept", (int)r->tmax_stats.kicks_kept,
 				  "stopped", r->tmax_stats.stopped,
 				  "seconds", r->t_tmax));
 	return j;

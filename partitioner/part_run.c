@@ -37,10 +37,15 @@
 				  * ends at a local minimum long before) */
 #define PART_TMAX_POLISH 2    /* objective tmax: T_sum passes after it */
 #define PART_TMAX_CYCLES 8    /* objective tmax: (search, polish) cycles */
-#define PART_TMAX_MEMORY 1.2, 1.5 /* objective tmax: the M_max bounds
+#define PART_TMAX_KICKS 30    /* objective tmax: kicks of the search on
+			       * the best candidate at most ... */
+#define PART_TMAX_KICK_PATIENCE 10 /* ... ending after this many in a
+				    * row that kept nothing */
+#define PART_TMAX_KICK_SIZE 2 /* examples a kick moves per busiest part */
+#define PART_TMAX_MEMORY 1.2, 1.5, 2.0 /* objective tmax: the M_max bounds
 				   * (x step 1's) of its loosened rounds
 				   * where --max-memory is not given */
-#define PART_TMAX_MEMORY_TOP 1.5 /* ... the largest of them */
+#define PART_TMAX_MEMORY_TOP 2.0 /* ... the largest of them */
 
 /*
  * What each --quality preset sets (measured in BENCHMARKS.md): fast is the
@@ -1058,18 +1063,19 @@ static void run_phase(const struct part_run_opts *o, enum part_phase p)
 
 /*
  * Objective tmax: parsa_tmax_refine on r->part/owner/used under the
- * balance cap and M_max <= m_limit, within stop (the full deadline: no
- * Algorithm 11 runs after it).
+ * balance cap and M_max <= m_limit, with up to kicks kicks, within stop
+ * (the full deadline: no Algorithm 11 runs after it).
  */
 static int run_tmax(const struct part_dataset *ds,
 		    const struct part_run_opts *o, const struct parsa_stop *stop,
 		    struct part_result *r, struct parsa_nbrset *used,
-		    uint64_t m_limit, struct parsa_err *err)
+		    uint64_t m_limit, uint32_t kicks, struct parsa_err *err)
 {
 	struct parsa_tmax_opts to = {
 		PART_TMAX_ROUNDS, PART_TMAX_POLISH,
 		parsa_balance_cap(ds->g.n_rows, r->k, o->pu.imbalance),
 		m_limit, o->pu.seed, stop, PART_TMAX_CYCLES,
+		kicks, PART_TMAX_KICK_SIZE, PART_TMAX_KICK_PATIENCE,
 	};
 	double t0 = part_now();
 	int rc;
@@ -1142,7 +1148,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 		return rc;
 	if (o->max_traffic.v == 0 && o->guard_slack <= 1.0)
 		tb = ts;
-	rc = run_tmax(ds, o, stop, r, used, m0, err);
+	rc = run_tmax(ds, o, stop, r, used, m0, 0, err);
 	if (rc == 0)
 		rc = cand_save(&best, g, r->part, r->owner, used, 0, 0, err);
 	if (rc) {
@@ -1158,7 +1164,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 		cand_take(&strict, g, r, used);
 		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, err);
 		if (rc == 0)
-			rc = run_tmax(ds, o, stop, r, used, mi, err);
+			rc = run_tmax(ds, o, stop, r, used, mi, 0, err);
 		if (rc == 0 && tmax_better(&r->tmax_stats, &bst)) {
 			cand_release(&best);
 			rc = cand_save(&best, g, r->part, r->owner, used, 0, 0,
@@ -1175,6 +1181,14 @@ static int tmax_candidates(const struct part_dataset *ds,
 		r->tmax_stats = bst;
 		r->bound_mmax = bmb;
 		r->bound_tmax = btb;
+		if (!parsa_stop_due(stop)) {
+			rc = run_tmax(ds, o, stop, r, used, bmb, PART_TMAX_KICKS,
+				      err);
+			if (rc == 0) {
+				r->tmax_stats.tmax_before = bst.tmax_before;
+				r->tmax_stats.tsum_before = bst.tsum_before;
+			}
+		}
 	}
 	if (best.part)
 		cand_release(&best);
@@ -1299,7 +1313,8 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		int met = 1;
 
 		rc = run_tmax(ds, o, stop, r, &used,
-			      cap_bound(o, &o->max_memory, m0, &met), err);
+			      cap_bound(o, &o->max_memory, m0, &met),
+			      PART_TMAX_KICKS, err);
 		r->t_refine += r->t_tmax;
 	}
 	parsa_nbrset_release(&used);

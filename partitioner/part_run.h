@@ -40,18 +40,19 @@
  * --multilevel then builds a separate candidate (parsa_ml_partition) that
  * replaces the result only if it keeps the same guard and lowers T_sum.
  * Objective tmax: after the strict round, candidates: its result, and
- * from it one loosened round per M_max bound (1.2x and 1.5x the step-1
- * M_max, or only the --max-memory cap given) with T_max held at the
- * strict result's (or the --max-traffic cap); each ends with
+ * from it one loosened round per M_max bound (1.2x, 1.5x and 2x the
+ * step-1 M_max, or only the --max-memory cap given) with T_max held at
+ * the strict result's (or the --max-traffic cap); each ends with
  * parsa_tmax_refine (parsa_tmax.h: examples off the busiest machine,
  * owners between users, T_max first then T_sum, exact owners: no
  * Algorithm 11 after it) under the balance cap and its M_max bound; the
  * lowest (T_max, T_sum) is kept, so T_max is never above the default
- * objective's.  With flow_passes the flow refinement runs in the last
- * candidate's round only (as in a slack's last round).  With
- * param_imbalance neither the candidates nor the
- * search run (its owners would not keep that cap): the phases run as for
- * the default objective with --max-memory 1.5x.
+ * objective's, and searched once more with kicks (an iterated local
+ * search, PART_TMAX_KICKS).  With flow_passes the flow refinement runs
+ * in the last candidate's round only (as in a slack's last round).  With
+ * param_imbalance neither the candidates nor the search run (its owners
+ * would not keep that cap): the phases run as for the default objective
+ * with --max-memory 2x.
  * time_limit and pu.cancel stop phases 2-3 early (parsa_stop.h): with a
  * deadline, 3 runs its sweeps and FM passes before the V-cycles so that a
  * cut leaves the cheap gains; the guard and 4 always run.
