@@ -36,59 +36,6 @@ uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 #define PC_AHEAD 16
 #endif
 
-/* Row of nonzero e, from row u on. */
-static uint32_t row_of(const struct parsa_graph *g, uint32_t u, uint64_t e)
-{
-	while (g->row_ptr[u + 1] <= e)
-		u++;
-	return u;
-}
-
-/* The counts of part into pc (regions sized, zero); -1 if a part is
- * missing from a mask of its examples' features. */
-static int count_all(struct parsa_pcount *pc, const struct parsa_graph *g,
-		     const uint32_t *part, const struct parsa_nbrset *used,
-		     int *sat)
-{
-	uint64_t nnz = parsa_graph_nnz(g);
-	uint16_t *ring[PC_AHEAD];
-	uint32_t uh = 0; /* row of e */
-	const uint32_t half = PC_AHEAD / 2;
-
-	if (nnz == 0)
-		return 0;
-	for (uint64_t e = 0; e < nnz && e < PC_AHEAD; e++) {
-		__builtin_prefetch(&pc->hdr[g->col[e]]);
-		__builtin_prefetch(parsa_nbrset_mask(used, g->col[e]));
-	}
-	for (uint64_t e = 0; e < nnz + half; e++) {
-		if (e + PC_AHEAD < nnz) {
-			__builtin_prefetch(&pc->hdr[g->col[e + PC_AHEAD]]);
-			__builtin_prefetch(parsa_nbrset_mask(used,
-							     g->col[e + PC_AHEAD]));
-		}
-		if (e < nnz) { /* e's slot: checked and fetched */
-			uint32_t v = g->col[e], j;
-			const uint64_t *m = parsa_nbrset_mask(used, v);
-
-			uh = row_of(g, uh, e);
-			j = part[uh];
-			if (!(m[j >> 6] >> (j & 63) & 1))
-				return -1;
-			ring[e % PC_AHEAD] = parsa_pcount_slot(pc, m, v, j);
-			__builtin_prefetch(ring[e % PC_AHEAD]);
-		}
-		if (e >= half) { /* nonzero e - half: its count up */
-			uint16_t *c = ring[(e - half) % PC_AHEAD];
-
-			if (*c < PARSA_PCOUNT_SAT)
-				++*c;
-			*sat |= *c == PARSA_PCOUNT_SAT;
-		}
-	}
-	return 0;
-}
-
 /* Rows' nonzeros with a column in [lo, hi): rows' columns are sorted
  * (parsa_graph.h), so a row's are one run of it. */
 struct range_it {
@@ -125,9 +72,11 @@ static int it_next(struct range_it *it, uint32_t *v, uint32_t *r)
 	return 1;
 }
 
-/* count_all for the features [lo, hi) only, in three stages as far apart
- * as count_all's: a nonzero's header and mask fetched, then its slot
- * found (and fetched), then its count raised.  -1 as count_all. */
+/* The counts of part for the features [lo, hi) into pc (regions sized,
+ * zero), in three stages PC_AHEAD / 2 nonzeros apart: a nonzero's header
+ * and mask fetched, then its slot found (and fetched), then its count
+ * raised.  -1 if a part is missing from a mask of its examples'
+ * features. */
 static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       const uint32_t *part, const struct parsa_nbrset *used,
 		       uint32_t lo, uint32_t hi, int *sat)
@@ -263,7 +212,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 			bad |= ct.bad[t];
 		}
 	} else {
-		bad = count_all(pc, g, part, used, &sat) ||
+		bad = count_range(pc, g, part, used, 0, g->n_cols, &sat) ||
 		      check_range(pc, used, 0, g->n_cols);
 	}
 	if (bad)
