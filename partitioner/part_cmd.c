@@ -523,6 +523,10 @@ static void fixed_mmap_threshold(void)
 #endif
 }
 
+/* Id maps from text of at least this size go to a file while the
+ * partition works (part_dataset_spill_ids): 4 MiB = 512Ki features. */
+#define SPILL_MIN_BYTES (4u << 20)
+
 /* Error exit; under MPI with the rank, and without finalising MPI. */
 static int partition_failed(const struct cmd_opts *c, int rank,
 			    const struct parsa_err *err, int rc)
@@ -659,6 +663,9 @@ int part_cmd_partition(int argc, char **argv)
 		fprintf(stderr, "parsa: note: -k %u is more than the %u examples: "
 			"at least %u parts get no example (allowed)\n",
 			c.o.run.pu.k, ds.g.n_rows, c.o.run.pu.k - ds.g.n_rows);
+	/* the id maps wait in a file until the placement is written */
+	if (rc == 0)
+		part_dataset_spill_ids(&ds, NULL, SPILL_MIN_BYTES);
 	if (rc == 0 && c.o.init_from) {
 		rc = load_init(&c, &ds, &S, &err);
 		c.o.run.init_S = &S;

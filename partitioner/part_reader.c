@@ -9,12 +9,16 @@
  */
 #include "part_reader.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base_cmp.h"
 #include "part_cache.h"
@@ -919,6 +923,11 @@ void part_dataset_release(struct part_dataset *ds)
 	if (!ds)
 		return;
 	part_cache_check_stop(ds->check); /* it reads the mapping */
+	if (ds->ids_map) { /* feat_id and ex_id live there */
+		munmap(ds->ids_map, ds->ids_map_len);
+		ds->feat_id = NULL;
+		ds->ex_id = NULL;
+	}
 	if (ds->map) {
 		part_cache_unmap(ds->map, ds->map_len);
 	} else {
@@ -927,6 +936,79 @@ void part_dataset_release(struct part_dataset *ds)
 	}
 	free(ds->ex_id); /* never in a cache's mapping */
 	part_dataset_init(ds);
+}
+
+/* An unlinked file in dir open for reading and writing, or -1. */
+static int open_unlinked(const char *dir)
+{
+	char path[4096];
+	int fd;
+
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	if (snprintf(path, sizeof(path), "%s/parsa-ids-XXXXXX", dir) >=
+	    (int)sizeof(path))
+		return -1;
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path); /* gone from the directory at once */
+	return fd;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
+			   size_t min_bytes)
+{
+	size_t nf = ds ? (size_t)ds->g.n_cols * sizeof(uint64_t) : 0;
+	size_t nx = ds && ds->ex_id ? (size_t)ds->g.n_rows * sizeof(uint64_t)
+				    : 0;
+	void *m;
+	int fd;
+
+	if (!ds || ds->map || ds->ids_map || !ds->feat_id || nf + nx == 0 ||
+	    nf + nx < min_bytes)
+		return 0;
+	if (!dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open_unlinked(dir);
+	if (fd < 0)
+		return 0;
+	if (write_all(fd, ds->feat_id, nf) || write_all(fd, ds->ex_id, nx)) {
+		close(fd);
+		return 0;
+	}
+	m = mmap(NULL, nf + nx, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd); /* the mapping keeps the file */
+	if (m == MAP_FAILED)
+		return 0;
+	free(ds->feat_id);
+	free(ds->ex_id);
+	ds->feat_id = m;
+	ds->ex_id = nx ? (uint64_t *)((char *)m + nf) : NULL;
+	ds->ids_map = m;
+	ds->ids_map_len = nf + nx;
+	return 1;
 }
 
 int part_dataset_verify(struct part_dataset *ds, struct parsa_err *err)

@@ -157,6 +157,11 @@ struct part_dataset {
 	size_t map_len;
 	struct part_cache_check *check; /* the deferred check of
 					   verify_later, or NULL */
+	void *ids_map;            /* part_dataset_spill_ids: feat_id and
+				     ex_id point into this mapping of
+				     ids_map_len bytes of an unlinked file,
+				     which part_dataset_release unmaps */
+	size_t ids_map_len;
 };
 
 /*
@@ -177,6 +182,22 @@ void part_dataset_init(struct part_dataset *ds);
 /* Free the graph and feat_id and reset to empty.  ds may be NULL.  A
  * deferred check still running (verify_later) is stopped first. */
 void part_dataset_release(struct part_dataset *ds);
+
+/*
+ * Move the id maps of a dataset read from text (feat_id, and ex_id when
+ * there is one) off the heap: they are written to an unlinked temporary
+ * file in dir (NULL: $TMPDIR, else /tmp) and mapped from it (private,
+ * writable), so their pages are resident only while something reads them.
+ * `partition` reads them only to write the placement's files, after the
+ * partition's phases: at 100M nonzeros (2M features) that is 15.3 MiB
+ * less in every phase, as from a binary cache, whose id section is
+ * mapped.  Done only when the maps take at least min_bytes and ds is not
+ * a cache's mapping (already file-backed).  Nothing is lost on failure:
+ * when the directory cannot take the file (missing, full, read-only) the
+ * maps stay on the heap.  Returns 1 when they were moved, else 0.
+ */
+int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
+			   size_t min_bytes);
 
 /*
  * Wait for the deferred check of ds (part_read_opts.verify_later) and

@@ -458,6 +458,67 @@ static void test_snap_adjacency(void)
 	part_dataset_release(&ds);
 }
 
+/* Files left in dir (not counting . and ..). */
+static int dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_spill_ids(void)
+{
+	const char *path = put("sp.txt", snap_text);
+	struct part_dataset ds;
+	struct parsa_err err;
+	uint64_t feat[4], ex[6];
+	char dir[300];
+
+	snprintf(dir, sizeof(dir), "%s/spill", tmpdir);
+	REQUIRE(mkdir(dir, 0700) == 0);
+	part_dataset_init(&ds);
+	REQUIRE(read_as(path, PART_FMT_SNAP, PART_GRAPH_ADJACENCY, &ds,
+			&err) == 0);
+	REQUIRE(ds.g.n_cols == 4 && ds.g.n_rows == 6 && ds.ex_id);
+	memcpy(feat, ds.feat_id, sizeof(feat));
+	memcpy(ex, ds.ex_id, sizeof(ex));
+	/* below the size floor, into a missing directory: stays on the heap */
+	CHECK_INT(part_dataset_spill_ids(&ds, dir, 10 * 8 + 1), ==, 0);
+	CHECK(ds.ids_map == NULL);
+	snprintf(dir + strlen(dir), 40, "/none");
+	CHECK_INT(part_dataset_spill_ids(&ds, dir, 0), ==, 0);
+	CHECK(ds.ids_map == NULL);
+	dir[strlen(dir) - 5] = '\0';
+	/* moved: the same ids, read from the mapping; no file left behind */
+	CHECK_INT(part_dataset_spill_ids(&ds, dir, 10 * 8), ==, 1);
+	CHECK(ds.ids_map != NULL);
+	CHECK_INT(ds.ids_map_len, ==, 10 * 8);
+	CHECK(memcmp(ds.feat_id, feat, sizeof(feat)) == 0);
+	CHECK(memcmp(ds.ex_id, ex, sizeof(ex)) == 0);
+	CHECK_INT(dir_entries(dir), ==, 0);
+	check_feats(&ds, "10 20 40 18446744073709551615");
+	CHECK_INT(part_dataset_spill_ids(&ds, dir, 0), ==, 0); /* once */
+	ds.feat_id[0] = 7; /* private: writable, the file unchanged */
+	CHECK_INT(ds.feat_id[0], ==, 7);
+	part_dataset_release(&ds);
+	CHECK(ds.feat_id == NULL && ds.ex_id == NULL && ds.ids_map == NULL);
+	/* LIBSVM: no example ids */
+	path = put("sp.svm", "1 3:1 9:1\n0 9:1 4:1\n");
+	REQUIRE(read_as(path, PART_FMT_LIBSVM, 0, &ds, &err) == 0);
+	CHECK_INT(part_dataset_spill_ids(&ds, dir, 0), ==, 1);
+	CHECK(ds.ex_id == NULL);
+	check_feats(&ds, "3 9 4");
+	part_dataset_release(&ds);
+	rmdir(dir);
+}
+
 static void test_snap_adjacency_shared_ids(void)
 {
 	/* no isolated vertex: feature id c is the vertex of example c */
@@ -1074,6 +1135,7 @@ int main(void)
 	RUN(test_bad_args);
 	RUN(test_progress);
 	RUN(test_bad_corpus);
+	RUN(test_spill_ids);
 	RUN(test_shards_libsvm);
 	RUN(test_shards_snap);
 	RUN(test_shared_data);
