@@ -524,7 +524,8 @@ static void fixed_mmap_threshold(void)
 }
 
 /* Id maps from text of at least this size go to a file while the
- * partition works (part_dataset_spill_ids): 4 MiB = 512Ki features. */
+ * partition works (part_dataset_spill_ids): 4 MiB = 512Ki features;
+ * PARSA_ID_SPILL_MIN=BYTES in the environment sets another floor. */
 #define SPILL_MIN_BYTES (4u << 20)
 
 /* Error exit; under MPI with the rank, and without finalising MPI. */
@@ -664,8 +665,12 @@ int part_cmd_partition(int argc, char **argv)
 			"at least %u parts get no example (allowed)\n",
 			c.o.run.pu.k, ds.g.n_rows, c.o.run.pu.k - ds.g.n_rows);
 	/* the id maps wait in a file until the placement is written */
-	if (rc == 0)
-		part_dataset_spill_ids(&ds, NULL, SPILL_MIN_BYTES);
+	if (rc == 0) {
+		long min = env_long("PARSA_ID_SPILL_MIN");
+
+		part_dataset_spill_ids(&ds, NULL, min >= 0 ? (size_t)min
+						   : SPILL_MIN_BYTES);
+	}
 	if (rc == 0 && c.o.init_from) {
 		rc = load_init(&c, &ds, &S, &err);
 		c.o.run.init_S = &S;

@@ -136,11 +136,13 @@ static json_t *memory_json(const struct part_report_info *in)
 				json_object_set_new(ph, names[i],
 						    json_integer(in->mem->kb[i]));
 	}
-	return json_pack("{s:I, s:f, s:o}", "csr_bytes", (json_int_t)csr,
+	return json_pack("{s:I, s:f, s:o, s:s}", "csr_bytes", (json_int_t)csr,
 			 "peak_per_csr",
 			 csr ? (double)in->peak_rss_kb * 1024.0 / (double)csr
 			     : 0.0,
-			 "phases_peak_rss_kb", ph);
+			 "phases_peak_rss_kb", ph, "id_maps",
+			 in->ds->map ? "cache" : in->ds->ids_map ? "file"
+							       : "heap");
 }
 
 /* What Parsa's refinement phases did (part_run.h); bound_M_max/T_max:

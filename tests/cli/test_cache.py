@@ -74,6 +74,7 @@ def test_samples_same_placement():
         run("partition", "data/" + f, "-k", 4, "--seed", 7, "--out", a, "-q", *extra)
         run("partition", c, "-k", 4, "--seed", 7, "--out", b, "-q", *extra)
         rep = same_files(a, b)
+        assert rep["memory"]["id_maps"] == "cache", rep["memory"]
         check_placement(b, 4)
         eval_agrees(c, b, rep, extra)
         # the parameter server's thread mode too (one worker with tau 1 is
@@ -82,6 +83,29 @@ def test_samples_same_placement():
             run("partition", "data/" + f, "-k", 4, *args, "--out", a, "-q", *extra)
             run("partition", c, "-k", 4, *args, "--out", b, "-q", *extra)
             same_files(a, b)
+
+
+@test
+def test_id_maps_spilled():
+    """partition moves the id maps read from text to an unlinked file in
+    $TMPDIR while it works (from 4 MiB; PARSA_ID_SPILL_MIN lowers that):
+    the same files, and nothing left in the directory; a missing $TMPDIR
+    keeps them on the heap, with the same result."""
+    spill = tmp("spill-dir")
+    os.makedirs(spill, exist_ok=True)
+    for f, extra in SAMPLES:
+        name = "sp-" + f.split(".")[0] + "".join(extra[1:])
+        a, b, c = tmp(name + "-a"), tmp(name + "-b"), tmp(name + "-c")
+        run("partition", "data/" + f, "-k", 4, "--out", a, "-q", *extra)
+        env = dict(os.environ, PARSA_ID_SPILL_MIN="0", TMPDIR=spill)
+        run("partition", "data/" + f, "-k", 4, "--out", b, "-q", *extra, env=env)
+        same_files(a, b)
+        env["TMPDIR"] = os.path.join(spill, "missing")
+        run("partition", "data/" + f, "-k", 4, "--out", c, "-q", *extra, env=env)
+        same_files(a, c)
+        where = [json.load(open(x + ".json"))["memory"]["id_maps"] for x in (a, b, c)]
+        assert where == ["heap", "file", "heap"], (f, where)
+    assert os.listdir(spill) == [], os.listdir(spill)
 
 
 @test
