@@ -13,6 +13,8 @@
 
 #include "http_store.h"
 
+#include "base_io.h"
+
 static atomic_uint tmp_counter;
 
 int http_store_mkdirs(const char *path, struct parsa_err *err)
@@ -74,19 +76,9 @@ int http_store_begin(struct http_store_file *f, const char *path,
 int http_store_write(struct http_store_file *f, const void *buf, size_t len,
 		     struct parsa_err *err)
 {
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t w = write(f->fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return parsa_fail(err, PARSA_EIO, "%s: write failed: %s",
-					  f->tmp, strerror(errno));
-		p += w;
-		len -= (size_t)w;
-	}
+	if (base_write_all(f->fd, buf, len))
+		return parsa_fail(err, PARSA_EIO, "%s: write failed: %s",
+				  f->tmp, strerror(errno));
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base_hash.h"
+#include "base_io.h"
 
 const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN] = {
 	'P', 'C', 'S', 'R', '\r', '\n', 0x1a, '\n'
@@ -197,24 +198,6 @@ struct wsect {
 	uint64_t length;
 };
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n > 0) {
-		size_t chunk = n > (1u << 30) ? (1u << 30) : n;
-		ssize_t w = write(fd, p, chunk);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int write_file(int fd, const struct part_dataset *ds,
 		      const struct wsect *ws, uint32_t ns, uint32_t flags,
 		      const struct part_cache_write_opts *o)
@@ -266,15 +249,15 @@ static int write_file(int fd, const struct part_dataset *ds,
 	memcpy(head, &h, sizeof(h));
 	h.hash = hash_header(head, header_size);
 	memcpy(head, &h, sizeof(h));
-	rc = write_all(fd, head, header_size);
+	rc = base_write_all(fd, head, header_size);
 	pos = header_size;
 	done = 0;
 	for (uint32_t i = 0; i < ns && !rc; i++) {
 		uint64_t gap = tab[i].offset - pos;
 
-		rc = write_all(fd, zeros, (size_t)gap);
+		rc = base_write_all(fd, zeros, (size_t)gap);
 		if (!rc && ws[i].length)
-			rc = write_all(fd, ws[i].data, (size_t)ws[i].length);
+			rc = base_write_all(fd, ws[i].data, (size_t)ws[i].length);
 		pos = tab[i].offset + ws[i].length;
 		done += ws[i].length;
 		if (o->progress)

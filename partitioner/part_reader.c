@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base_cmp.h"
+#include "base_io.h"
 #include "part_cache.h"
 #include "part_hash.h"
 #include "part_preader.h"
@@ -958,23 +959,6 @@ static int open_unlinked(const char *dir)
 	return fd;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
 			   size_t min_bytes)
 {
@@ -994,7 +978,8 @@ int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
 	fd = open_unlinked(dir);
 	if (fd < 0)
 		return 0;
-	if (write_all(fd, ds->feat_id, nf) || write_all(fd, ds->ex_id, nx)) {
+	if (base_write_all(fd, ds->feat_id, nf) ||
+	    base_write_all(fd, ds->ex_id, nx)) {
 		close(fd);
 		return 0;
 	}
