@@ -134,6 +134,74 @@ static void count_parts(const struct parsa_graph *g,
 	}
 }
 
+/*
+ * count_parts without the k-bit sets (k > PARSA_METRICS_SETS_MAX_K): the
+ * examples in part order (a counting sort), each part's walk stamping the
+ * features it meets with its number + 1, so a feature's first meeting by
+ * part i counts it into M_i, into c_v and, when i owns it, into local_i.
+ * 4 bytes per example and 8 per feature instead of k/8 per feature.
+ * pc zeroed, k entries; part ids checked.
+ */
+static int count_parts_walk(const struct parsa_graph *g, uint32_t k,
+			    const uint32_t *part, const uint32_t *owner,
+			    struct parsa_counts *pc, struct parsa_err *err)
+{
+	uint32_t *order = malloc(((size_t)g->n_rows + 1) * sizeof(*order));
+	uint32_t *stamp = calloc((size_t)g->n_cols + 1, sizeof(*stamp));
+	uint32_t *c = calloc((size_t)g->n_cols + 1, sizeof(*c));
+	uint64_t *start = calloc((size_t)k + 1, sizeof(*start));
+	int rc = 0;
+
+	if (!order || !stamp || !c || !start) {
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"metrics: out of memory (k=%u)", k);
+		goto out;
+	}
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		pc->U[part[r]]++;
+	for (uint32_t i = 0; i < k; i++)
+		start[i + 1] = start[i] + pc->U[i];
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		order[start[part[r]]++] = r;
+	for (uint32_t i = 0, j = 0; i < k; i++) {
+		for (; j < start[i]; j++) {
+			uint32_t r = order[j];
+
+			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
+			     e++) {
+				uint32_t v = g->col[e];
+
+				if (v >= g->n_cols) {
+					rc = parsa_fail(err, PARSA_EINVAL,
+							"used sets: a feature "
+							"is out of range");
+					goto out;
+				}
+				if (stamp[v] == i + 1)
+					continue;
+				stamp[v] = i + 1;
+				pc->M[i]++;
+				c[v]++;
+				pc->local[i] += owner[v] == i;
+			}
+		}
+	}
+	for (uint32_t v = 0; v < g->n_cols; v++) {
+		pc->V_used += c[v] > 0;
+		pc->T[owner[v]] += c[v];
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		assert(pc->T[i] >= pc->local[i] && pc->M[i] >= pc->local[i]);
+		pc->T[i] = pc->T[i] - pc->local[i] + (pc->M[i] - pc->local[i]);
+	}
+out:
+	free(order);
+	free(stamp);
+	free(c);
+	free(start);
+	return rc;
+}
+
 void parsa_metrics_summarize(const struct parsa_counts *pc, uint32_t k,
 			     uint64_t n_rows, struct parsa_metrics *m)
 {
@@ -242,10 +310,13 @@ static int metrics_all(const struct parsa_graph *g, uint32_t k,
 	rc = check_ids(owner, g->n_cols, k, "feature", err);
 	if (rc)
 		return rc;
-	rc = parsa_nbrset_init(&used, g->n_cols, k, err);
-	if (rc)
+	memset(&used, 0, sizeof(used));
+	if (k > PARSA_METRICS_SETS_MAX_K)
+		rc = check_ids(part, g->n_rows, k, "example", err);
+	else if ((rc = parsa_nbrset_init(&used, g->n_cols, k, err)) == 0)
+		rc = parsa_used_sets(g, part, &used, err);
+	else
 		return rc;
-	rc = parsa_used_sets(g, part, &used, err);
 	buf = rc ? NULL : calloc((size_t)k * 4, sizeof(*buf));
 	if (!rc && !buf)
 		rc = parsa_fail(err, PARSA_ENOMEM,
@@ -255,7 +326,12 @@ static int metrics_all(const struct parsa_graph *g, uint32_t k,
 		pc.T = buf + k;
 		pc.U = buf + 2 * (size_t)k;
 		pc.local = buf + 3 * (size_t)k;
-		count_parts(g, &used, part, owner, &pc);
+		if (k > PARSA_METRICS_SETS_MAX_K)
+			rc = count_parts_walk(g, k, part, owner, &pc, err);
+		else
+			count_parts(g, &used, part, owner, &pc);
+	}
+	if (!rc) {
 		if (m)
 			parsa_metrics_summarize(&pc, k, g->n_rows, m);
 		copy_out(M, pc.M, k);

@@ -19,6 +19,14 @@
 #include "parsa_graph.h"
 #include "parsa_nbrset.h"
 
+/*
+ * Above this k the metrics (parsa_metrics_parts, _figures, _random_one)
+ * count without the k-bit sets (k |V| / 8 bytes: 244 MiB at 2M features
+ * and k=1024): each part's examples are walked with a stamp per feature,
+ * 4 bytes per example and 8 per feature; the same figures.
+ */
+#define PARSA_METRICS_SETS_MAX_K 64
+
 struct parsa_metrics {
 	uint32_t k;
 	double M_max, T_max, T_sum; /* doubles: random is a mean of trials */

@@ -115,8 +115,8 @@ static void test_hand_skewed(void)
 
 /* Oracle: the definitions of §1 with explicit boolean sets. */
 struct oracle {
-	uint64_t M[130], T[130], U[130];
-	uint64_t nnz[130], V[130], in[130], out[130];
+	uint64_t M[1100], T[1100], U[1100];
+	uint64_t nnz[1100], V[1100], in[1100], out[1100];
 	uint64_t V_used, remote;
 };
 
@@ -206,7 +206,7 @@ static void check_figures_oracle(const struct parsa_graph *g, uint32_t k,
 static void check_against_oracle(const struct parsa_graph *g, uint32_t k,
 				 const uint32_t *part, const uint32_t *owner)
 {
-	static uint64_t M[130], T[130], U[130];
+	static uint64_t M[1100], T[1100], U[1100];
 	struct oracle o;
 	struct parsa_metrics m;
 	uint64_t mmax = 0, tmax = 0, tsum = 0, msum = 0, umax = 0;
@@ -239,7 +239,7 @@ static void check_against_oracle(const struct parsa_graph *g, uint32_t k,
 
 static void test_oracle_random(void)
 {
-	static const uint32_t ks[] = { 1, 2, 3, 5, 64, 65, 130 };
+	static const uint32_t ks[] = { 1, 2, 3, 5, 64, 65, 130, 1024 };
 	struct parsa_rng rng;
 
 	parsa_rng_seed(&rng, 42);
