@@ -18,6 +18,7 @@
 #include "parsa_partu.h"
 #include "part_cli.h"
 #include "part_lanes.h"
+#include "part_levels.h"
 #include "part_pool.h"
 
 #define STR_(x) #x
@@ -82,6 +83,13 @@ static json_t *rep_lanes(const struct part_run_opts *o,
 			       : parsa_partu_blocks(&o->pu, (uint32_t)f->examples);
 
 	return json_integer(part_lanes_count(o->lanes, b, o->pu.init_blocks));
+}
+
+static json_t *rep_levels(const struct part_run_opts *o,
+			  const struct part_opts_facts *f)
+{
+	(void)f;
+	return json_integer(part_levels_k1(o) > 1 ? 2 : 1);
 }
 
 static json_t *rep_incremental(const struct part_run_opts *o,
@@ -243,6 +251,15 @@ const struct part_opt part_opts_table[] = {
 		 "4, .., " STR(PART_LANES_AUTO_MAX) " with at least " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " blocks per lane, else\n"
 		 "1, the sequential run; not with --init-blocks;\n"
 		 "--workers runs use their own schedule)"},
+	{.name = "levels", .key = "levels", .where = P | H,
+	 .type = PART_OPT_UINT, AT(run.levels), .lo = 1, .hi = 2,
+	 .arg = "L", .report_when = PART_REP_PARSA, .report = rep_levels,
+	 .help = "Parsa: 2 = two levels for k = k1 x k2 (k1 the\n"
+		 "largest divisor <= sqrt(k)): k1 groups, then each\n"
+		 "group's examples into k2 parts, Algorithm 11 on\n"
+		 "the whole; a fraction of the memory at large k\n"
+		 "(default: auto = 2 above k=" STR(PART_LEVELS_AUTO_K) " when k has\n"
+		 "such a divisor, else 1; not with --workers)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),
 	 .dlo = 1e-6, .dhi = 1e9, .what = "must be a number of seconds > 0",

@@ -20,6 +20,7 @@
 #include "parsa_rng.h"
 #include "parsa_stop.h"
 #include "part_lanes.h"
+#include "part_levels.h"
 #include "part_metis.h"
 #include "part_pool.h"
 #include "part_progress.h"
@@ -1418,6 +1419,47 @@ int part_run_finish(const struct part_dataset *ds,
 	return rc;
 }
 
+int part_run_place(const struct part_dataset *ds,
+		   const struct part_run_opts *o, double start,
+		   struct part_result *r, struct parsa_err *err)
+{
+	struct parsa_stop stop = {
+		o->pu.cancel, o->time_limit > 0 ? start + o->time_limit : 0,
+	};
+	double t0 = part_now();
+	int rc;
+
+	run_phase(o, PART_PHASE_U);
+	rc = run_u(ds, o, r, err);
+	r->t_partition_u = part_now() - t0;
+	if (rc == 0 && o->pu.cancel && *o->pu.cancel)
+		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
+	if (rc == 0)
+		rc = run_v(ds, o, &stop, r, err);
+	return rc;
+}
+
+int part_run_owners(const struct part_dataset *ds,
+		    const struct part_run_opts *o, struct part_result *r,
+		    struct parsa_err *err)
+{
+	struct parsa_nbrset used;
+	double t0 = part_now();
+	int rc;
+
+	run_phase(o, PART_PHASE_V);
+	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
+	if (rc)
+		return rc;
+	rc = used_sets_par(&ds->g, r->part, &used, o->threads, err);
+	if (rc == 0)
+		rc = place_v(o, &used, r->owner, &r->pv_stats, NULL, NULL,
+			     err);
+	parsa_nbrset_release(&used);
+	r->t_partition_v += part_now() - t0;
+	return rc;
+}
+
 int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	     struct part_result *r, struct parsa_err *err)
 {
@@ -1434,6 +1476,19 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	rc = part_result_alloc(r, ds, o->pu.k, err);
 	if (rc)
 		return rc;
+	if (part_levels_k1(o) > 1) {
+		rc = part_levels_run(ds, o, r, err);
+		if (rc == 0 && o->pu.cancel && *o->pu.cancel)
+			rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
+		if (rc == 0) {
+			run_phase(o, PART_PHASE_METRICS);
+			rc = part_run_metrics(ds, o->pu.seed, o->random_trials,
+					      o->threads, r, err);
+		}
+		if (rc)
+			part_result_release(r);
+		return rc;
+	}
 	t0 = part_now();
 	run_phase(o, PART_PHASE_U);
 	rc = run_u(ds, o, r, err);

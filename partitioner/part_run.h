@@ -171,6 +171,9 @@ struct part_run_opts {
 				     * (parsa_stop.h) once only the time of two
 				     * more runs of Algorithm 11 (timed on the
 				     * step-1 one) is left; 0 = none */
+	uint32_t levels;            /* Parsa: 1 = one k-way run; 2 = the
+				     * two-level run (part_levels.h); 0 =
+				     * auto (PART_LEVELS_AUTO_K) */
 	parsa_progress_fn refine_progress; /* may be NULL: (step, steps) of
 					    * phases 2-3 as they go (a step
 					    * per V-cycle of every chain, one
@@ -255,6 +258,23 @@ int part_result_alloc(struct part_result *r, const struct part_dataset *ds,
  * Used by part_run and by the parallel driver (part_parallel.h).
  */
 int part_run_finish(const struct part_dataset *ds,
+		    const struct part_run_opts *o, struct part_result *r,
+		    struct parsa_err *err);
+
+/*
+ * One level of a two-level run (part_levels.h): partition U of ds at
+ * o->pu.k (o->method is Parsa; init_S NULL), the refinement phases and
+ * Algorithm 11, as part_run without the metrics, into r (from
+ * part_result_alloc with o->pu.k).  A time limit counts from start
+ * (parsa_stop_clock time).
+ */
+int part_run_place(const struct part_dataset *ds,
+		   const struct part_run_opts *o, double start,
+		   struct part_result *r, struct parsa_err *err);
+
+/* Algorithm 11 with its sweeps (and param_imbalance) alone on r->part
+ * (r->k parts), into r->owner; its seconds added to r->t_partition_v. */
+int part_run_owners(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err);
 
