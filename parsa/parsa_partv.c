@@ -18,7 +18,8 @@
 
 /* Working state of one run (all arrays owned). */
 struct partv_ctx {
-	const struct parsa_nbrset *used;
+	const struct parsa_nbrset *used; /* the masks, or NULL: the lists */
+	const struct parsa_users *lists;
 	uint32_t k, words, n;
 	uint32_t *c;      /* n: users per feature */
 	uint32_t *order;  /* n_order used features, decreasing c, stable */
@@ -45,7 +46,13 @@ static uint32_t mask_popcount(const uint64_t *m, uint32_t words)
 /* Phase 1: c_v for every feature and T_i = M_i for every part. */
 static void count_users(struct partv_ctx *x)
 {
-	for (uint32_t v = 0; v < x->n; v++) {
+	for (uint32_t v = 0; x->lists && v < x->n; v++) {
+		x->c[v] = (uint32_t)(x->lists->ptr[v + 1] - x->lists->ptr[v]);
+		for (uint64_t e = x->lists->ptr[v]; e < x->lists->ptr[v + 1];
+		     e++)
+			x->T[x->lists->part[e]]++;
+	}
+	for (uint32_t v = 0; !x->lists && v < x->n; v++) {
 		const uint64_t *m = parsa_nbrset_mask(x->used, v);
 
 		x->c[v] = mask_popcount(m, x->words);
@@ -105,6 +112,25 @@ static uint32_t argmin_user(const uint64_t *m, uint32_t words,
 	return best;
 }
 
+/* argmin_user over v's users: its mask or its list (increasing part ids,
+ * so the same ties). */
+static uint32_t argmin_of(const struct partv_ctx *x, uint32_t v,
+			  uint32_t skip)
+{
+	uint32_t best = UINT32_MAX;
+
+	if (!x->lists)
+		return argmin_user(parsa_nbrset_mask(x->used, v), x->words,
+				   x->T, skip);
+	for (uint64_t e = x->lists->ptr[v]; e < x->lists->ptr[v + 1]; e++) {
+		uint32_t i = x->lists->part[e];
+
+		if (i != skip && (best == UINT32_MAX || x->T[i] < x->T[best]))
+			best = i;
+	}
+	return best;
+}
+
 /* Phase 3: Algorithm 11 in LPT order; unused features to v mod k. */
 static void greedy_assign(struct partv_ctx *x, uint32_t *owner)
 {
@@ -113,8 +139,7 @@ static void greedy_assign(struct partv_ctx *x, uint32_t *owner)
 			owner[v] = v % x->k;
 	for (uint32_t j = 0; j < x->n_order; j++) {
 		uint32_t v = x->order[j];
-		uint32_t xi = argmin_user(parsa_nbrset_mask(x->used, v),
-					  x->words, x->T, UINT32_MAX);
+		uint32_t xi = argmin_of(x, v, UINT32_MAX);
 
 		assert(xi < x->k);
 		owner[v] = xi;
@@ -132,10 +157,9 @@ static uint64_t sweep_once(struct partv_ctx *x, uint32_t *owner)
 	for (uint32_t j = 0; j < x->n_order && x->c[x->order[j]] >= 3; j++) {
 		uint32_t v = x->order[j], o = owner[v];
 		int64_t gain = (int64_t)x->c[v] - 2;
-		uint32_t xi = argmin_user(parsa_nbrset_mask(x->used, v),
-					  x->words, x->T, o);
+		uint32_t xi = argmin_of(x, v, o);
 
-		assert(xi < x->k && parsa_nbrset_has(x->used, v, o));
+		assert(xi < x->k);
 		if (x->T[xi] + gain < x->T[o]) {
 			x->T[o] -= gain;
 			x->T[xi] += gain;
@@ -147,13 +171,14 @@ static uint64_t sweep_once(struct partv_ctx *x, uint32_t *owner)
 }
 
 static int ctx_alloc(struct partv_ctx *x, const struct parsa_nbrset *used,
-		     struct parsa_err *err)
+		     const struct parsa_users *lists, struct parsa_err *err)
 {
 	memset(x, 0, sizeof(*x));
 	x->used = used;
-	x->k = used->k;
-	x->words = used->words;
-	x->n = used->n_feat;
+	x->lists = lists;
+	x->k = used ? used->k : lists->k;
+	x->words = used ? used->words : 0;
+	x->n = used ? used->n_feat : lists->n_feat;
 	x->c = malloc(((size_t)x->n + 1) * sizeof(*x->c));
 	x->order = malloc(((size_t)x->n + 1) * sizeof(*x->order));
 	x->T = calloc(x->k, sizeof(*x->T));
@@ -171,7 +196,8 @@ static int ctx_alloc(struct partv_ctx *x, const struct parsa_nbrset *used,
  * with greedy, every used feature is first given by Algorithm 11; then up
  * to sweeps improving sweeps over the current owners.
  */
-static int partv_run(const struct parsa_nbrset *used, int greedy,
+static int partv_run(const struct parsa_nbrset *used,
+		     const struct parsa_users *lists, int greedy,
 		     uint32_t sweeps, uint32_t *owner, const int64_t *T0,
 		     int64_t *T_out, struct parsa_partv_stats *st,
 		     struct parsa_err *err)
@@ -180,13 +206,15 @@ static int partv_run(const struct parsa_nbrset *used, int greedy,
 	struct parsa_partv_stats s = { 0, 0 };
 	int rc;
 
-	if (!used || used->k == 0 || used->words != (used->k + 63) / 64)
+	if (lists ? lists->k == 0 || !lists->ptr
+		  : !used || used->k == 0 ||
+			    used->words != (used->k + 63) / 64)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "partition V: bad neighbor sets");
-	if (!owner && used->n_feat > 0)
+	if (!owner && (lists ? lists->n_feat : used->n_feat) > 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "partition V: owner is NULL");
-	rc = ctx_alloc(&x, used, err);
+	rc = ctx_alloc(&x, used, lists, err);
 	if (rc)
 		return rc;
 	count_users(&x);
@@ -228,7 +256,7 @@ int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
 			return parsa_fail(err, PARSA_ENOMEM,
 					  "partition V: out of memory");
 	}
-	rc = partv_run(used, 1, sweeps, owner, NULL, T, st, err);
+	rc = partv_run(used, NULL, 1, sweeps, owner, NULL, T, st, err);
 	for (uint32_t i = 0; !rc && T && i < used->k; i++) {
 		assert(T[i] >= 0);
 		traffic[i] = (uint64_t)T[i];
@@ -243,7 +271,7 @@ int parsa_partition_v_part(const struct parsa_nbrset *used, int greedy,
 {
 	if (!T)
 		return parsa_fail(err, PARSA_EINVAL, "partition V: T is NULL");
-	return partv_run(used, greedy, sweeps, owner, T, T, st, err);
+	return partv_run(used, NULL, greedy, sweeps, owner, T, T, st, err);
 }
 
 int parsa_partition_v(const struct parsa_nbrset *used, uint32_t sweeps,
@@ -251,4 +279,120 @@ int parsa_partition_v(const struct parsa_nbrset *used, uint32_t sweeps,
 		      struct parsa_err *err)
 {
 	return parsa_partition_v_ex(used, sweeps, owner, NULL, st, err);
+}
+
+int parsa_partition_v_lists(const struct parsa_users *lists, uint32_t sweeps,
+			    uint32_t *owner, uint64_t *traffic,
+			    struct parsa_partv_stats *st, struct parsa_err *err)
+{
+	int64_t *T = NULL;
+	int rc;
+
+	if (!lists)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "partition V: bad neighbor sets");
+	if (traffic && lists->k > 0) {
+		T = malloc(lists->k * sizeof(*T));
+		if (!T)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "partition V: out of memory");
+	}
+	rc = partv_run(NULL, lists, 1, sweeps, owner, NULL, T, st, err);
+	for (uint32_t i = 0; !rc && T && i < lists->k; i++)
+		traffic[i] = (uint64_t)T[i];
+	free(T);
+	return rc;
+}
+
+void parsa_users_release(struct parsa_users *u)
+{
+	if (!u)
+		return;
+	free(u->ptr);
+	free(u->part);
+	memset(u, 0, sizeof(*u));
+}
+
+int parsa_users_build(const struct parsa_graph *g, uint32_t k,
+		      const uint32_t *part, struct parsa_users *u,
+		      struct parsa_err *err)
+{
+	uint32_t *order = malloc(((size_t)g->n_rows + 1) * sizeof(*order));
+	uint32_t *stamp = calloc((size_t)g->n_cols + 1, sizeof(*stamp));
+	uint64_t *start = calloc((size_t)k + 1, sizeof(*start));
+	int rc = 0;
+
+	memset(u, 0, sizeof(*u));
+	u->ptr = calloc((size_t)g->n_cols + 2, sizeof(*u->ptr));
+	if (!order || !stamp || !start || !u->ptr) {
+		rc = parsa_fail(err, PARSA_ENOMEM,
+				"partition V: out of memory (k=%u)", k);
+		goto out;
+	}
+	u->k = k;
+	u->n_feat = g->n_cols;
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		if (part[r] >= k) {
+			rc = parsa_fail(err, PARSA_EINVAL,
+					"example %u has part %u, but k=%u", r,
+					part[r], k);
+			goto out;
+		}
+		start[part[r] + 1]++;
+	}
+	for (uint32_t i = 0; i < k; i++)
+		start[i + 1] += start[i];
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		order[start[part[r]]++] = r;
+	/* start[i] is now the end of part i's examples; two walks: the
+	 * counts (into ptr[v + 2]), then the lists in part order */
+	for (int pass = 0; pass < 2; pass++) {
+		memset(stamp, 0, (size_t)g->n_cols * sizeof(*stamp));
+		for (uint32_t i = 0, j = 0; i < k; i++) {
+			for (; j < start[i]; j++) {
+				uint32_t r = order[j];
+
+				for (uint64_t e = g->row_ptr[r];
+				     e < g->row_ptr[r + 1]; e++) {
+					uint32_t v = g->col[e];
+
+					if (v >= g->n_cols) {
+						rc = parsa_fail(err, PARSA_EINVAL,
+								"used sets: a feature is out of range");
+						goto out;
+					}
+					if (stamp[v] == i + 1)
+						continue;
+					stamp[v] = i + 1;
+					if (pass == 0)
+						u->ptr[v + 2]++;
+					else
+						u->part[u->ptr[v + 1]++] = i;
+				}
+			}
+		}
+		if (pass == 0) {
+			for (uint32_t v = 0; v < g->n_cols; v++)
+				u->ptr[v + 2] += u->ptr[v + 1];
+			u->part = malloc((size_t)(u->ptr[g->n_cols + 1] + 1) *
+					 sizeof(*u->part));
+			if (!u->part) {
+				rc = parsa_fail(err, PARSA_ENOMEM,
+						"partition V: out of memory "
+						"for %llu users",
+						(unsigned long long)
+							u->ptr[g->n_cols + 1]);
+				goto out;
+			}
+		}
+	}
+	/* the fill moved ptr[v + 1] to the end of v's list: ptr[v] is v's
+	 * start again */
+out:
+	free(order);
+	free(stamp);
+	free(start);
+	if (rc)
+		parsa_users_release(u);
+	return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "parsa_err.h"
+#include "parsa_graph.h"
 #include "parsa_nbrset.h"
 
 struct parsa_partv_stats {
@@ -57,5 +58,35 @@ int parsa_partition_v_ex(const struct parsa_nbrset *used, uint32_t sweeps,
 int parsa_partition_v_part(const struct parsa_nbrset *used, int greedy,
 			   uint32_t sweeps, uint32_t *owner, int64_t *T,
 			   struct parsa_partv_stats *st, struct parsa_err *err);
+
+/*
+ * The used sets as lists, for large k: part[ptr[v] .. ptr[v + 1]) are the
+ * parts using feature v, increasing (Σ_v c_v entries of 2 bytes and 8
+ * bytes a feature, against k / 8 bytes a feature for the masks: at 2M
+ * features, k=1024 and 30M users, 76 MiB instead of 244).  k <= 65536.
+ */
+struct parsa_users {
+	uint32_t n_feat, k;
+	uint64_t *ptr;  /* n_feat + 1 offsets */
+	uint16_t *part; /* ptr[n_feat] part ids */
+};
+
+/*
+ * The lists of g's features for part (g->n_rows entries, each < k; k <=
+ * 65536): each part's examples walked in turn with a stamp per feature,
+ * twice (the counts, then the lists).  u is filled (release it with
+ * parsa_users_release).  0, PARSA_EINVAL (a part id >= k, a column out of
+ * range) or PARSA_ENOMEM.
+ */
+int parsa_users_build(const struct parsa_graph *g, uint32_t k,
+		      const uint32_t *part, struct parsa_users *u,
+		      struct parsa_err *err);
+void parsa_users_release(struct parsa_users *u); /* zeroed: no-op */
+
+/* parsa_partition_v_ex on the lists: the same owners and traffic as on
+ * the masks of the same sets. */
+int parsa_partition_v_lists(const struct parsa_users *lists, uint32_t sweeps,
+			    uint32_t *owner, uint64_t *traffic,
+			    struct parsa_partv_stats *st, struct parsa_err *err);
 
 #endif /* PARSA_PARTV_H */

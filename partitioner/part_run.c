@@ -1448,6 +1448,19 @@ int part_run_owners(const struct part_dataset *ds,
 	int rc;
 
 	run_phase(o, PART_PHASE_V);
+	if (r->k > PARSA_METRICS_SETS_MAX_K && r->k <= 65536 &&
+	    o->param_imbalance <= 0) {
+		/* the users as lists: Σ c_v x 2 bytes, not k/8 a feature */
+		struct parsa_users u;
+
+		rc = parsa_users_build(&ds->g, r->k, r->part, &u, err);
+		if (rc == 0)
+			rc = parsa_partition_v_lists(&u, o->sweeps, r->owner,
+						     NULL, &r->pv_stats, err);
+		parsa_users_release(&u);
+		r->t_partition_v += part_now() - t0;
+		return rc;
+	}
 	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
 	if (rc)
 		return rc;

@@ -273,7 +273,9 @@ int part_run_place(const struct part_dataset *ds,
 		   struct part_result *r, struct parsa_err *err);
 
 /* Algorithm 11 with its sweeps (and param_imbalance) alone on r->part
- * (r->k parts), into r->owner; its seconds added to r->t_partition_v. */
+ * (r->k parts), into r->owner; its seconds added to r->t_partition_v.
+ * Above k=64 without param_imbalance on the users' lists
+ * (parsa_users_build), the same owners as on the k-bit sets. */
 int part_run_owners(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err);

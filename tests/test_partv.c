@@ -10,6 +10,7 @@
 #include "parsa_nbrset.h"
 #include "parsa_partv.h"
 #include "parsa_rng.h"
+#include "testutil.h"
 
 /* Random used sets: n features over k parts, mean density about p. */
 static void fill_used(struct parsa_nbrset *s, uint32_t k, uint32_t n,
@@ -411,6 +412,74 @@ static void test_degenerate(void)
 		  PARSA_EINVAL);
 }
 
+/* The users' lists of a placement are its used sets' bits, in increasing
+ * part order, and Algorithm 11 on them gives the masks' owners, T and
+ * stats; a part id >= k is refused. */
+static void test_lists(void)
+{
+	static const uint32_t ks[] = { 1, 3, 64, 65, 300, 1024 };
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 77);
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		for (int t = 0; t < 6; t++) {
+			uint32_t k = ks[a];
+			uint32_t n = 1 + (uint32_t)parsa_rng_below(&rng, 3000);
+			uint32_t d = 1 + (uint32_t)parsa_rng_below(&rng, 300);
+			struct parsa_graph g;
+			struct parsa_nbrset used;
+			struct parsa_users u;
+			struct parsa_partv_stats s1, s2;
+			uint32_t *part = malloc(((size_t)n + 1) * 4);
+			uint32_t *o1 = malloc(((size_t)d + 1) * 4);
+			uint32_t *o2 = malloc(((size_t)d + 1) * 4);
+			uint64_t *T1 = calloc(k, 8), *T2 = calloc(k, 8);
+
+			tu_random_graph(&g, &rng, n, d,
+					parsa_rng_double(&rng) * 0.05);
+			for (uint32_t r = 0; r < n; r++)
+				part[r] = (uint32_t)parsa_rng_below(&rng, k);
+			REQUIRE(parsa_nbrset_init(&used, d, k, NULL) == 0);
+			REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+			REQUIRE(parsa_users_build(&g, k, part, &u, NULL) == 0);
+			CHECK_INT(u.n_feat, ==, d);
+			CHECK_INT(u.k, ==, k);
+			for (uint32_t v = 0; v < d; v++) {
+				uint64_t e = u.ptr[v];
+
+				CHECK_INT(u.ptr[v + 1] - u.ptr[v], ==,
+					  parsa_nbrset_count(&used, v));
+				for (uint32_t i = 0; i < k; i++)
+					if (parsa_nbrset_has(&used, v, i)) {
+						CHECK(e < u.ptr[v + 1] &&
+						      u.part[e] == i);
+						e++;
+					}
+			}
+			REQUIRE(parsa_partition_v_ex(&used, 4, o1, T1, &s1,
+						     NULL) == 0);
+			REQUIRE(parsa_partition_v_lists(&u, 4, o2, T2, &s2,
+							NULL) == 0);
+			CHECK(memcmp(o1, o2, (size_t)d * 4) == 0);
+			CHECK(memcmp(T1, T2, (size_t)k * 8) == 0);
+			CHECK_INT(s1.sweeps_run, ==, s2.sweeps_run);
+			CHECK_INT(s1.moves, ==, s2.moves);
+			parsa_users_release(&u);
+			parsa_users_release(&u); /* twice: a no-op */
+			part[n - 1] = k;
+			CHECK_INT(parsa_users_build(&g, k, part, &u, NULL), ==,
+				  PARSA_EINVAL);
+			parsa_nbrset_release(&used);
+			parsa_graph_release(&g);
+			free(part);
+			free(o1);
+			free(o2);
+			free(T1);
+			free(T2);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_hand);
@@ -420,5 +489,6 @@ int main(void)
 	RUN(test_brute_force);
 	RUN(test_degenerate);
 	RUN(test_parts);
+	RUN(test_lists);
 	return harness_done();
 }
