@@ -136,54 +136,39 @@ static void count_parts(const struct parsa_graph *g,
 
 /*
  * count_parts without the k-bit sets (k > PARSA_METRICS_SETS_MAX_K): the
- * examples in part order (a counting sort), each part's walk stamping the
- * features it meets with its number + 1, so a feature's first meeting by
- * part i counts it into M_i, into c_v and, when i owns it, into local_i.
- * 4 bytes per example and 8 per feature instead of k/8 per feature.
- * pc zeroed, k entries; part ids checked.
+ * sets 64 parts at a time (parsa_sets64), each group's masks counted into
+ * M_i, c_v and local_i.  8 bytes per feature for the masks, 4 for c_v and
+ * 4 per example instead of k/8 per feature.  pc zeroed, k entries.
  */
 static int count_parts_walk(const struct parsa_graph *g, uint32_t k,
 			    const uint32_t *part, const uint32_t *owner,
 			    struct parsa_counts *pc, struct parsa_err *err)
 {
-	uint32_t *order = malloc(((size_t)g->n_rows + 1) * sizeof(*order));
-	uint32_t *stamp = calloc((size_t)g->n_cols + 1, sizeof(*stamp));
+	struct parsa_sets64 s;
 	uint32_t *c = calloc((size_t)g->n_cols + 1, sizeof(*c));
-	uint64_t *start = calloc((size_t)k + 1, sizeof(*start));
-	int rc = 0;
-
-	if (!order || !stamp || !c || !start) {
-		rc = parsa_fail(err, PARSA_ENOMEM,
+	int rc = c ? parsa_sets64_init(&s, g, k, part, err)
+		   : parsa_fail(err, PARSA_ENOMEM,
 				"metrics: out of memory (k=%u)", k);
-		goto out;
+
+	if (rc) {
+		free(c);
+		return rc;
 	}
 	for (uint32_t r = 0; r < g->n_rows; r++)
 		pc->U[part[r]]++;
-	for (uint32_t i = 0; i < k; i++)
-		start[i + 1] = start[i] + pc->U[i];
-	for (uint32_t r = 0; r < g->n_rows; r++)
-		order[start[part[r]]++] = r;
-	for (uint32_t i = 0, j = 0; i < k; i++) {
-		for (; j < start[i]; j++) {
-			uint32_t r = order[j];
+	for (uint32_t q = 0; q < s.groups; q++) {
+		parsa_sets64_group(&s, g, part, q);
+		for (uint32_t v = 0; v < g->n_cols; v++) {
+			uint64_t m = s.mask[v];
+			uint32_t o = owner[v];
 
-			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
-			     e++) {
-				uint32_t v = g->col[e];
-
-				if (v >= g->n_cols) {
-					rc = parsa_fail(err, PARSA_EINVAL,
-							"used sets: a feature "
-							"is out of range");
-					goto out;
-				}
-				if (stamp[v] == i + 1)
-					continue;
-				stamp[v] = i + 1;
-				pc->M[i]++;
-				c[v]++;
-				pc->local[i] += owner[v] == i;
-			}
+			if (!m)
+				continue;
+			c[v] += parsa_popcount64(m);
+			if (o >> 6 == q)
+				pc->local[o] += (m >> (o & 63)) & 1;
+			for (; m; m &= m - 1)
+				pc->M[q * 64 + (uint32_t)__builtin_ctzll(m)]++;
 		}
 	}
 	for (uint32_t v = 0; v < g->n_cols; v++) {
@@ -194,12 +179,9 @@ static int count_parts_walk(const struct parsa_graph *g, uint32_t k,
 		assert(pc->T[i] >= pc->local[i] && pc->M[i] >= pc->local[i]);
 		pc->T[i] = pc->T[i] - pc->local[i] + (pc->M[i] - pc->local[i]);
 	}
-out:
-	free(order);
-	free(stamp);
+	parsa_sets64_release(&s);
 	free(c);
-	free(start);
-	return rc;
+	return 0;
 }
 
 void parsa_metrics_summarize(const struct parsa_counts *pc, uint32_t k,

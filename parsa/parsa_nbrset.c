@@ -213,3 +213,86 @@ uint64_t parsa_nbrset_scatter_or(struct parsa_nbrset *dst,
 					      parsa_nbrset_mask(slice, l));
 	return added;
 }
+
+void parsa_sets64_release(struct parsa_sets64 *s)
+{
+	if (!s)
+		return;
+	free(s->order);
+	free(s->start);
+	free(s->mask);
+	memset(s, 0, sizeof(*s));
+}
+
+int parsa_sets64_init(struct parsa_sets64 *s, const struct parsa_graph *g,
+		      uint32_t k, const uint32_t *part, struct parsa_err *err)
+{
+	uint64_t nnz = parsa_graph_nnz(g);
+
+	memset(s, 0, sizeof(*s));
+	if (k == 0)
+		return parsa_fail(err, PARSA_EINVAL, "k must be >= 1");
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		if (part[r] >= k)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "example %u has part %u, but k=%u",
+					  r, part[r], k);
+	for (uint64_t e = 0; e < nnz; e++)
+		if (g->col[e] >= g->n_cols)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "used sets: a feature is out of range");
+	s->k = k;
+	s->groups = (k + 63) / 64;
+	s->n_feat = g->n_cols;
+	s->order = malloc(((size_t)g->n_rows + 1) * sizeof(*s->order));
+	s->start = calloc((size_t)s->groups + 2, sizeof(*s->start));
+	s->mask = malloc(((size_t)g->n_cols + 1) * sizeof(*s->mask));
+	if (!s->order || !s->start || !s->mask) {
+		parsa_sets64_release(s);
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "used sets: out of memory (%u examples)",
+				  g->n_rows);
+	}
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		s->start[(part[r] >> 6) + 2]++;
+	for (uint32_t q = 0; q < s->groups; q++)
+		s->start[q + 2] += s->start[q + 1];
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		s->order[s->start[(part[r] >> 6) + 1]++] = r;
+	/* start[q + 1] moved to the end of group q: start[q] is its start */
+	return 0;
+}
+
+/* Rows ahead whose columns and masks parsa_sets64_group fetches. */
+#define SETS64_AHEAD 4
+
+void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
+			const uint32_t *part, uint32_t q)
+{
+	uint64_t b = s->start[q], end = s->start[q + 1];
+
+	memset(s->mask, 0, (size_t)s->n_feat * sizeof(*s->mask));
+	for (uint64_t j = b; j < end; j++) {
+		uint32_t r = s->order[j];
+		uint64_t bit = 1ULL << (part[r] & 63);
+
+		if (j + 2 * SETS64_AHEAD < end)
+			__builtin_prefetch(&g->row_ptr[s->order[j + 2 * SETS64_AHEAD]]);
+		if (j + SETS64_AHEAD < end) {
+			uint32_t a = s->order[j + SETS64_AHEAD];
+
+			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1];
+			     e += 16)
+				__builtin_prefetch(&g->col[e]);
+		}
+		if (j + 1 < end) {
+			uint32_t a = s->order[j + 1];
+
+			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1];
+			     e++)
+				__builtin_prefetch(&s->mask[g->col[e]], 1);
+		}
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
+			s->mask[g->col[e]] |= bit;
+	}
+}

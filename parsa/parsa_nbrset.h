@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "parsa_err.h"
+#include "parsa_graph.h"
 
 struct parsa_nbrset {
 	uint32_t n_feat; /* features (compact ids 0..n_feat-1) */
@@ -128,5 +129,33 @@ uint64_t parsa_nbrset_scatter_or_range(struct parsa_nbrset *dst,
 				       const struct parsa_nbrset *slice,
 				       const uint32_t *feat, uint32_t lo,
 				       uint32_t hi, uint64_t *size_add);
+
+/*
+ * The used sets N(U_i) of a placement 64 parts at a time, for large k
+ * (the metrics and the users' lists above k=64): the examples ordered by
+ * part / 64 (stable, so in row order within a group), then for group q one
+ * 64-bit mask per feature, bit i - 64q set iff part i uses it.  8 bytes a
+ * feature and 4 an example instead of k/8 a feature; the rows are walked
+ * once over all the groups, each group's masks scanned once.
+ */
+struct parsa_sets64 {
+	uint32_t k, groups;  /* groups = ceil(k / 64) */
+	uint32_t n_feat;
+	uint32_t *order;     /* n_rows examples, by part / 64 */
+	uint64_t *start;     /* groups + 1 offsets into order */
+	uint64_t *mask;      /* n_feat: the current group's masks */
+};
+
+/*
+ * Order g's examples for part (g->n_rows entries).  0, PARSA_EINVAL (a
+ * part id >= k, a column >= g->n_cols; messages as parsa_used_sets') or
+ * PARSA_ENOMEM (s released).
+ */
+int parsa_sets64_init(struct parsa_sets64 *s, const struct parsa_graph *g,
+		      uint32_t k, const uint32_t *part, struct parsa_err *err);
+/* s->mask = the sets of parts 64q .. 64q + 63 (q < s->groups). */
+void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
+			const uint32_t *part, uint32_t q);
+void parsa_sets64_release(struct parsa_sets64 *s); /* zeroed: no-op */
 
 #endif /* PARSA_NBRSET_H */

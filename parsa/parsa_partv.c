@@ -317,82 +317,52 @@ int parsa_users_build(const struct parsa_graph *g, uint32_t k,
 		      const uint32_t *part, struct parsa_users *u,
 		      struct parsa_err *err)
 {
-	uint32_t *order = malloc(((size_t)g->n_rows + 1) * sizeof(*order));
-	uint32_t *stamp = calloc((size_t)g->n_cols + 1, sizeof(*stamp));
-	uint64_t *start = calloc((size_t)k + 1, sizeof(*start));
-	int rc = 0;
+	struct parsa_sets64 s;
+	int rc;
 
 	memset(u, 0, sizeof(*u));
-	u->ptr = calloc((size_t)g->n_cols + 2, sizeof(*u->ptr));
-	if (!order || !stamp || !start || !u->ptr) {
-		rc = parsa_fail(err, PARSA_ENOMEM,
-				"partition V: out of memory (k=%u)", k);
-		goto out;
-	}
+	if (k > 65536)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "partition V: lists for k <= 65536 only");
+	rc = parsa_sets64_init(&s, g, k, part, err);
+	if (rc)
+		return rc;
 	u->k = k;
 	u->n_feat = g->n_cols;
-	for (uint32_t r = 0; r < g->n_rows; r++) {
-		if (part[r] >= k) {
-			rc = parsa_fail(err, PARSA_EINVAL,
-					"example %u has part %u, but k=%u", r,
-					part[r], k);
-			goto out;
-		}
-		start[part[r] + 1]++;
-	}
-	for (uint32_t i = 0; i < k; i++)
-		start[i + 1] += start[i];
-	for (uint32_t r = 0; r < g->n_rows; r++)
-		order[start[part[r]]++] = r;
-	/* start[i] is now the end of part i's examples; two walks: the
-	 * counts (into ptr[v + 2]), then the lists in part order */
+	u->ptr = calloc((size_t)g->n_cols + 2, sizeof(*u->ptr));
+	if (!u->ptr)
+		goto nomem;
+	/* two walks over the groups: the counts (into ptr[v + 2]), then the
+	 * lists, each group's parts after the previous groups' */
 	for (int pass = 0; pass < 2; pass++) {
-		memset(stamp, 0, (size_t)g->n_cols * sizeof(*stamp));
-		for (uint32_t i = 0, j = 0; i < k; i++) {
-			for (; j < start[i]; j++) {
-				uint32_t r = order[j];
+		for (uint32_t q = 0; q < s.groups; q++) {
+			parsa_sets64_group(&s, g, part, q);
+			for (uint32_t v = 0; v < g->n_cols; v++) {
+				uint64_t m = s.mask[v];
 
-				for (uint64_t e = g->row_ptr[r];
-				     e < g->row_ptr[r + 1]; e++) {
-					uint32_t v = g->col[e];
-
-					if (v >= g->n_cols) {
-						rc = parsa_fail(err, PARSA_EINVAL,
-								"used sets: a feature is out of range");
-						goto out;
-					}
-					if (stamp[v] == i + 1)
-						continue;
-					stamp[v] = i + 1;
-					if (pass == 0)
-						u->ptr[v + 2]++;
-					else
-						u->part[u->ptr[v + 1]++] = i;
-				}
+				if (pass == 0)
+					u->ptr[v + 2] += parsa_popcount64(m);
+				for (; pass && m; m &= m - 1)
+					u->part[u->ptr[v + 1]++] = (uint16_t)(
+						q * 64 + (uint32_t)__builtin_ctzll(m));
 			}
 		}
-		if (pass == 0) {
-			for (uint32_t v = 0; v < g->n_cols; v++)
-				u->ptr[v + 2] += u->ptr[v + 1];
-			u->part = malloc((size_t)(u->ptr[g->n_cols + 1] + 1) *
-					 sizeof(*u->part));
-			if (!u->part) {
-				rc = parsa_fail(err, PARSA_ENOMEM,
-						"partition V: out of memory "
-						"for %llu users",
-						(unsigned long long)
-							u->ptr[g->n_cols + 1]);
-				goto out;
-			}
-		}
+		if (pass)
+			break;
+		for (uint32_t v = 0; v < g->n_cols; v++)
+			u->ptr[v + 2] += u->ptr[v + 1];
+		u->part = malloc((size_t)(u->ptr[g->n_cols + 1] + 1) *
+				 sizeof(*u->part));
+		if (!u->part)
+			goto nomem;
 	}
 	/* the fill moved ptr[v + 1] to the end of v's list: ptr[v] is v's
 	 * start again */
-out:
-	free(order);
-	free(stamp);
-	free(start);
-	if (rc)
-		parsa_users_release(u);
-	return rc;
+	parsa_sets64_release(&s);
+	return 0;
+nomem:
+	parsa_sets64_release(&s);
+	parsa_users_release(u);
+	return parsa_fail(err, PARSA_ENOMEM,
+			  "partition V: out of memory for the users' lists");
 }

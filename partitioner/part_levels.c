@@ -17,9 +17,12 @@ uint32_t part_levels_k1(const struct part_run_opts *o)
 	if (o->method != PART_METHOD_PARSA || o->init_S || o->levels == 1 ||
 	    (o->levels == 0 && k <= PART_LEVELS_AUTO_K))
 		return 1;
-	for (uint32_t d = 2; (uint64_t)d * d <= k; d++)
+	for (uint32_t d = 2; d < k; d++) {
+		if (d > PART_LEVELS_K1 && (uint64_t)d * d > k)
+			break;
 		if (k % d == 0)
 			k1 = d;
+	}
 	return k1;
 }
 

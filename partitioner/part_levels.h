@@ -37,11 +37,18 @@
 /* levels = 0 (auto) runs two levels above this k. */
 #define PART_LEVELS_AUTO_K 256
 
+/* k1 is the largest divisor of k below k and at most this or sqrt(k):
+ * level 1 is then the one-level run at k1 <= 64 up to k = 4096, whose
+ * memory is measured (BENCHMARKS.md); at 10M nonzeros and k=1024, T_sum
+ * was +5.9%, +4.1%, +0.9%, -1.0% and -0.3% of the one-level run's at k1 =
+ * 8, 16, 32, 64 and 128. */
+#define PART_LEVELS_K1 64
+
 /*
- * k1 for o (Parsa, o->levels and o->pu.k): the largest divisor of k at
- * most sqrt(k) when two levels run, else 1 (one level: levels 1, auto at
- * k <= PART_LEVELS_AUTO_K, another method, an incremental start, or k
- * without such a divisor > 1, as a prime).
+ * k1 for o (Parsa, o->levels and o->pu.k): the largest divisor of k below
+ * k and at most max(PART_LEVELS_K1, sqrt(k)) when two levels run, else 1
+ * (one level: levels 1, auto at k <= PART_LEVELS_AUTO_K, another method,
+ * an incremental start, or k without a divisor > 1, as a prime).
  */
 uint32_t part_levels_k1(const struct part_run_opts *o);
 

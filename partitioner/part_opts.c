@@ -255,11 +255,12 @@ const struct part_opt part_opts_table[] = {
 	 .type = PART_OPT_UINT, AT(run.levels), .lo = 1, .hi = 2,
 	 .arg = "L", .report_when = PART_REP_PARSA, .report = rep_levels,
 	 .help = "Parsa: 2 = two levels for k = k1 x k2 (k1 the\n"
-		 "largest divisor <= sqrt(k)): k1 groups, then each\n"
-		 "group's examples into k2 parts, Algorithm 11 on\n"
-		 "the whole; a fraction of the memory at large k\n"
-		 "(default: auto = 2 above k=" STR(PART_LEVELS_AUTO_K) " when k has\n"
-		 "such a divisor, else 1; not with --workers)"},
+		 "largest divisor of k below it and at most " STR(PART_LEVELS_K1) "\n"
+		 "or sqrt(k)): k1 groups, then each group's examples\n"
+		 "into k2 parts, Algorithm 11 on the whole; the\n"
+		 "memory of k1 and k2 parts, not k (default: auto =\n"
+		 "2 above k=" STR(PART_LEVELS_AUTO_K) " unless k is prime, else 1; not\n"
+		 "with --workers or --init-from)"},
 	{.name = "time-limit", .key = "time_limit", .where = P | H,
 	 .flags = PART_OPT_NULL0, .type = PART_OPT_NUM, AT(run.time_limit),
 	 .dlo = 1e-6, .dhi = 1e9, .what = "must be a number of seconds > 0",

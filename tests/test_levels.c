@@ -1,8 +1,9 @@
 /*
  * test_levels: Parsa in two levels (part_levels.h).
  *
- * k1 is the largest divisor of k at most sqrt(k), two levels run only
- * when asked or above PART_LEVELS_AUTO_K; the level imbalances keep every
+ * k1 is the largest divisor of k below k and at most 64 or sqrt(k), two
+ * levels run only when asked or above PART_LEVELS_AUTO_K; the level
+ * imbalances keep every
  * cap; the two-level placement is valid (every part id < k, every used
  * feature owned by a part that uses it), under the one-level balance cap,
  * its groups (part / k2) are exactly the level-1 pipeline's run at k1, its
@@ -26,11 +27,12 @@
 static void test_k1(void)
 {
 	static const struct { uint32_t k, levels, k1; } c[] = {
-		{ 1024, 0, 32 }, { 1024, 2, 32 }, { 1024, 1, 1 },
-		{ 1000, 0, 25 }, { 257, 0, 1 },   { 256, 0, 1 },
-		{ 256, 2, 16 },  { 64, 0, 1 },    { 64, 2, 8 },
-		{ 12, 2, 3 },    { 7, 2, 1 },     { 1, 2, 1 },
-		{ 4, 2, 2 },     { 300, 0, 15 },
+		{ 1024, 0, 64 }, { 1024, 2, 64 }, { 1024, 1, 1 },
+		{ 1000, 0, 50 }, { 257, 0, 1 },   { 256, 0, 1 },
+		{ 256, 2, 64 },  { 64, 0, 1 },    { 64, 2, 32 },
+		{ 12, 2, 6 },    { 7, 2, 1 },     { 1, 2, 1 },
+		{ 4, 2, 2 },     { 300, 0, 60 },  { 65536, 2, 256 },
+		{ 2 * 4099, 2, 2 }, { 4099 * 4099, 2, 4099 },
 	};
 	struct part_run_opts o;
 
