@@ -7,10 +7,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "part_levels.h"
 #include "part_pool.h"
 
-void part_mem_estimate(const struct part_run_opts *o, uint32_t n_rows,
-		       uint32_t n_cols, uint64_t nnz, struct part_mem_est *e)
+static void estimate(const struct part_run_opts *o, uint32_t n_rows,
+		     uint32_t n_cols, uint64_t nnz, struct part_mem_est *e)
 {
 	uint64_t k = o->pu.k ? o->pu.k : 1;
 	uint64_t b = parsa_partu_blocks(&o->pu, n_rows);
@@ -50,6 +51,27 @@ void part_mem_estimate(const struct part_run_opts *o, uint32_t n_rows,
 	e->sets = 2 * (uint64_t)n_cols * words * 8;
 	e->total = nnz * 4 + (uint64_t)n_rows * 16 + (uint64_t)n_cols * 16 +
 		   e->sets + e->partu + e->refine;
+}
+
+void part_mem_estimate(const struct part_run_opts *o, uint32_t n_rows,
+		       uint32_t n_cols, uint64_t nnz, struct part_mem_est *e)
+{
+	uint32_t k1 = part_levels_k1(o);
+	struct part_run_opts one;
+
+	if (k1 < 2) {
+		estimate(o, n_rows, n_cols, nnz, e);
+		return;
+	}
+	/* two levels: each level's run at most the whole data at the larger
+	 * of k1 and k2, then the users' lists (2 bytes a user, at most one
+	 * per nonzero) and the 64-part masks */
+	one = *o;
+	one.pu.k = k1 > o->pu.k / k1 ? k1 : o->pu.k / k1;
+	one.levels = 1;
+	estimate(&one, n_rows, n_cols, nnz, e);
+	e->sets += 2 * nnz + 24 * (uint64_t)n_cols;
+	e->total += 2 * nnz + 24 * (uint64_t)n_cols;
 }
 
 /* A number of bytes in a file of one line ("max" or unreadable: 0). */

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "parsa_nbrset.h"
+#include "parsa_metrics.h"
 #include "parsa_rng.h"
+#include "testutil.h"
 
 static const uint32_t ks[] = {1, 2, 63, 64, 65, 127, 128, 1024};
 #define NK (sizeof(ks) / sizeof(ks[0]))
@@ -228,6 +230,52 @@ static void test_scatter_or_range(void)
 	}
 }
 
+/* parsa_sets64: group q's masks are bits 64q.. of the used sets; part
+ * ids >= k and columns out of range are refused. */
+static void test_sets64(void)
+{
+	static const uint32_t ks[] = { 1, 63, 64, 65, 200, 1024 };
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 31);
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		uint32_t k = ks[a], n = 1 + (uint32_t)parsa_rng_below(&rng, 2000);
+		uint32_t d = 1 + (uint32_t)parsa_rng_below(&rng, 200);
+		uint32_t *part = malloc(((size_t)n + 1) * sizeof(*part));
+		struct parsa_graph g;
+		struct parsa_nbrset used;
+		struct parsa_sets64 s;
+
+		tu_random_graph(&g, &rng, n, d, parsa_rng_double(&rng) * 0.1);
+		for (uint32_t r = 0; r < n; r++)
+			part[r] = (uint32_t)parsa_rng_below(&rng, k);
+		REQUIRE(parsa_nbrset_init(&used, d, k, NULL) == 0);
+		REQUIRE(parsa_used_sets(&g, part, &used, NULL) == 0);
+		REQUIRE(parsa_sets64_init(&s, &g, k, part, NULL) == 0);
+		CHECK_INT(s.groups, ==, (k + 63) / 64);
+		for (uint32_t q = 0; q < s.groups; q++) {
+			parsa_sets64_group(&s, &g, part, q);
+			for (uint32_t v = 0; v < d; v++)
+				CHECK(s.mask[v] ==
+				      parsa_nbrset_mask(&used, v)[q]);
+		}
+		parsa_sets64_release(&s);
+		parsa_sets64_release(&s); /* twice: a no-op */
+		part[n - 1] = k;
+		CHECK_INT(parsa_sets64_init(&s, &g, k, part, NULL), ==,
+			  PARSA_EINVAL);
+		part[n - 1] = 0;
+		if (parsa_graph_nnz(&g) > 0) {
+			g.col[0] = d;
+			CHECK_INT(parsa_sets64_init(&s, &g, k, part, NULL), ==,
+				  PARSA_EINVAL);
+		}
+		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+		free(part);
+	}
+}
+
 int main(void)
 {
 	RUN(test_init_args);
@@ -235,5 +283,6 @@ int main(void)
 	RUN(test_or_and_set_mask);
 	RUN(test_copy_gather_scatter);
 	RUN(test_scatter_or_range);
+	RUN(test_sets64);
 	return harness_done();
 }

@@ -292,8 +292,9 @@ def test_memory_estimate_refused_early():
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    p = subprocess.run([BIN, "partition", data, "-k", "65536", "--out",
-                        tmp("wide"), "-q"], capture_output=True, text=True,
+    # (one level: two, the default at this k, need the memory of 256 parts)
+    p = subprocess.run([BIN, "partition", data, "-k", "65536", "--levels", "1",
+                        "--out", tmp("wide"), "-q"], capture_output=True, text=True,
                        timeout=60, preexec_fn=limit)
     assert p.returncode == 1, (p.returncode, p.stderr)
     assert "k=65536 needs about" in p.stderr and "GiB available" in p.stderr, p.stderr
