@@ -227,6 +227,10 @@ static int check_partition_opts(struct cmd_opts *c)
 		return die_usage("%s", "--workers/--servers/--tau/--mpi need --method parsa");
 	if (c->o.par.init_sample >= 0 && c->o.run.pu.init_blocks > 0)
 		return die_usage("%s", "--init-sample and --init-blocks are alternatives");
+	if (c->o.run.levels == 2 && (c->o.parallel || c->o.stream || c->o.init_from))
+		return die_usage("%s", "--levels 2 does not apply with --workers/--mpi, --stream or --init-from");
+	if (c->o.parallel || c->o.stream || c->o.init_from)
+		c->o.run.levels = 1; /* (auto: those run one level) */
 	if (c->o.examples_ids && (c->o.stream ||
 				  c->o.read.format == PART_FMT_LIBSVM ||
 				  (c->o.read.format == PART_FMT_AUTO &&

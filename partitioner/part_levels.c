@@ -9,6 +9,8 @@
 
 #include "parsa_partu.h"
 #include "parsa_stop.h"
+#include "part_pool.h"
+#include "part_progress.h"
 
 uint32_t part_levels_k1(const struct part_run_opts *o)
 {
@@ -45,7 +47,7 @@ double part_levels_imbalance(uint64_t n, uint32_t k, double want,
 
 /* Group g's examples (rows[0..n)) as a dataset of their features only,
  * renumbered in increasing id order (map: ds's n_cols entries, zero on
- * entry and on return). */
+ * entry). */
 static int sub_dataset(const struct parsa_graph *g, const uint32_t *rows,
 		       uint32_t n, uint32_t *map, struct part_dataset *sub,
 		       struct parsa_err *err)
@@ -66,12 +68,10 @@ static int sub_dataset(const struct parsa_graph *g, const uint32_t *rows,
 			map[v] = ++next;
 	s->row_ptr = malloc(((size_t)n + 1) * sizeof(*s->row_ptr));
 	s->col = malloc((size_t)(nnz + 1) * sizeof(*s->col));
-	if (!s->row_ptr || !s->col) {
-		memset(map, 0, (size_t)g->n_cols * sizeof(*map));
+	if (!s->row_ptr || !s->col)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "two levels: out of memory for a group of "
 				  "%u examples", n);
-	}
 	s->n_rows = n;
 	s->n_cols = next;
 	s->row_cap = (uint64_t)n + 1;
@@ -85,7 +85,6 @@ static int sub_dataset(const struct parsa_graph *g, const uint32_t *rows,
 			s->col[nnz++] = map[g->col[e]] - 1;
 		s->row_ptr[j + 1] = nnz;
 	}
-	memset(map, 0, (size_t)g->n_cols * sizeof(*map));
 	return 0;
 }
 
@@ -99,20 +98,81 @@ static void add_times(struct part_result *r, const struct part_result *x)
 	r->guard_reverted += x->guard_reverted;
 }
 
-/* Level 2: every group g of part1 (k1 groups) into k2 parts, into
- * r->part. */
+/* Level 2's tasks: group i of the rows ordered by group (end[i] is the
+ * end of group i) into k2 parts, into r->part; its times into t[i]. */
+struct level2 {
+	const struct part_dataset *ds;
+	const struct part_run_opts *o;
+	const uint32_t *rows;
+	const uint64_t *end;
+	uint32_t k2, inner_threads;
+	uint64_t cap;
+	double start;
+	struct part_result *r;
+	struct part_result *t; /* k1: each group's times */
+};
+
+static int group_task(void *arg, uint32_t i, struct parsa_err *err)
+{
+	struct level2 *l = arg;
+	const struct parsa_graph *g = &l->ds->g;
+	uint64_t b = i ? l->end[i - 1] : 0;
+	uint32_t n = (uint32_t)(l->end[i] - b);
+	struct part_run_opts o2 = *l->o;
+	struct part_dataset sub;
+	struct part_result r2;
+	uint32_t *map;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	map = calloc((size_t)g->n_cols + 1, sizeof(*map));
+	if (!map)
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "two levels: out of memory");
+	part_dataset_init(&sub);
+	part_result_init(&r2);
+	rc = sub_dataset(g, l->rows + b, n, map, &sub, err);
+	free(map);
+	o2.pu.k = l->k2;
+	o2.pu.seed = l->o->pu.seed + 1 + i;
+	o2.pu.imbalance = part_levels_imbalance(n, l->k2, l->o->pu.imbalance,
+						l->cap);
+	o2.levels = 1;
+	o2.threads = l->inner_threads;
+	o2.refine_progress = NULL;
+	o2.phase = NULL;
+	if (rc == 0)
+		rc = part_result_alloc(&r2, &sub, l->k2, err);
+	if (rc == 0)
+		rc = part_run_place(&sub, &o2, l->start, &r2, err);
+	for (uint32_t j = 0; rc == 0 && j < n; j++)
+		l->r->part[l->rows[b + j]] = i * l->k2 + r2.part[j];
+	add_times(&l->t[i], &r2);
+	part_result_release(&r2);
+	part_dataset_release(&sub);
+	return rc;
+}
+
+/* Level 2: every group of part1 (k1 groups) into k2 parts, into r->part,
+ * the groups as tasks on the threads (each group's run on one: the
+ * result is the same for any number). */
 static int level2(const struct part_dataset *ds,
 		  const struct part_run_opts *o, const uint32_t *part1,
 		  uint32_t k1, uint32_t k2, uint64_t cap, double start,
 		  struct part_result *r, struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
+	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
 	uint32_t *rows = malloc(((size_t)g->n_rows + 1) * sizeof(*rows));
-	uint32_t *map = calloc((size_t)g->n_cols + 1, sizeof(*map));
 	uint64_t *at = calloc((size_t)k1 + 1, sizeof(*at));
+	struct part_result *t = calloc(k1, sizeof(*t));
+	struct level2 l = { ds, o, rows, at, k2, threads > 1 ? 1 : threads,
+			    cap, start, r, t };
+	double t0 = part_now(), sum = 0, scale;
 	int rc = 0;
 
-	if (!rows || !map || !at) {
+	if (!rows || !at || !t) {
 		rc = parsa_fail(err, PARSA_ENOMEM,
 				"two levels: out of memory");
 		goto out;
@@ -124,38 +184,24 @@ static int level2(const struct part_dataset *ds,
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		rows[at[part1[u]]++] = u;
 	/* at[i] is now the end of group i */
-	for (uint32_t i = 0; rc == 0 && i < k1; i++) {
-		uint64_t b = i ? at[i - 1] : 0;
-		uint32_t n = (uint32_t)(at[i] - b);
-		struct part_dataset sub;
-		struct part_run_opts o2 = *o;
-		struct part_result r2;
-
-		if (n == 0)
-			continue;
-		part_dataset_init(&sub);
-		part_result_init(&r2);
-		rc = sub_dataset(g, rows + b, n, map, &sub, err);
-		o2.pu.k = k2;
-		o2.pu.seed = o->pu.seed + 1 + i;
-		o2.pu.imbalance = part_levels_imbalance(n, k2, o->pu.imbalance,
-							cap);
-		o2.levels = 1;
-		o2.refine_progress = NULL;
-		if (rc == 0)
-			rc = part_result_alloc(&r2, &sub, k2, err);
-		if (rc == 0)
-			rc = part_run_place(&sub, &o2, start, &r2, err);
-		for (uint32_t j = 0; rc == 0 && j < n; j++)
-			r->part[rows[b + j]] = i * k2 + r2.part[j];
-		add_times(r, &r2);
-		part_result_release(&r2);
-		part_dataset_release(&sub);
+	if (o->phase)
+		o->phase(o->phase_arg, PART_PHASE_U);
+	rc = part_pool_run(k1, threads, group_task, &l, err);
+	/* the groups' phase times (summed over the threads) scaled to the
+	 * level's wall time, summed in group order */
+	for (uint32_t i = 0; i < k1; i++)
+		sum += t[i].t_partition_u + t[i].t_refine + t[i].t_partition_v;
+	scale = sum > 0 ? (part_now() - t0) / sum : 0;
+	for (uint32_t i = 0; i < k1; i++) {
+		t[i].t_partition_u *= scale;
+		t[i].t_refine *= scale;
+		t[i].t_partition_v *= scale;
+		add_times(r, &t[i]);
 	}
 out:
 	free(rows);
-	free(map);
 	free(at);
+	free(t);
 	return rc;
 }
 

@@ -3,12 +3,18 @@
  *
  * Level 1 runs the whole one-level pipeline (Algorithm 13, the
  * refinement phases, Algorithm 11) at k1 on the whole data; level 2 takes
- * each level-1 group's examples in turn as a dataset of its own (its
- * features renumbered, in increasing id order so rows stay sorted),
- * partitions it into k2 parts with the same pipeline (seed + 1 + group)
- * and frees it before the next group.  Part g * k2 + j is group g's part
- * j.  Then Algorithm 11 (with its sweeps) runs once on the k-way result
- * (part_run_owners), and part_run the metrics.
+ * each level-1 group's examples as a dataset of its own (its features
+ * renumbered, in increasing id order so rows stay sorted), partitions it
+ * into k2 parts with the same pipeline (seed + 1 + group) and frees it;
+ * the groups are tasks on the threads (part_pool.h; each group's run on
+ * one thread: a group's copy and state, about 1/k1 of the data's, per
+ * thread).  Part g * k2 + j is group g's part j.  Then Algorithm 11
+ * (with its sweeps) runs once on the k-way result (part_run_owners, on
+ * the users' lists), and part_run the metrics (64 parts at a time).
+ * Times: level 2's phases are the groups' phase times scaled to its wall
+ * time; its memory counts in the phase partition_u (the phase callback
+ * is not called from the groups' threads).  The report's partition_u and
+ * refine objects are level 1's.
  *
  * Why: the one-level pipeline at k holds k cost lists of a block's rows
  * per thread and k-bit sets per feature (at 100M nonzeros and k=1024: 3.2x
