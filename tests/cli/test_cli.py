@@ -115,6 +115,23 @@ def test_large_k():
 
 
 @test
+def test_levels():
+    # above k=256 two levels by default (64 x 5 here), --levels 1 the
+    # one-level run; both complete and balanced
+    two, one = tmp("lv2"), tmp("lv1")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 320, "--out", two, "-q")
+    assert check_placement(two, 320)["params"]["levels"] == 2
+    run("partition", "data/a9a-sample.svm.gz", "-k", 320, "--levels", 1,
+        "--out", one, "-q")
+    assert check_placement(one, 320)["params"]["levels"] == 1
+    run("partition", "data/a9a-sample.svm.gz", "-k", 16, "--out", one, "-q")
+    assert check_placement(one, 16)["params"]["levels"] == 1
+    p = run("partition", "data/a9a-sample.svm.gz", "-k", 320, "--levels", 2,
+            "--workers", 2, "--out", tmp("lvw"), ok=False)
+    assert p.returncode == 2 and "--levels 2" in p.stderr, p.stderr
+
+
+@test
 def test_shards():
     d = tmp("shards")
     prefix = tmp("sh")
