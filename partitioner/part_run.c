@@ -1391,6 +1391,18 @@ int part_result_alloc(struct part_result *r, const struct part_dataset *ds,
 	return 0;
 }
 
+/* After the placement: cancelled, or the metrics. */
+static int then_metrics(const struct part_dataset *ds,
+			const struct part_run_opts *o, struct part_result *r,
+			struct parsa_err *err)
+{
+	if (o->pu.cancel && *o->pu.cancel)
+		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
+	run_phase(o, PART_PHASE_METRICS);
+	return part_run_metrics(ds, o->pu.seed, o->random_trials, o->threads,
+				r, err);
+}
+
 int part_run_finish(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err)
@@ -1409,14 +1421,7 @@ int part_run_finish(const struct part_dataset *ds,
 	if (o->pu.cancel && *o->pu.cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	rc = run_v(ds, o, &stop, r, err);
-	if (rc == 0 && o->pu.cancel && *o->pu.cancel)
-		rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
-	if (rc == 0) {
-		run_phase(o, PART_PHASE_METRICS);
-		rc = part_run_metrics(ds, o->pu.seed, o->random_trials,
-				      o->threads, r, err);
-	}
-	return rc;
+	return rc ? rc : then_metrics(ds, o, r, err);
 }
 
 int part_run_place(const struct part_dataset *ds,
@@ -1491,13 +1496,8 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 		return rc;
 	if (part_levels_k1(o) > 1) {
 		rc = part_levels_run(ds, o, r, err);
-		if (rc == 0 && o->pu.cancel && *o->pu.cancel)
-			rc = parsa_fail(err, PARSA_ECANCEL, "cancelled");
-		if (rc == 0) {
-			run_phase(o, PART_PHASE_METRICS);
-			rc = part_run_metrics(ds, o->pu.seed, o->random_trials,
-					      o->threads, r, err);
-		}
+		if (rc == 0)
+			rc = then_metrics(ds, o, r, err);
 		if (rc)
 			part_result_release(r);
 		return rc;
