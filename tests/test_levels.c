@@ -151,6 +151,7 @@ static void test_oracle(void)
 {
 	static const struct { uint32_t rows, k; } c[] = {
 		{ 3000, 12 }, { 4000, 36 }, { 5000, 1024 }, { 700, 100 },
+		{ 5, 1024 }, { 0, 300 },
 	};
 
 	for (size_t t = 0; t < sizeof(c) / sizeof(c[0]); t++) {
