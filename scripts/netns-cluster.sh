@@ -46,7 +46,8 @@
 # mpirun gets: --hostfile (one slot per host, rank i on host i), --mca
 # plm_rsh_agent <agent>, --mca btl tcp,self, --mca btl_tcp_if_include and
 # oob_tcp_if_include 10.77.0.0/24, and -np N unless the arguments name -np.
-# As root it sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM).  Every run is under
+# As root it sets OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM); it exports
+# OMPI_MCA_rtc=^hwloc unless the caller set OMPI_MCA_rtc.  Every run is under
 # `timeout` (default 600 s; exit 124 when it fires).
 #
 # Exit codes: the command's own; 2 usage or set-up error; 77 namespaces
@@ -391,6 +392,10 @@ export_env() {
 	export PARSA_NETNS_NAME=$name PARSA_NETNS_HOSTS=$hosts
 	export PARSA_NETNS_RATE=$rate_bits PARSA_NETNS_DELAY="${delay_us}us"
 	export PARSA_NETNS_NETEM=$netem
+	# no hwloc binding in the emulated hosts: orted crashed in
+	# hwloc_shmem_topology_write without it (an OMPI_MCA_rtc set by the
+	# caller, even empty, wins)
+	export OMPI_MCA_rtc="${OMPI_MCA_rtc-^hwloc}"
 	if [ "$(id -u)" -eq 0 ]; then
 		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	fi

@@ -24,6 +24,9 @@
 # every message between hosts (parsa train --link inf,DELAY), and "link"
 # says "delay_via": "transport".
 #
+# OMPI_MCA_rtc=^hwloc is exported (orted crashed in libhwloc without
+# it); set OMPI_MCA_rtc yourself to override.
+#
 # Everything the cluster made is removed on every exit path.  Exit status:
 # the training run's; 2 usage; 77 namespaces cannot be made here.
 set -euo pipefail
@@ -108,6 +111,10 @@ if [ -n "$applied_delay" ] && [ "$netem" != 1 ]; then
 	echo "train-hosts: no sch_netem in this kernel: the delay is added by the trainer's transport (--link inf,$applied_delay)" >&2
 fi
 export PARSA_HOSTS_LINK="${link:-}" PARSA_HOSTS_SCALE="$factor"
+# OpenMPI's orted crashed in hwloc_shmem_topology_write (libhwloc) on this
+# VM; the emulated hosts need no hwloc binding.  A caller's OMPI_MCA_rtc
+# (even empty) wins.
+export OMPI_MCA_rtc="${OMPI_MCA_rtc-^hwloc}"
 "$cluster" --name "$name" --timeout "$timeout_s" run -- -np "$hosts" \
 	"$bin" train "$@" --mpi "${extra[@]}" || rc=$?
 exit "$rc"
