@@ -478,6 +478,23 @@ def test_random_placement_same_as_partition_random():
         # traffic may match by chance; the block order, hence the model,
         # does not)
         assert other != files, other
+@test
+def test_gradient_same_objective_as_before_fused_sweep():
+    """The worker's gradient (omega, derivatives and g/u in fewer sweeps,
+    rows stamped instead of cleared) computes what the earlier three-sweep
+    code did: the objectives recorded with that code (d740876), for tau
+    0, a window of 2 blocks with the KKT filter (omega counts the
+    neighbouring blocks' active keys) and SSP."""
+    want = {("--tau", 0): 2748.1954886,
+            ("--tau", 2, "--kkt"): 2981.30936951,
+            ("--consistency", "ssp:1", "--kkt"): 2905.41924701}
+    for extra, obj in want.items():
+        fin = last_json(run("train", SAMPLE, "--placement", "random",
+                            "--workers", 4, "--seed", 1, "--blocks", 4,
+                            "--passes", 6, "-q", *extra))
+        assert abs(fin["objective"] - obj) <= 1e-9 * obj, (extra, fin)
+
+
 # ------------------------------------------------------ consistency models
 
 def train_json(*args):
