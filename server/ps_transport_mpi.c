@@ -68,6 +68,7 @@ void ps_transport_mpi_relax(struct ps_transport *tp, double max_s)
 #define TAG 7031
 #define IDLE_MIN 20e-6   /* comm thread back-off, seconds */
 #define IDLE_MAX 1e-3
+#define WAIT_MAX 1e-4    /* back-off cap while a hosted worker waits */
 #define RELAX_MIN 2.5e-4 /* relaxed polling (ps_transport_mpi_relax) */
 #define ABORT_GRACE 2.0  /* seconds to deliver ABORT to the others */
 
@@ -99,7 +100,7 @@ struct tp_mpi {
 	int ready;                    /* 1 ok, -1 init failed */
 	int stop;                     /* close or destroy asked */
 	int closed;                   /* comm thread left its loop */
-	int waiting;                  /* workers blocked in recv (relaxed) */
+	int waiting;                  /* workers blocked in recv */
 	double relax_max;             /* 0: relaxed polling off */
 	atomic_int relaxed;           /* relax_max != 0, read without mu */
 	int close_rc;
@@ -183,9 +184,11 @@ static int mpi_send(struct ps_transport *tp, uint32_t dst, void *buf,
 	return 0;
 }
 
-/* A worker's blocking recv under relaxed polling: counted in t->waiting
- * (comm_round polls briskly meanwhile) and the comm thread woken at once,
- * since a message may already wait in MPI while it sleeps. */
+/* A worker's blocking recv: counted in t->waiting (comm_round polls
+ * briskly meanwhile: the back-off stops at WAIT_MAX instead of IDLE_MAX,
+ * so a reply is not left in MPI for up to a millisecond while the worker
+ * idles) and the comm thread woken at once, since a message may already
+ * wait in MPI while it sleeps. */
 static int recv_waiting(struct tp_mpi *t, uint32_t node, double timeout_s,
 			void **buf, size_t *len)
 {
@@ -215,8 +218,7 @@ static int mpi_recv(struct ps_transport *tp, uint32_t node, double timeout_s,
 	if (node >= t->nodes || !ps_transport_is_local(tp, node))
 		return parsa_fail(err, PARSA_EINVAL, "recv on node %u, not on "
 				  "rank %u", node, tp->rank);
-	if (atomic_load_explicit(&t->relaxed, memory_order_relaxed) &&
-	    timeout_s != 0 &&
+	if (timeout_s != 0 &&
 	    ps_layout_role(&tp->layout, node, &idx) == PS_ROLE_WORKER)
 		rc = recv_waiting(t, node, timeout_s, buf, len);
 	else
@@ -500,19 +502,21 @@ static double next_idle(double idle, int active, double lo, double hi)
 
 /* One round of work; returns 1 when the loop should end.  While a hosted
  * worker waits in recv (or the transport closes) the comm thread polls
- * briskly; otherwise, when relaxed polling is on, it sleeps longer. */
+ * briskly (back-off at most WAIT_MAX); otherwise it sleeps up to IDLE_MAX,
+ * or longer when relaxed polling is on. */
 static int comm_round(struct tp_mpi *t, double *idle)
 {
 	double now = ps_clock_now();
 	double relax;
-	int busy = 0, stop;
+	int busy = 0, stop, waiting;
 
 	busy += flush_outbox(t);
 	busy += test_sends(t);
 	busy += poll_recv(t, now);
 	pthread_mutex_lock(&t->mu);
 	stop = t->stop;
-	relax = t->waiting || stop ? 0 : t->relax_max;
+	waiting = t->waiting;
+	relax = waiting || stop ? 0 : t->relax_max;
 	pthread_mutex_unlock(&t->mu);
 	if (is_failed(t)) {
 		if (!t->abort_sent)
@@ -531,7 +535,8 @@ static int comm_round(struct tp_mpi *t, double *idle)
 	 * relaxed (the application tolerates the delay; on one host the
 	 * receiver copies a large message itself) */
 	*idle = next_idle(*idle, busy || (t->nfl && !relax),
-			  relax ? RELAX_MIN : IDLE_MIN, relax ? relax : IDLE_MAX);
+			  relax ? RELAX_MIN : IDLE_MIN,
+			  relax ? relax : waiting ? WAIT_MAX : IDLE_MAX);
 	if (!busy)
 		idle_wait(t, *idle);
 	return 0;

@@ -12,8 +12,10 @@
  * the mailbox; others are queued for the comm thread, which posts
  * MPI_Isend, polls MPI_Improbe/MPI_Mrecv and MPI_Test, and otherwise sleeps
  * on a condition variable with a timeout growing from 20 us to 1 ms (woken
- * at once by new outgoing messages), so it never busy-spins;
- * ps_transport_mpi_relax lets it sleep longer while no hosted worker waits.
+ * at once by new outgoing messages), so it never busy-spins; while a
+ * hosted worker waits in recv the timeout stops at 100 us (the reply it
+ * waits for is picked up sooner); ps_transport_mpi_relax lets it sleep
+ * longer while no hosted worker waits.
  *
  * Failures never hang: the communicator uses MPI_ERRORS_RETURN, every
  * received message is validated (ps_msg_decode + sender rank), every rank
