@@ -156,7 +156,8 @@ def group_runs(args, hosts, link, names):
     for rep in range(args.runs):
         for name in names:
             for pl in ("random", "default", "best"):
-                r = train(args, name, hosts, link, pl)
+                r = train(args, name, hosts, link, pl,
+                          ("--consistency", args.consistency))
                 r["rep"] = rep
                 log("%s %d hosts %s %s: %.1f s/pass, final %.6g, wall %.0f s" %
                     (name, hosts, link, pl,
@@ -216,11 +217,12 @@ def table_group(g, prep_res):
     runs = g["runs"]
     meta = g["meta"]
     lines.append("Run of %s (%s), %d hosts, link %s scaled to %s each way "
-                 "per host, delay %s (%s); %d blocks, tau:0; median of %d "
+                 "per host, delay %s (%s); %d blocks, %s; median of %d "
                  "run(s); %s." % (
                      meta["date"], meta["group"], meta["hosts"], meta["link"],
                      meta.get("rate", "?"), meta.get("delay", "?"),
-                     meta.get("delay_via", "?"), meta["blocks"], meta["runs"],
+                     meta.get("delay_via", "?"), meta["blocks"],
+                     meta.get("consistency", "tau:0"), meta["runs"],
                      meta["quiet"]))
     lines.append("")
     lines.append("| dataset | passes | placement | T_sum (eval) | remote bytes/pass | = 12 T_sum | s/pass | time to objective (s) | speedup vs random | final objective | load (s) |")
@@ -331,6 +333,9 @@ def main():
     ap.add_argument("--blocks", type=int, default=8)
     ap.add_argument("--only", default="")
     ap.add_argument("--consist-passes", type=int, default=8)
+    # main4, hosts8, slow4: the model of every run (bsp: the same model
+    # to the bit as tau:0, in fewer round trips a block)
+    ap.add_argument("--consistency", default="tau:0")
     ap.add_argument("--quiet-note", default=os.environ.get(
         "BENCH_QUIET_NOTE", "quiet: run under an exclusive lock"))
     args = ap.parse_args()
@@ -347,6 +352,7 @@ def main():
     stamp = time.strftime("%Y%m%d-%H%M%S")
     meta = {"date": time.strftime("%Y-%m-%d %H:%M"), "group": args.group,
             "runs": args.runs, "blocks": args.blocks,
+            "consistency": args.consistency,
             "quiet": args.quiet_note, "load": os.getloadavg()}
     names = [n for n, _ in DATASETS
              if not args.only or n in args.only.split(",")]
