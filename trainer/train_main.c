@@ -608,6 +608,16 @@ static json_t *pass_json(const struct cli *c, const struct train_pass *p)
 	json_object_set_new(j, "seconds", json_real(p->seconds));
 	json_object_set_new(j, "total_seconds", json_real(p->total_seconds));
 	json_object_set_new(j, "wait_seconds", json_real(p->wait_seconds));
+	{
+		static const char *const kind[TRAIN_WAIT_KINDS] = {
+			"window", "push", "barrier", "prox", "pull" };
+		json_t *ws = json_object();
+
+		for (int i = 0; ws && i < TRAIN_WAIT_KINDS; i++)
+			json_object_set_new(ws, kind[i],
+					    json_real(p->wait_split[i]));
+		json_object_set_new(j, "wait_split", ws);
+	}
 	json_object_set_new(j, "emulated",
 			    json_boolean(c->o.have_link || on_hosts()));
 	json_object_set_new(j, "consistency", json_string(

@@ -37,7 +37,7 @@ struct srv {
 struct pass_acc {
 	uint32_t count;
 	struct train_pass p;
-	double wait_sum;
+	double wait_sum, wait_split[TRAIN_WAIT_KINDS];
 };
 
 /* One run, shared by every node of this process.  Read-only while nodes
@@ -74,6 +74,7 @@ struct job {
 struct rec {
 	uint32_t magic, worker, pass, pad;
 	double logloss, seconds, wait;
+	double wait_split[TRAIN_WAIT_KINDS];
 	struct train_traffic t;
 	uint64_t wire_bytes[2], wire_msgs[2]; /* this worker's node */
 	uint64_t rows_nnz;         /* entries of the worker's rows */
@@ -421,6 +422,7 @@ struct wk {
 	uint32_t max_block;
 	struct train_traffic t, t_total;
 	double wait;          /* this pass */
+	double wait_split[TRAIN_WAIT_KINDS]; /* the same by kind */
 	struct ps_node_stats prev; /* wire counters at the last pass end */
 	uint64_t tau_reads;   /* tau model: keys pulled (staleness tau) */
 	uint64_t srv_prev_bytes[2], srv_prev_msgs[2];
@@ -771,11 +773,14 @@ static int64_t wk_lid(const struct wk *w, uint64_t key)
 	return lo < w->bstart[b + 1] && w->keys[lo] == key ? (int64_t)lo : -1;
 }
 
-/* Time blocking calls into w->wait: t0 = ps_clock_now(); rc = tock(w,
- * t0, call()). */
-static int tock(struct wk *w, double t0, int rc)
+/* Time blocking calls into w->wait and its kind's share: t0 =
+ * ps_clock_now(); rc = tock(w, TRAIN_WAIT_X, t0, call()). */
+static int tock(struct wk *w, int kind, double t0, int rc)
 {
-	w->wait += ps_clock_now() - t0;
+	double d = ps_clock_now() - t0;
+
+	w->wait += d;
+	w->wait_split[kind] += d;
 	return rc;
 }
 
@@ -791,19 +796,20 @@ static int wk_finish(struct wk *w, struct slot *sl, struct parsa_err *err)
 	memcpy(req, &b, 4);
 	memcpy(req + 4, &sl->iter, 8);
 	t0 = ps_clock_now();
-	rc = tock(w, t0, ps_wait(w->node, sl->push_ts, err));
+	rc = tock(w, TRAIN_WAIT_PUSH, t0, ps_wait(w->node, sl->push_ts, err));
 	t0 = ps_clock_now();
 	if (!rc)
-		rc = tock(w, t0, ps_barrier(w->node, err));
+		rc = tock(w, TRAIN_WAIT_BARRIER, t0, ps_barrier(w->node, err));
 	t0 = ps_clock_now();
 	if (!rc)
-		rc = tock(w, t0, ps_call_hook(w->node, PS_ALL, HOOK_PROX, req,
-					      sizeof(req), NULL, NULL, err));
+		rc = tock(w, TRAIN_WAIT_PROX, t0,
+				  ps_call_hook(w->node, PS_ALL, HOOK_PROX, req,
+					       sizeof(req), NULL, NULL, err));
 	if (!rc)
 		rc = ps_pull(w->node, TBL_W, sl->keys, n, sl->wnew, &ts, err);
 	t0 = ps_clock_now();
 	if (!rc)
-		rc = tock(w, t0, ps_wait(w->node, ts, err));
+		rc = tock(w, TRAIN_WAIT_PULL, t0, ps_wait(w->node, ts, err));
 	if (rc)
 		return rc;
 	count(w, sl->keys, n, 8, 8, 1);
@@ -822,7 +828,8 @@ static int wk_iterate(struct wk *w, int64_t t, uint32_t b, int filter,
 	uint32_t ns = w->jb->tau + 1;
 	struct slot *sl = &w->slots[t % ns];
 	double t0 = ps_clock_now();
-	int rc = tock(w, t0, ps_iter_begin(w->node, NULL, err));
+	int rc = tock(w, TRAIN_WAIT_WINDOW, t0,
+			  ps_iter_begin(w->node, NULL, err));
 
 	if (!rc && sl->iter >= 0)
 		rc = wk_finish(w, sl, err);
@@ -859,7 +866,8 @@ static int wk_pull(struct wk *w, struct slot *sl, int64_t use,
 static int wk_take(struct wk *w, struct slot *sl, struct parsa_err *err)
 {
 	double t0 = ps_clock_now();
-	int rc = tock(w, t0, ps_wait(w->node, sl->pull_ts, err));
+	int rc = tock(w, TRAIN_WAIT_PULL, t0,
+			  ps_wait(w->node, sl->pull_ts, err));
 
 	if (rc)
 		return rc;
@@ -916,7 +924,7 @@ static int wk_subscribe(struct wk *w, struct parsa_err *err)
 	rc = ps_pull(w->node, TBL_W, keys, w->nl, vals, &ts, err);
 	t0 = ps_clock_now();
 	if (!rc)
-		rc = tock(w, t0, ps_wait(w->node, ts, err));
+		rc = tock(w, TRAIN_WAIT_PULL, t0, ps_wait(w->node, ts, err));
 	if (!rc)
 		count(w, keys, w->nl, 8, 8, 1);
 	for (uint32_t i = 0; !rc && i < w->nl; i++)
@@ -942,7 +950,8 @@ static int wk_iterate_clocked(struct wk *w, int64_t t, uint32_t b,
 	int rc = 0;
 
 	if (w->jb->essp) {
-		rc = tock(w, t0, ps_eager_wait(w->node, t - S, err));
+		rc = tock(w, TRAIN_WAIT_PULL, t0,
+			  ps_eager_wait(w->node, t - S, err));
 	} else {
 		if (sl->iter >= 0 && !sl->pulled)
 			rc = wk_pull(w, sl, t, err);
@@ -978,7 +987,8 @@ static int wk_drain_clocked(struct wk *w, int64_t next, struct parsa_err *err)
 	int rc = 0;
 
 	if (w->jb->essp)
-		return tock(w, t0, ps_eager_wait(w->node, next, err));
+		return tock(w, TRAIN_WAIT_PULL, t0,
+			    ps_eager_wait(w->node, next, err));
 	for (int64_t t = next - ns; !rc && t < next; t++) {
 		struct slot *sl = t >= 0 ? &w->slots[t % ns] : NULL;
 
@@ -1129,6 +1139,7 @@ static int wk_report(struct wk *w, uint32_t pass, double secs,
 		r.logloss += train_logloss(w->m[q], w->y[q]);
 	r.seconds = secs;
 	r.wait = w->wait;
+	memcpy(r.wait_split, w->wait_split, sizeof(r.wait_split));
 	r.rows_nnz = w->cptr[w->nl];
 	r.rank = w->jb->rank;
 	r.parsed = w->jb->pb->train->n_parsed;
@@ -1179,6 +1190,7 @@ static int worker_task(struct ps_node *node, uint64_t task_id,
 
 		memset(&w.t, 0, sizeof(w.t));
 		w.wait = 0;
+		memset(w.wait_split, 0, sizeof(w.wait_split));
 		for (uint32_t b = 0; !rc && b < jb->B; b++, t++)
 			rc = jb->clocked ? wk_iterate_clocked(&w, t, b, filter,
 							      err)
@@ -1209,6 +1221,8 @@ static void pass_done(struct job *jb, struct pass_acc *a)
 	a->p.objective = a->p.logloss + jb->o->lambda * a->p.l1;
 	a->p.delay = (int)jb->tau;
 	a->p.wait_seconds = a->wait_sum / jb->k;
+	for (int i = 0; i < TRAIN_WAIT_KINDS; i++)
+		a->p.wait_split[i] = a->wait_split[i] / jb->k;
 	jb->total_s += a->p.seconds;
 	a->p.total_seconds = jb->total_s;
 	jb->last = a->p;
@@ -1243,6 +1257,8 @@ static void on_rec(void *arg, uint32_t worker, const void *rec, size_t len)
 	a->p.logloss += r.logloss;
 	a->p.seconds = r.seconds > a->p.seconds ? r.seconds : a->p.seconds;
 	a->wait_sum += r.wait;
+	for (int i = 0; i < TRAIN_WAIT_KINDS; i++)
+		a->wait_split[i] += r.wait_split[i];
 	add_traffic(&a->p.t, &r.t);
 	add_traffic(&jb->per_worker[worker], &r.t);
 	for (int b = 0; b < PS_STALE_BUCKETS; b++)

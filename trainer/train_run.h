@@ -84,6 +84,19 @@ struct train_traffic {
 };
 
 /* What a pass reports (root process). */
+/* What a worker waits for (train_pass.wait_split): the tau window
+ * (ps_iter_begin), a push's acknowledgement, the barrier before PROX, the
+ * PROX hook, pulled weights (SSP: a parked pull; ESSP: the servers'
+ * snapshot). */
+enum {
+	TRAIN_WAIT_WINDOW,
+	TRAIN_WAIT_PUSH,
+	TRAIN_WAIT_BARRIER,
+	TRAIN_WAIT_PROX,
+	TRAIN_WAIT_PULL,
+	TRAIN_WAIT_KINDS
+};
+
 struct train_pass {
 	uint32_t pass;          /* 1-based */
 	double objective;       /* logloss + lambda * l1 */
@@ -95,6 +108,9 @@ struct train_pass {
 	double total_seconds;   /* since training started */
 	double wait_seconds;    /* mean per worker: blocked in waits,
 				   barriers, hooks and the tau window */
+	/* wait_seconds split by what the worker waited for (mean per
+	   worker, TRAIN_WAIT_*: sums to wait_seconds) */
+	double wait_split[TRAIN_WAIT_KINDS];
 	struct train_traffic t; /* data plane of the pass */
 	/* keys read with staleness s (clocks missing, ps.h), all workers;
 	   the last bucket counts s and more */

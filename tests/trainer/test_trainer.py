@@ -504,6 +504,27 @@ def train_json(*args):
 
 
 @test
+def test_wait_split_sums_to_wait():
+    """wait_split says what the workers waited for and sums to
+    wait_seconds; tau:0 waits on barriers and PROX hooks, BSP (servers
+    PROX on clocks) on neither."""
+    kinds = {"window", "push", "barrier", "prox", "pull"}
+    for model in ("tau:0", "bsp"):
+        objs = train_json(SAMPLE, "--placement", "random", "--workers", 3,
+                          "--passes", 2, "--consistency", model)
+        for o in objs:
+            ws = o["wait_split"]
+            assert set(ws) == kinds, ws
+            assert all(v >= 0 for v in ws.values()), ws
+            assert abs(sum(ws.values()) - o["wait_seconds"]) <= \
+                1e-9 + 1e-6 * o["wait_seconds"], (ws, o["wait_seconds"])
+            if model == "bsp":
+                assert ws["barrier"] == 0 and ws["prox"] == 0, ws
+            else:
+                assert ws["barrier"] > 0 and ws["prox"] > 0, ws
+
+
+@test
 def test_consistency_zero_staleness_same_model():
     # one and two workers (two double addends sum in any order to the same
     # value): tau:0, bsp and ssp:0 give the same model to the bit; essp:0
