@@ -420,6 +420,13 @@ struct wk {
 	uint8_t *inactive;    /* nl: KKT flag as last pulled (-0.0) */
 	struct slot *slots;   /* tau + 1 */
 	uint32_t max_block;
+	/* tau = 0: the same entries row-major per block (rows ascending, a
+	 * row's entries by local id): block b's rows are rrow[rbs[b] ..
+	 * rbs[b + 1]), row i's entries rptr[i] .. rptr[i + 1] in rlid/rval;
+	 * gacc: 2 per key of the largest block */
+	uint64_t *rbs, *rptr;
+	uint32_t *rrow, *rlid;
+	double *rval, *gacc;
 	struct train_traffic t, t_total;
 	double wait;          /* this pass */
 	double wait_split[TRAIN_WAIT_KINDS]; /* the same by kind */
@@ -438,6 +445,12 @@ static void wk_release(struct wk *w)
 	free(w->cptr);
 	free(w->crow);
 	free(w->cval);
+	free(w->rbs);
+	free(w->rptr);
+	free(w->rrow);
+	free(w->rlid);
+	free(w->rval);
+	free(w->gacc);
 	free(w->w);
 	free(w->inactive);
 	if (w->slots) {
@@ -572,6 +585,69 @@ static int wk_columns(struct wk *w, const uint32_t *rows,
 	return 0;
 }
 
+/* tau = 0: the row-major copy of each block's entries (struct wk). */
+static int wk_rowmajor(struct wk *w, struct parsa_err *err)
+{
+	uint32_t B = w->jb->B, *cnt;
+	uint64_t nnz = w->cptr[w->nl], pairs = 0, *at;
+
+	cnt = calloc((size_t)w->nr + 1, sizeof(uint32_t));
+	at = malloc(((size_t)w->nr + 1) * sizeof(uint64_t));
+	w->rbs = calloc((size_t)B + 1, sizeof(uint64_t));
+	w->rlid = malloc((size_t)(nnz + 1) * sizeof(uint32_t));
+	w->rval = malloc((size_t)(nnz + 1) * sizeof(double));
+	w->gacc = malloc(((size_t)w->max_block + 1) * 2 * sizeof(double));
+	if (!cnt || !at || !w->rbs || !w->rlid || !w->rval || !w->gacc)
+		goto oom;
+	/* rows per block: first count, then fill */
+	for (uint32_t b = 0; b < B; b++) {
+		for (uint64_t e = w->cptr[w->bstart[b]];
+		     e < w->cptr[w->bstart[b + 1]]; e++)
+			cnt[w->crow[e]] = 1;
+		for (uint32_t q = 0; q < w->nr; q++) {
+			pairs += cnt[q];
+			cnt[q] = 0;
+		}
+		w->rbs[b + 1] = pairs;
+	}
+	w->rrow = malloc((size_t)(pairs + 1) * sizeof(uint32_t));
+	w->rptr = malloc((size_t)(pairs + 1) * sizeof(uint64_t));
+	if (!w->rrow || !w->rptr)
+		goto oom;
+	w->rptr[0] = 0;
+	for (uint32_t b = 0; b < B; b++) {
+		uint64_t i = w->rbs[b], base = w->cptr[w->bstart[b]];
+
+		for (uint64_t e = base; e < w->cptr[w->bstart[b + 1]]; e++)
+			cnt[w->crow[e]]++;
+		for (uint32_t q = 0; q < w->nr; q++) {
+			if (!cnt[q])
+				continue;
+			w->rrow[i] = q;
+			at[q] = base;
+			base += cnt[q];
+			w->rptr[++i] = base;
+			cnt[q] = 0;
+		}
+		/* columns in id order: a row's entries come out by id */
+		for (uint32_t l = w->bstart[b]; l < w->bstart[b + 1]; l++) {
+			for (uint64_t e = w->cptr[l]; e < w->cptr[l + 1]; e++) {
+				uint64_t to = at[w->crow[e]]++;
+
+				w->rlid[to] = l;
+				w->rval[to] = w->cval[e];
+			}
+		}
+	}
+	free(cnt);
+	free(at);
+	return 0;
+oom:
+	free(cnt);
+	free(at);
+	return parsa_fail(err, PARSA_ENOMEM, "out of memory (worker rows)");
+}
+
 static int wk_slots(struct wk *w, struct parsa_err *err)
 {
 	uint32_t n = w->jb->tau + 1;
@@ -618,6 +694,8 @@ static int wk_init(struct wk *w, struct job *jb, struct ps_node *node,
 		rc = wk_columns(w, rows, lid, err);
 	if (!rc)
 		rc = wk_slots(w, err);
+	if (!rc && jb->tau == 0)
+		rc = wk_rowmajor(w, err);
 	free(rows);
 	free(lid);
 	return rc;
@@ -677,6 +755,40 @@ static void wk_omega_block(struct wk *w, uint32_t b)
 }
 
 /*
+ * tau = 0, row-major: per row of block b, omega (1 + its active keys of
+ * the block) and the derivatives, then its entries' shares of g and u
+ * into gacc.  Rows ascend, so every key sums its entries in the order
+ * of the column sweep (wk_gradient): the same g and u to the bit.
+ */
+static void wk_gradient_rows(struct wk *w, struct slot *sl)
+{
+	uint32_t b = sl->block, base = w->bstart[b];
+	double *acc = w->gacc;
+
+	memset(acc, 0, (size_t)(w->bstart[b + 1] - base) * 2 * sizeof(double));
+	for (uint64_t i = w->rbs[b]; i < w->rbs[b + 1]; i++) {
+		uint32_t q = w->rrow[i], cnt = 1;
+		double d1, d2;
+
+		for (uint64_t e = w->rptr[i]; e < w->rptr[i + 1]; e++)
+			cnt += w->inactive[w->rlid[e]] ? 0 : 1;
+		train_loss_derivs(w->m[q], w->y[q], &d1, &d2);
+		for (uint64_t e = w->rptr[i]; e < w->rptr[i + 1]; e++) {
+			uint32_t l = w->rlid[e];
+			uint32_t self = w->inactive[l] ? 0 : 1;
+			double x = w->rval[e], *a = &acc[2 * (l - base)];
+
+			a[0] += x * d1;
+			a[1] += x * x * d2 * (cnt - self);
+		}
+	}
+	for (uint32_t i = 0; i < sl->n; i++) {
+		sl->gu[2 * i] = acc[2 * (sl->lid[i] - base)];
+		sl->gu[2 * i + 1] = acc[2 * (sl->lid[i] - base) + 1];
+	}
+}
+
+/*
  * g and u of the slot's keys into slot->gu (2 per key).  With a delay
  * tau, the blocks b - tau .. b + tau of this pass are computed before
  * each other's updates reach the margins, so they move together: their
@@ -695,6 +807,10 @@ static void wk_gradient(struct wk *w, struct slot *sl)
 	struct wrow *row = w->row;
 	uint32_t stamp;
 
+	if (w->rbs) {
+		wk_gradient_rows(w, sl);
+		return;
+	}
 	if (++w->stamp == 0) { /* wrapped: no row may hold a live stamp */
 		for (uint32_t q = 0; q < w->nr; q++)
 			row[q].stamp = 0;

@@ -483,9 +483,14 @@ def test_gradient_same_objective_as_before_fused_sweep():
     """The worker's gradient (omega, derivatives and g/u in fewer sweeps,
     rows stamped instead of cleared) computes what the earlier three-sweep
     code did: the objectives recorded with that code (d740876), for tau
-    0, a window of 2 blocks with the KKT filter (omega counts the
-    neighbouring blocks' active keys) and SSP."""
+    0 and BSP (the row-major sweep over each block's rows, with and
+    without the KKT filter), a window of 2 blocks with the KKT filter
+    (the column sweeps: omega counts the neighbouring blocks' active
+    keys) and SSP.  (By hand, with one and two workers: equal models to
+    the bit.)"""
     want = {("--tau", 0): 2748.1954886,
+            ("--tau", 0, "--kkt"): 2748.20045759,
+            ("--consistency", "bsp"): 2748.1954886,
             ("--tau", 2, "--kkt"): 2981.30936951,
             ("--consistency", "ssp:1", "--kkt"): 2905.41924701}
     for extra, obj in want.items():
