@@ -1299,6 +1299,10 @@ static int worker_task(struct ps_node *node, uint64_t task_id,
 	rc = wk_init(&w, jb, node, err);
 	if (!rc && jb->essp)
 		rc = wk_subscribe(&w, err);
+	/* every worker set up before the first pass's clock starts: the
+	 * slowest one's set-up is loading, not the first pass */
+	if (!rc)
+		rc = ps_barrier(w.node, err);
 	for (uint32_t p = 0; !rc && p < jb->o->passes; p++) {
 		double t0 = ps_clock_now();
 		/* KKT: every TRAIN_KKT_PERIOD-th pass (and the first) is full */
