@@ -46,6 +46,8 @@ struct tmax_ctx {
 	uint32_t *gown;       /* TMAX_GROUP * max row degree: owners
 			       * before a group move */
 	uint32_t *pp;         /* k * TMAX_PULL: pull partners (swap_off) */
+	int64_t *pb;          /* k: the most any example of part q can
+			       * lower T_p by moving into p (swap_off) */
 	uint8_t *dirty;       /* k: changed by a move since the kick */
 	int only_dirty;       /* polish: only examples of dirty parts */
 	const struct parsa_tmax_opts *o;
@@ -76,6 +78,7 @@ static void ctx_free(struct tmax_ctx *x)
 	free(x->gown);
 	free(x->dirty);
 	free(x->pp);
+	free(x->pb);
 }
 
 /* 1 when the stop is due (polled on the first call and every
@@ -153,6 +156,7 @@ static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
 	x->M0 = malloc((size_t)k * sizeof(*x->M0));
 	x->dirty = calloc(k, sizeof(*x->dirty));
 	x->pp = malloc((size_t)k * TMAX_PULL * sizeof(*x->pp));
+	x->pb = malloc((size_t)k * sizeof(*x->pb));
 	{
 		uint64_t dmax = 0;
 
@@ -166,7 +170,7 @@ static int ctx_init(struct tmax_ctx *x, const struct parsa_graph *g,
 	if (!x->cnt || !x->lam || !x->T || !x->usz || !x->mem || !x->mlen ||
 	    !x->mcap || !x->pos || !x->delta || !x->touched || !x->listed || !x->scratch ||
 	    !x->mask || !x->T0 || !x->M0 || !x->own0 || !x->gown || !x->dirty ||
-	    !x->pp)
+	    !x->pp || !x->pb)
 		goto nomem;
 	for (uint32_t u = 0; u < g->n_rows; u++) {
 		if (part[u] >= k) {
@@ -454,19 +458,28 @@ static void pull_partners(struct tmax_ctx *x, uint32_t p)
 
 		for (uint32_t t = 0; t < TMAX_PULL; t++)
 			b[t] = UINT32_MAX, sc[t] = 0;
+		x->pb[q] = 0;
 		if (q == p)
 			continue;
 		for (uint32_t i = 0; i < x->mlen[q]; i++) {
 			uint32_t w = x->mem[q][i];
-			int64_t score = 0;
+			int64_t score = 0, fall = 0;
 
 			for (uint64_t e = g->row_ptr[w]; e < g->row_ptr[w + 1]; e++) {
 				uint32_t v = g->col[e];
 				uint32_t cp = x->cnt[(size_t)v * k + p];
+				int alone = x->cnt[(size_t)v * k + q] == 1;
 
-				score += (cp > 0 && x->cnt[(size_t)v * k + q] == 1) -
-					 (cp == 0);
+				score += (cp > 0 && alone) - (cp == 0);
+				/* eval_move(w, q, p) lowers T_p only here, by 1:
+				 * c_v falls for a feature p owns, or p takes
+				 * over from q a feature c_v = 2 leaves local */
+				fall += cp > 0 && alone &&
+					(x->owner[v] == p ||
+					 (x->owner[v] == q && x->lam[v] == 2));
 			}
+			if (fall > x->pb[q])
+				x->pb[q] = fall;
 			for (uint32_t t = 0; t < TMAX_PULL; t++)
 				if (score > sc[t]) {
 					memmove(&b[t + 1], &b[t],
@@ -494,7 +507,7 @@ static void pull_partners(struct tmax_ctx *x, uint32_t p)
  * 1 if swapped, 0 if not, -1 on allocation failure.
  */
 static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
-		    struct parsa_rng *r)
+		    struct parsa_rng *r, uint64_t *skipped)
 {
 	const struct parsa_graph *g = x->g;
 	uint64_t e0 = g->row_ptr[u], deg = g->row_ptr[u + 1] - e0;
@@ -506,11 +519,28 @@ static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
 
 		if (q == p || x->mlen[q] == 0)
 			continue;
+		eval_move(x, u, p, q, &ds, &madd);
+		if (!x->o->exhaustive_swaps &&
+		    x->T[p] + x->delta[p] - x->pb[q] >= tm) {
+			/* no partner of q can bring T_p below tm (the
+			 * state after u's move only lowers what a w can
+			 * give): the pair fails.  What trying it would
+			 * leave is left all the same, so the seeded path
+			 * is the one of trying it: the draws of the tries,
+			 * u at the end of p's list, p and q dirty */
+			untouch(x);
+			for (uint32_t t = 0; t < TMAX_SWAP_TRIES; t++)
+				(void)parsa_rng_below(r, x->mlen[q] + 1);
+			list_remove(x, p, u);
+			(void)list_push(x, p, u); /* room: u's slot */
+			x->dirty[p] = x->dirty[q] = 1;
+			++*skipped;
+			continue;
+		}
 		memcpy(x->T0, x->T, x->k * sizeof(*x->T0));
 		memcpy(x->M0, x->used->size, x->k * sizeof(*x->M0));
 		for (uint64_t i = 0; i < deg; i++)
 			x->own0[i] = x->owner[g->col[e0 + i]];
-		eval_move(x, u, p, q, &ds, &madd);
 		if (apply_move(x, u, p, q))
 			return -1;
 		for (uint32_t t = 0; t < TMAX_PULL + TMAX_SWAP_TRIES && !done;
@@ -857,7 +887,8 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 
 			if (x->part[x->scratch[i]] != p || poll_stop(x))
 				continue;
-			rc = swap_off(x, x->scratch[i], p, tm, r);
+			rc = swap_off(x, x->scratch[i], p, tm, r,
+				      &st->swap_pairs_skipped);
 			if (rc < 0)
 				return -1;
 			st->swaps += (uint64_t)rc;
@@ -1029,7 +1060,12 @@ static int restore(struct tmax_ctx *x, const uint32_t *bpart,
 /*
  * The search, then o->kicks times: a kick of the best placement so far,
  * the search again, kept when (T_max, T_sum) is lower, else undone (an
- * iterated local search).  Ends on the best placement.  0 or -1.
+ * iterated local search); then, where o->kick_levels asks, kicks twice,
+ * four times ... as large (a variable neighbourhood: each size until
+ * o->kick_patience_more in a row kept nothing, o->kick_more of them in
+ * all).  The kicks of kick_size are the same as without the larger ones,
+ * so the result is never above theirs.  Ends on the best placement.  0 or
+ * -1.
  */
 static int search_kicks(struct tmax_ctx *x, struct parsa_tmax_stats *s,
 			struct parsa_rng *r)
@@ -1052,16 +1088,31 @@ static int search_kicks(struct tmax_ctx *x, struct parsa_tmax_stats *s,
 	memcpy(bown, x->owner, (size_t)g->n_cols * sizeof(*bown));
 	bt = tmax_of(x, NULL);
 	bs = (int64_t)tsum_of(x);
-	for (uint32_t i = 0, idle = 0; rc == 0 && i < x->o->kicks &&
-				       !poll_stop(x) &&
-				       (!x->o->kick_patience ||
-					idle < x->o->kick_patience);
-	     i++) {
+	for (uint32_t i = 0, more = 0, idle = 0, level = 0;
+	     rc == 0 && !poll_stop(x); i++) {
 		int64_t t, sum;
+		uint32_t size = x->o->kick_size ? x->o->kick_size : 1;
 
+		if (level == 0 &&
+		    (i >= x->o->kicks ||
+		     (x->o->kick_patience && idle >= x->o->kick_patience))) {
+			/* the kicks of kick_size are over: twice larger */
+			level = 1;
+			idle = 0;
+		}
+		if (level > 0 && idle >= (x->o->kick_patience_more
+						  ? x->o->kick_patience_more
+						  : 1)) {
+			level++; /* these stopped paying: larger again */
+			idle = 0;
+		}
+		if (level > (x->o->kick_levels < 16 ? x->o->kick_levels : 16) ||
+		    (level > 0 && more++ >= x->o->kick_more))
+			break;
+		size <<= level;
 		memset(x->dirty, 0, x->k * sizeof(*x->dirty));
 		x->only_dirty = 1;
-		rc = kick(x, r, x->o->kick_size ? x->o->kick_size : 1);
+		rc = kick(x, r, size);
 		if (rc == 0)
 			rc = search(x, s, r);
 		x->only_dirty = 0;

@@ -37,7 +37,12 @@
  *    evaluated on top, and u's move undone when no partner of q fits:
  *    first up to 4 whose move into p would help it most (per q, once a
  *    round: the features it alone uses in q that p uses, less those p
- *    does not use), then up to 16 random ones.
+ *    does not use), then up to 16 random ones.  A pair (u, q) is not
+ *    tried when T_p after u's move, less the most any example of q can
+ *    lower it by (counted once a round), is not below T_max: it would
+ *    fail; what trying it leaves (the random draws, the order of p's
+ *    list) is left all the same, so the placement is the one of trying
+ *    every pair (exhaustive_swaps: try them, for the tests).
  *  - group move (phase 1, before the swaps): the examples of p using a
  *    feature v that 2..32 of them use (p stops using v) leave p together,
  *    each in turn to its best target under the rule of a U-move (every
@@ -58,8 +63,14 @@
  *    examples of parts changed since the kick); the result is kept when
  *    its (T_max, T_sum) is below the best so far, else the best is put
  *    back.  They end after kick_patience kicks in a row kept nothing.
+ *    When those end (kicks made or patience spent), kick_levels larger
+ *    sizes in turn (2x, 4x ... kick_size examples: a variable
+ *    neighbourhood, for the minima the small kicks do not leave), each
+ *    until kick_patience_more kicks in a row kept nothing, kick_more of
+ *    them at most; the kicks before are the same as without them.
  *    The placement returned is the best one: never a higher (T_max,
- *    T_sum) than the same run without kicks.
+ *    T_sum) than the same run without kicks (or without the larger
+ *    ones).
  *
  * Every move keeps the balance cap (|U_q| + 1 <= cap) and the memory
  * bound (M_q after the move <= m_limit, never checked for a part that
@@ -103,6 +114,16 @@ struct parsa_tmax_opts {
 				 * part (0 counts as 1) */
 	uint32_t kick_patience; /* the kicks end after this many in a row
 				 * that kept nothing (0: never early) */
+	uint32_t kick_levels;   /* when those end (kicks made or patience
+				 * spent): kicks of 2x, 4x ... kick_size, up
+				 * to this many doublings (at most 16) */
+	uint32_t kick_more;     /* ... at most this many of them in all */
+	uint32_t kick_patience_more; /* ... each size ending after this many
+				      * in a row kept nothing (0 counts
+				      * as 1) */
+	int exhaustive_swaps;   /* 1: no pair is skipped by the swaps'
+				 * bound (the same placement, slower; for
+				 * the tests) */
 };
 
 struct parsa_tmax_stats {
@@ -113,6 +134,8 @@ struct parsa_tmax_stats {
 	uint64_t pull_moves;              /* phase 1 moves of other parts'
 					   * examples */
 	uint64_t swaps;                   /* phase 1 swaps */
+	uint64_t swap_pairs_skipped;      /* pairs (u, q) the swaps' bound
+					   * left untried */
 	uint64_t group_moves;             /* phase 1: examples moved in
 					   * groups */
 	uint64_t polish_moves;            /* phase 2 moves */

@@ -43,6 +43,10 @@
 #define PART_TMAX_KICK_PATIENCE 10 /* ... ending after this many in a
 				    * row that kept nothing */
 #define PART_TMAX_KICK_SIZE 2 /* examples a kick moves per busiest part */
+#define PART_TMAX_KICK_LEVELS 2 /* then kicks of 4, then 8 examples ... */
+#define PART_TMAX_KICK_MORE 30 /* ... at most this many in all ... */
+#define PART_TMAX_KICK_PATIENCE_MORE 5 /* ... each size ending after this
+					* many in a row that kept nothing */
 #define PART_TMAX_MEMORY 1.2, 1.5, 2.0 /* objective tmax: the M_max bounds
 				   * (x step 1's) of its loosened rounds
 				   * where --max-memory is not given */
@@ -1077,6 +1081,8 @@ static int run_tmax(const struct part_dataset *ds,
 		parsa_balance_cap(ds->g.n_rows, r->k, o->pu.imbalance),
 		m_limit, o->pu.seed, stop, PART_TMAX_CYCLES,
 		kicks, PART_TMAX_KICK_SIZE, PART_TMAX_KICK_PATIENCE,
+		kicks ? PART_TMAX_KICK_LEVELS : 0, PART_TMAX_KICK_MORE,
+		PART_TMAX_KICK_PATIENCE_MORE, 0,
 	};
 	double t0 = part_now();
 	int rc;

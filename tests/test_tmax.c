@@ -5,7 +5,8 @@
  * input, the balance cap and the M bound kept, every used feature owned
  * by a user, the used sets exact, a local minimum where it stops (no
  * single allowed move of the busiest part, tried by brute force, lowers
- * it), the same result for a seed, a set cancel honoured; and the
+ * it), the same result for a seed, a set cancel honoured, the swaps'
+ * bound changing nothing, the larger kicks never worse; and the
  * pipeline's --objective tmax (never a higher T_max than the default
  * objective's, the balance cap and its M_max bound kept, the same
  * placement on 1, 2 or 3 threads, progress never backwards).
@@ -390,6 +391,129 @@ static void test_tmax_kicks(void)
 	CHECK(trades > 0);
 }
 
+/* The swaps' bound (parsa_tmax.h) on random starts, with kicks: the same
+ * placement and moves as trying every pair, pairs skipped on some. */
+static void test_tmax_swap_bound(void)
+{
+	struct parsa_rng r;
+	uint64_t skipped = 0, swaps = 0;
+
+	parsa_rng_seed(&r, 13);
+	for (int iter = 0; iter < 100; iter++) {
+		struct start s, a, b;
+		uint64_t *U0, *M0, *T0;
+		struct parsa_tmax_opts o;
+		struct parsa_tmax_stats sa, sb;
+
+		start_make(&s, &r, iter);
+		T0 = calloc(s.k, 8), M0 = calloc(s.k, 8), U0 = calloc(s.k, 8);
+		brute(&s, T0, M0, U0);
+		o = (struct parsa_tmax_opts){ 1000000, 1 + (uint32_t)iter % 2,
+					      tu_max_of(U0, s.k) + (uint64_t)(iter % 2),
+					      iter % 3 ? UINT64_MAX
+						       : tu_max_of(M0, s.k) + 1,
+					      (uint64_t)iter, NULL, 2,
+					      (uint32_t)iter % 5, 2, 3,
+					      (uint32_t)iter % 3, 6, 2, 0 };
+		start_copy(&a, &s);
+		start_copy(&b, &s);
+		REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL,
+					  &sa, NULL) == 0);
+		o.exhaustive_swaps = 1;
+		REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, NULL,
+					  &sb, NULL) == 0);
+		CHECK(memcmp(a.part, b.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(a.owner, b.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+		CHECK_INT(sa.swaps, ==, sb.swaps);
+		CHECK_INT(sa.u_moves + sa.group_moves + sa.polish_moves, ==,
+			  sb.u_moves + sb.group_moves + sb.polish_moves);
+		CHECK_INT(sa.tsum_after, ==, sb.tsum_after);
+		CHECK_INT(sb.swap_pairs_skipped, ==, 0);
+		skipped += sa.swap_pairs_skipped;
+		swaps += sa.swaps;
+		free(T0), free(M0), free(U0);
+		start_free(&a, 0);
+		start_free(&b, 0);
+		start_free(&s, 1);
+	}
+	CHECK(skipped > 0);
+	CHECK(swaps > 0);
+}
+
+/* The larger kicks after the kicks of kick_size (kick_levels): the T_i it
+ * reports equal brute force's, the caps kept, owners among users, the
+ * used sets exact, (T_max, T_sum) never above the same run's without
+ * them, at most kick_more of them, the same result for a seed; a lower
+ * (T_max, T_sum) than without them on some. */
+static void test_tmax_kick_levels(void)
+{
+	struct parsa_rng r;
+	uint64_t better = 0;
+
+	parsa_rng_seed(&r, 17);
+	for (int iter = 0; iter < 100; iter++) {
+		struct start s, a, b, c;
+		uint32_t k;
+		uint64_t *T0, *M0, *U0, *T, *M, *U, *Tm, cap, m_limit, sum = 0;
+		struct parsa_tmax_opts o;
+		struct parsa_tmax_stats sa, sb;
+
+		start_make(&s, &r, iter);
+		k = s.k;
+		T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
+		T = calloc(k, 8), M = calloc(k, 8), U = calloc(k, 8);
+		Tm = calloc(k, 8);
+		brute(&s, T0, M0, U0);
+		cap = tu_max_of(U0, k) + (uint64_t)parsa_rng_below(&r, 3);
+		m_limit = iter % 3 == 0 ? UINT64_MAX
+					: tu_max_of(M0, k) + (uint64_t)(iter % 4);
+		o = (struct parsa_tmax_opts){ 1000000, 1 + (uint32_t)iter % 2, cap,
+					      m_limit, (uint64_t)iter, NULL,
+					      1 + (uint32_t)iter % 3,
+					      1 + (uint32_t)iter % 4, 1,
+					      1 + (uint32_t)iter % 3 };
+		start_copy(&a, &s);
+		REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL,
+					  &sa, NULL) == 0);
+		o.kick_levels = 1 + (uint32_t)iter % 4;
+		o.kick_more = 2 + (uint32_t)iter % 7;
+		o.kick_patience_more = (uint32_t)iter % 3;
+		start_copy(&b, &s);
+		start_copy(&c, &s);
+		REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, Tm,
+					  &sb, NULL) == 0);
+		REQUIRE(parsa_tmax_refine(&c.g, c.part, &c.used, c.owner, &o, NULL,
+					  NULL, NULL) == 0);
+		brute(&b, T, M, U);
+		for (uint32_t j = 0; j < k; j++) {
+			CHECK_INT(Tm[j], ==, T[j]);
+			CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
+			CHECK(M[j] <= M0[j] || M[j] <= m_limit);
+			sum += T[j];
+		}
+		CHECK_INT(sb.tmax_after, ==, tu_max_of(T, k));
+		CHECK_INT(sb.tsum_after, ==, sum);
+		CHECK(sb.tmax_after < sa.tmax_after ||
+		      (sb.tmax_after == sa.tmax_after &&
+		       sb.tsum_after <= sa.tsum_after));
+		CHECK(sb.kicks >= sa.kicks);
+		CHECK(sb.kicks <= sa.kicks + o.kick_more);
+		CHECK(sb.kicks_kept >= sa.kicks_kept);
+		tu_check_used(&b.g, b.part, &b.used);
+		check_owners(&b);
+		CHECK(memcmp(b.part, c.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+		CHECK(memcmp(b.owner, c.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+		better += sb.tmax_after < sa.tmax_after ||
+			  sb.tsum_after < sa.tsum_after;
+		free(T0), free(M0), free(U0), free(T), free(M), free(U), free(Tm);
+		start_free(&a, 0);
+		start_free(&b, 0);
+		start_free(&c, 0);
+		start_free(&s, 1);
+	}
+	CHECK(better > 0);
+}
+
 /* A deadline reached during the kicks (as good as endless here): the
  * search returns stopped, on a valid placement with exact T_i, no higher
  * T_max than its input. */
@@ -505,6 +629,8 @@ int main(void)
 	RUN(test_tmax_deterministic);
 	RUN(test_tmax_stop_and_errors);
 	RUN(test_tmax_kicks);
+	RUN(test_tmax_swap_bound);
+	RUN(test_tmax_kick_levels);
 	RUN(test_tmax_kicks_stop);
 	RUN(test_tmax_pipeline);
 	return harness_done();
