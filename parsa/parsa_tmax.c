@@ -836,7 +836,8 @@ static int phase1(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 
 		st->rounds++;
 		n = x->mlen[p];
-		memcpy(x->scratch, x->mem[p], (size_t)n * sizeof(uint32_t));
+		if (n) /* an empty part's list may not exist */
+			memcpy(x->scratch, x->mem[p], (size_t)n * sizeof(uint32_t));
 		parsa_rng_shuffle_u32(r, x->scratch, n);
 		for (uint32_t i = 0; i < n && !poll_stop(x); i++) {
 			int rc = move_off(x, x->scratch[i], p, tm);
