@@ -316,12 +316,91 @@ static void test_tmax_stop_and_errors(void)
 	start_free(&s, 1);
 }
 
-/* Kicks (the iterated local search) and group moves on random starts:
- * the T_i it reports equal brute force's, the caps kept, every used
- * feature owned by a user, the used sets exact, (T_max, T_sum) never
- * above the same run's without kicks (whose search is the kicked run's
- * first), the same result for a seed; kicks kept and group moves made on
- * some of them, owners traded on some. */
+/*
+ * One random start refined twice: run a without kicks (levels 0) or with
+ * kicks but no larger ones (levels 1), run b (and c, for the seed) with
+ * them.  b's T_i equal brute force's, the caps kept, every used feature
+ * owned by a user, the used sets exact, (T_max, T_sum) never above a's
+ * (whose search, or kicks, are b's first), the same result for a seed.
+ */
+static void kick_case(struct parsa_rng *r, int iter, int levels,
+		      struct parsa_tmax_stats *sa, struct parsa_tmax_stats *sb)
+{
+	struct start s, a, b, c;
+	uint32_t k;
+	uint64_t *T0, *M0, *U0, *T, *M, *U, *Tm, cap, m_limit, sum = 0;
+	struct parsa_tmax_opts o;
+
+	start_make(&s, r, iter);
+	k = s.k;
+	T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
+	T = calloc(k, 8), M = calloc(k, 8), U = calloc(k, 8);
+	Tm = calloc(k, 8);
+	brute(&s, T0, M0, U0);
+	cap = tu_max_of(U0, k) + (uint64_t)parsa_rng_below(r, 3);
+	m_limit = iter % 3 == 0 ? UINT64_MAX
+				: tu_max_of(M0, k) + (uint64_t)(iter % 4);
+	o = (struct parsa_tmax_opts){ 1000000, 1 + (uint32_t)iter % 2, cap,
+				      m_limit, (uint64_t)iter, NULL,
+				      1 + (uint32_t)iter % 3 };
+	if (levels) {
+		o.kicks = 1 + (uint32_t)iter % 4;
+		o.kick_size = 1;
+		o.kick_patience = 1 + (uint32_t)iter % 3;
+	}
+	start_copy(&a, &s);
+	REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL, sa,
+				  NULL) == 0);
+	if (levels) {
+		o.kick_levels = 1 + (uint32_t)iter % 4;
+		o.kick_more = 2 + (uint32_t)iter % 7;
+		o.kick_patience_more = (uint32_t)iter % 3;
+	} else {
+		o.kicks = 3 + (uint32_t)iter % 6;
+		o.kick_size = (uint32_t)iter % 3;
+		o.kick_patience = iter % 4 == 0 ? 2 : 0;
+	}
+	start_copy(&b, &s);
+	start_copy(&c, &s);
+	REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, Tm, sb,
+				  NULL) == 0);
+	REQUIRE(parsa_tmax_refine(&c.g, c.part, &c.used, c.owner, &o, NULL, NULL,
+				  NULL) == 0);
+	brute(&b, T, M, U);
+	for (uint32_t j = 0; j < k; j++) {
+		CHECK_INT(Tm[j], ==, T[j]);
+		CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
+		CHECK(M[j] <= M0[j] || M[j] <= m_limit);
+		sum += T[j];
+	}
+	CHECK_INT(sb->tmax_after, ==, tu_max_of(T, k));
+	CHECK_INT(sb->tsum_after, ==, sum);
+	CHECK(sb->tmax_after <= sb->tmax_before);
+	CHECK(sb->tmax_after < sa->tmax_after ||
+	      (sb->tmax_after == sa->tmax_after &&
+	       sb->tsum_after <= sa->tsum_after));
+	CHECK(sb->kicks_kept <= sb->kicks);
+	if (levels) { /* the larger kicks come after a's, at most kick_more */
+		CHECK(sb->kicks >= sa->kicks);
+		CHECK(sb->kicks <= sa->kicks + o.kick_more);
+		CHECK(sb->kicks_kept >= sa->kicks_kept);
+	} else {
+		CHECK(sb->kicks <= o.kicks);
+	}
+	tu_check_used(&b.g, b.part, &b.used);
+	check_owners(&b);
+	CHECK(memcmp(b.part, c.part, s.g.n_rows * sizeof(uint32_t)) == 0);
+	CHECK(memcmp(b.owner, c.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+	free(T0), free(M0), free(U0), free(T), free(M), free(U), free(Tm);
+	start_free(&a, 0);
+	start_free(&b, 0);
+	start_free(&c, 0);
+	start_free(&s, 1);
+}
+
+/* Kicks (the iterated local search) and group moves on random starts
+ * (kick_case); kicks kept and group moves made on some of them, owners
+ * traded on some. */
 static void test_tmax_kicks(void)
 {
 	struct parsa_rng r;
@@ -329,62 +408,12 @@ static void test_tmax_kicks(void)
 
 	parsa_rng_seed(&r, 11);
 	for (int iter = 0; iter < 100; iter++) {
-		struct start s, a, b, c;
-		uint32_t k;
-		uint64_t *T0, *M0, *U0, *T, *M, *U, *Tm, cap, m_limit, sum = 0;
-		struct parsa_tmax_opts o;
 		struct parsa_tmax_stats sa, sb;
 
-		start_make(&s, &r, iter);
-		k = s.k;
-		T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
-		T = calloc(k, 8), M = calloc(k, 8), U = calloc(k, 8);
-		Tm = calloc(k, 8);
-		brute(&s, T0, M0, U0);
-		cap = tu_max_of(U0, k) + (uint64_t)parsa_rng_below(&r, 3);
-		m_limit = iter % 3 == 0 ? UINT64_MAX
-					: tu_max_of(M0, k) + (uint64_t)(iter % 4);
-		o = (struct parsa_tmax_opts){ 1000000, 1 + (uint32_t)iter % 2, cap,
-					      m_limit, (uint64_t)iter, NULL,
-					      1 + (uint32_t)iter % 3 };
-		start_copy(&a, &s);
-		REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL,
-					  &sa, NULL) == 0);
-		o.kicks = 3 + (uint32_t)iter % 6;
-		o.kick_size = (uint32_t)iter % 3;
-		o.kick_patience = iter % 4 == 0 ? 2 : 0;
-		start_copy(&b, &s);
-		start_copy(&c, &s);
-		REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, Tm,
-					  &sb, NULL) == 0);
-		REQUIRE(parsa_tmax_refine(&c.g, c.part, &c.used, c.owner, &o, NULL,
-					  NULL, NULL) == 0);
-		brute(&b, T, M, U);
-		for (uint32_t j = 0; j < k; j++) {
-			CHECK_INT(Tm[j], ==, T[j]);
-			CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
-			CHECK(M[j] <= M0[j] || M[j] <= m_limit);
-			sum += T[j];
-		}
-		CHECK_INT(sb.tmax_after, ==, tu_max_of(T, k));
-		CHECK_INT(sb.tsum_after, ==, sum);
-		CHECK(sb.tmax_after <= sb.tmax_before);
-		CHECK(sb.tmax_after < sa.tmax_after ||
-		      (sb.tmax_after == sa.tmax_after &&
-		       sb.tsum_after <= sa.tsum_after));
-		CHECK(sb.kicks <= o.kicks && sb.kicks_kept <= sb.kicks);
-		tu_check_used(&b.g, b.part, &b.used);
-		check_owners(&b);
-		CHECK(memcmp(b.part, c.part, s.g.n_rows * sizeof(uint32_t)) == 0);
-		CHECK(memcmp(b.owner, c.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+		kick_case(&r, iter, 0, &sa, &sb);
 		kept += sb.kicks_kept;
 		groups += sa.group_moves + sb.group_moves;
 		trades += sa.v_trades + sb.v_trades;
-		free(T0), free(M0), free(U0), free(T), free(M), free(U), free(Tm);
-		start_free(&a, 0);
-		start_free(&b, 0);
-		start_free(&c, 0);
-		start_free(&s, 1);
 	}
 	CHECK(kept > 0);
 	CHECK(groups > 0);
@@ -440,11 +469,9 @@ static void test_tmax_swap_bound(void)
 	CHECK(swaps > 0);
 }
 
-/* The larger kicks after the kicks of kick_size (kick_levels): the T_i it
- * reports equal brute force's, the caps kept, owners among users, the
- * used sets exact, (T_max, T_sum) never above the same run's without
- * them, at most kick_more of them, the same result for a seed; a lower
- * (T_max, T_sum) than without them on some. */
+/* The larger kicks after the kicks of kick_size (kick_levels) on random
+ * starts (kick_case): never above the same run without them, at most
+ * kick_more of them; a lower (T_max, T_sum) than without them on some. */
 static void test_tmax_kick_levels(void)
 {
 	struct parsa_rng r;
@@ -452,64 +479,11 @@ static void test_tmax_kick_levels(void)
 
 	parsa_rng_seed(&r, 17);
 	for (int iter = 0; iter < 100; iter++) {
-		struct start s, a, b, c;
-		uint32_t k;
-		uint64_t *T0, *M0, *U0, *T, *M, *U, *Tm, cap, m_limit, sum = 0;
-		struct parsa_tmax_opts o;
 		struct parsa_tmax_stats sa, sb;
 
-		start_make(&s, &r, iter);
-		k = s.k;
-		T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
-		T = calloc(k, 8), M = calloc(k, 8), U = calloc(k, 8);
-		Tm = calloc(k, 8);
-		brute(&s, T0, M0, U0);
-		cap = tu_max_of(U0, k) + (uint64_t)parsa_rng_below(&r, 3);
-		m_limit = iter % 3 == 0 ? UINT64_MAX
-					: tu_max_of(M0, k) + (uint64_t)(iter % 4);
-		o = (struct parsa_tmax_opts){ 1000000, 1 + (uint32_t)iter % 2, cap,
-					      m_limit, (uint64_t)iter, NULL,
-					      1 + (uint32_t)iter % 3,
-					      1 + (uint32_t)iter % 4, 1,
-					      1 + (uint32_t)iter % 3 };
-		start_copy(&a, &s);
-		REQUIRE(parsa_tmax_refine(&a.g, a.part, &a.used, a.owner, &o, NULL,
-					  &sa, NULL) == 0);
-		o.kick_levels = 1 + (uint32_t)iter % 4;
-		o.kick_more = 2 + (uint32_t)iter % 7;
-		o.kick_patience_more = (uint32_t)iter % 3;
-		start_copy(&b, &s);
-		start_copy(&c, &s);
-		REQUIRE(parsa_tmax_refine(&b.g, b.part, &b.used, b.owner, &o, Tm,
-					  &sb, NULL) == 0);
-		REQUIRE(parsa_tmax_refine(&c.g, c.part, &c.used, c.owner, &o, NULL,
-					  NULL, NULL) == 0);
-		brute(&b, T, M, U);
-		for (uint32_t j = 0; j < k; j++) {
-			CHECK_INT(Tm[j], ==, T[j]);
-			CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
-			CHECK(M[j] <= M0[j] || M[j] <= m_limit);
-			sum += T[j];
-		}
-		CHECK_INT(sb.tmax_after, ==, tu_max_of(T, k));
-		CHECK_INT(sb.tsum_after, ==, sum);
-		CHECK(sb.tmax_after < sa.tmax_after ||
-		      (sb.tmax_after == sa.tmax_after &&
-		       sb.tsum_after <= sa.tsum_after));
-		CHECK(sb.kicks >= sa.kicks);
-		CHECK(sb.kicks <= sa.kicks + o.kick_more);
-		CHECK(sb.kicks_kept >= sa.kicks_kept);
-		tu_check_used(&b.g, b.part, &b.used);
-		check_owners(&b);
-		CHECK(memcmp(b.part, c.part, s.g.n_rows * sizeof(uint32_t)) == 0);
-		CHECK(memcmp(b.owner, c.owner, s.g.n_cols * sizeof(uint32_t)) == 0);
+		kick_case(&r, iter, 1, &sa, &sb);
 		better += sb.tmax_after < sa.tmax_after ||
 			  sb.tsum_after < sa.tsum_after;
-		free(T0), free(M0), free(U0), free(T), free(M), free(U), free(Tm);
-		start_free(&a, 0);
-		start_free(&b, 0);
-		start_free(&c, 0);
-		start_free(&s, 1);
 	}
 	CHECK(better > 0);
 }
