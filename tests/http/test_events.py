@@ -119,9 +119,12 @@ def check_order(events, last_state):
 
 @serving
 def test_events_in_order_until_done():
-    # a job of seconds: Algorithm 13 alone spans many 0.2 s checks
-    s, ds = server_with("ev-big.svm", 150000)
-    j = submit(s, {"dataset": ds, "k": 128, "blocks": 400})
+    # a job of seconds: Algorithm 13 alone spans several 0.2 s checks
+    # (0.75 s on a quiet machine at 400k examples and k=256, 2 threads;
+    # at 150k and k=128 it took 0.23 s, and a loaded CI run's stream once
+    # went from loading to refine without a check in between)
+    s, ds = server_with("ev-huge.svm", 400000)
+    j = submit(s, {"dataset": ds, "k": 256, "blocks": 400})
     ev = Events(s, j["id"])
     assert ev.headers["content-type"].startswith("text/event-stream"), ev.headers
     assert ev.headers.get("cache-control") == "no-store", ev.headers
