@@ -266,12 +266,15 @@ int parsa_sets64_init(struct parsa_sets64 *s, const struct parsa_graph *g,
 /* Rows ahead whose columns and masks parsa_sets64_group fetches. */
 #define SETS64_AHEAD 4
 
-void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
-			const uint32_t *part, uint32_t q)
+void parsa_sets64_group_range(struct parsa_sets64 *s,
+			      const struct parsa_graph *g,
+			      const uint32_t *part, uint32_t q, uint32_t lo,
+			      uint32_t hi)
 {
 	uint64_t b = s->start[q], end = s->start[q + 1];
+	int all = lo == 0 && hi == s->n_feat;
 
-	memset(s->mask, 0, (size_t)s->n_feat * sizeof(*s->mask));
+	memset(s->mask + lo, 0, (size_t)(hi - lo) * sizeof(*s->mask));
 	for (uint64_t j = b; j < end; j++) {
 		uint32_t r = s->order[j];
 		uint64_t bit = 1ULL << (part[r] & 63);
@@ -290,9 +293,27 @@ void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
 
 			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1];
 			     e++)
-				__builtin_prefetch(&s->mask[g->col[e]], 1);
+				if (all || (g->col[e] >= lo && g->col[e] < hi))
+					__builtin_prefetch(&s->mask[g->col[e]],
+							   1);
 		}
-		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++)
-			s->mask[g->col[e]] |= bit;
+		if (all) {
+			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
+			     e++)
+				s->mask[g->col[e]] |= bit;
+			continue;
+		}
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			uint32_t v = g->col[e];
+
+			if (v >= lo && v < hi)
+				s->mask[v] |= bit;
+		}
 	}
+}
+
+void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
+			const uint32_t *part, uint32_t q)
+{
+	parsa_sets64_group_range(s, g, part, q, 0, s->n_feat);
 }

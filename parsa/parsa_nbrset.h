@@ -156,6 +156,15 @@ int parsa_sets64_init(struct parsa_sets64 *s, const struct parsa_graph *g,
 /* s->mask = the sets of parts 64q .. 64q + 63 (q < s->groups). */
 void parsa_sets64_group(struct parsa_sets64 *s, const struct parsa_graph *g,
 			const uint32_t *part, uint32_t q);
+/*
+ * The same for the features [lo, hi) only: s->mask[lo .. hi) is set, the
+ * rest untouched.  Calls on disjoint ranges of the same group may run at
+ * once on threads (each reads the group's rows, writes only its range).
+ */
+void parsa_sets64_group_range(struct parsa_sets64 *s,
+			      const struct parsa_graph *g,
+			      const uint32_t *part, uint32_t q, uint32_t lo,
+			      uint32_t hi);
 void parsa_sets64_release(struct parsa_sets64 *s); /* zeroed: no-op */
 
 #endif /* PARSA_NBRSET_H */

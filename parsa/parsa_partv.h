@@ -89,4 +89,50 @@ int parsa_partition_v_lists(const struct parsa_users *lists, uint32_t sweeps,
 			    uint32_t *owner, uint64_t *traffic,
 			    struct parsa_partv_stats *st, struct parsa_err *err);
 
+/*
+ * Algorithm 11 in slices, for large V on threads: the features are cut
+ * into `slices` ranges of consecutive ids ("servers own disjoint feature
+ * ranges"), and each step (counting, ordering, the greedy, each sweep)
+ * runs on every slice as a task.  A slice orders its own features (LPT
+ * within the slice) and sees part i at T_i + S D_i, where D_i is what the
+ * slice itself added in this step (S = slices: as if every slice added as
+ * much); after the step the slices' D are added into T in slice order.  A
+ * sweep moves v from o to its user ξ of smallest view only if
+ * V_ξ + S (c_v - 2) < min(V_o, T_max before the sweep), which keeps
+ * T_max from rising once the slices' moves are summed.
+ *
+ * Exactly one of used and lists is given.  par(par_arg, n, fn, fn_arg),
+ * if not NULL, must call fn(fn_arg, t) once for every t in [0, n), on any
+ * threads in any order, and return when all calls have returned; the
+ * result depends on slices only, never on par or the threads.  slices <= 1
+ * is parsa_partition_v_ex (or _lists): the same owners and traffic.
+ * Extra memory: slices x k x 16 bytes.
+ */
+typedef void (*parsa_partv_task_fn)(void *fn_arg, uint32_t t);
+typedef void (*parsa_partv_par_fn)(void *par_arg, uint32_t n,
+				   parsa_partv_task_fn fn, void *fn_arg);
+
+/* The slices part_run uses from PARSA_PARTV_SLICE_MIN_FEAT features up
+ * (below, one slice: the serial algorithm, so small inputs keep their
+ * placements). */
+#define PARSA_PARTV_SLICES 8
+#define PARSA_PARTV_SLICE_MIN_FEAT (1u << 20)
+
+int parsa_partition_v_sliced(const struct parsa_nbrset *used,
+			     const struct parsa_users *lists, uint32_t sweeps,
+			     uint32_t slices, parsa_partv_par_fn par,
+			     void *par_arg, uint32_t *owner, uint64_t *traffic,
+			     struct parsa_partv_stats *st,
+			     struct parsa_err *err);
+
+/*
+ * parsa_users_build with each group's masks and lists made in `tasks`
+ * tasks over ranges of the features (par as for parsa_partition_v_sliced;
+ * NULL or tasks <= 1: one task).  The same lists whatever the tasks.
+ */
+int parsa_users_build_par(const struct parsa_graph *g, uint32_t k,
+			  const uint32_t *part, struct parsa_users *u,
+			  parsa_partv_par_fn par, void *par_arg,
+			  uint32_t tasks, struct parsa_err *err);
+
 #endif /* PARSA_PARTV_H */

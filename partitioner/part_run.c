@@ -181,6 +181,40 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 	return rc;
 }
 
+/* The parallel steps of parsa_fm and parsa_partv on
+ * part_pool: par_arg is the number of threads (uint32_t); every task runs
+ * (part_pool never fails a task). */
+struct fm_par_call {
+	parsa_fm_task_fn fn;
+	void *fn_arg;
+};
+
+static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	const struct fm_par_call *pc = arg;
+
+	(void)err;
+	pc->fn(pc->fn_arg, t);
+	return 0;
+}
+
+static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
+		   void *fn_arg)
+{
+	struct fm_par_call pc = { fn, fn_arg };
+	struct parsa_err e;
+
+	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
+			    &e);
+}
+
+/* Algorithm 11's slices for n_feat features (parsa_partv.h): one below
+ * PARSA_PARTV_SLICE_MIN_FEAT, so small inputs keep the serial result. */
+static uint32_t partv_slices(uint32_t n_feat)
+{
+	return n_feat >= PARSA_PARTV_SLICE_MIN_FEAT ? PARSA_PARTV_SLICES : 1;
+}
+
 /* Algorithm 11 on used into owner; *tmax, *mmax (may be NULL) receive the
  * resulting T_max and M_max. */
 static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *used,
@@ -192,7 +226,12 @@ static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *use
 
 	if (!T)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (k=%u)", used->k);
-	rc = parsa_partition_v_ex(used, o->sweeps, owner, T, pv, err);
+	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
+
+	rc = parsa_partition_v_sliced(used, NULL, o->sweeps,
+				      partv_slices(used->n_feat),
+				      threads > 1 ? fm_par : NULL, &threads,
+				      owner, T, pv, err);
 	if (rc == 0 && o->param_imbalance > 0)
 		rc = parsa_param_cap(used, o->param_imbalance, owner, T, NULL,
 				     err);
@@ -876,32 +915,6 @@ static int vchains_from(const struct parsa_graph *g,
  * depends on it, not on the threads. */
 #define PART_SWEEP_CHUNK 8192
 
-/* parsa_fm's parallel evaluation on part_pool: par_arg is the number of
- * threads (uint32_t); every task runs (part_pool never fails a task). */
-struct fm_par_call {
-	parsa_fm_task_fn fn;
-	void *fn_arg;
-};
-
-static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
-{
-	const struct fm_par_call *pc = arg;
-
-	(void)err;
-	pc->fn(pc->fn_arg, t);
-	return 0;
-}
-
-static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
-		   void *fn_arg)
-{
-	struct fm_par_call pc = { fn, fn_arg };
-	struct parsa_err e;
-
-	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
-			    &e);
-}
-
 /* The guard's bound on a step-1 figure v: floor(v * slack), v itself for
  * slack <= 1, no bound for an infinite slack. */
 static uint64_t guard_bound(uint64_t v, double slack)
@@ -1464,10 +1477,16 @@ int part_run_owners(const struct part_dataset *ds,
 		/* the users as lists: Σ c_v x 2 bytes, not k/8 a feature */
 		struct parsa_users u;
 
-		rc = parsa_users_build(&ds->g, r->k, r->part, &u, err);
+		uint32_t threads = o->threads ? o->threads : part_pool_cpus();
+
+		rc = parsa_users_build_par(&ds->g, r->k, r->part, &u,
+					   threads > 1 ? fm_par : NULL,
+					   &threads, threads, err);
 		if (rc == 0)
-			rc = parsa_partition_v_lists(&u, o->sweeps, r->owner,
-						     NULL, &r->pv_stats, err);
+			rc = parsa_partition_v_sliced(
+				NULL, &u, o->sweeps, partv_slices(u.n_feat),
+				threads > 1 ? fm_par : NULL, &threads,
+				r->owner, NULL, &r->pv_stats, err);
 		parsa_users_release(&u);
 		r->t_partition_v += part_now() - t0;
 		return rc;

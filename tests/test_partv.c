@@ -2,8 +2,11 @@
  * test_partv: partition of V (Algorithm 11 + sweeps, parsa_partv.c):
  * validity, the LPT order on a hand example, sweeps never worsening T_max,
  * agreement of the algorithm's own T with parsa_metrics, brute force on
- * tiny instances, determinism and large k.
+ * tiny instances, determinism and large k; the sliced run (parsa_partition_
+ * v_sliced) on threads.
  */
+#include <pthread.h>
+
 #include "harness.h"
 #include "parsa_graph.h"
 #include "parsa_metrics.h"
@@ -480,6 +483,180 @@ static void test_lists(void)
 	}
 }
 
+/* A par that runs the tasks on up to 4 pthreads, each taking tasks
+ * t = j, j + 4, ... in decreasing order (so the order differs from the
+ * serial loop's). */
+struct par_thread {
+	parsa_partv_task_fn fn;
+	void *fn_arg;
+	uint32_t n, j;
+};
+
+static void *par_thread_main(void *arg)
+{
+	struct par_thread *p = arg;
+
+	for (uint32_t t = p->n; t-- > 0;)
+		if (t % 4 == p->j)
+			p->fn(p->fn_arg, t);
+	return NULL;
+}
+
+static void par_pthreads(void *par_arg, uint32_t n, parsa_partv_task_fn fn,
+			 void *fn_arg)
+{
+	pthread_t th[4];
+	struct par_thread p[4];
+	int made[4] = { 0, 0, 0, 0 };
+
+	(void)par_arg;
+	for (uint32_t j = 0; j < 4; j++) {
+		p[j] = (struct par_thread){ fn, fn_arg, n, j };
+		made[j] = pthread_create(&th[j], NULL, par_thread_main,
+					 &p[j]) == 0;
+		if (!made[j])
+			par_thread_main(&p[j]);
+	}
+	for (uint32_t j = 0; j < 4; j++)
+		if (made[j])
+			pthread_join(th[j], NULL);
+}
+
+/* T_i recomputed from the owners: M_i + Σ_{v owned by i} (c_v - 2). */
+static void traffic_of(const struct parsa_nbrset *s, const uint32_t *owner,
+		       uint64_t *T)
+{
+	for (uint32_t i = 0; i < s->k; i++)
+		T[i] = s->size[i];
+	for (uint32_t v = 0; v < s->n_feat; v++) {
+		uint32_t c = parsa_nbrset_count(s, v);
+
+		if (c > 0)
+			T[owner[v]] = (uint64_t)((int64_t)T[owner[v]] + c - 2);
+	}
+}
+
+static uint64_t max_of(const uint64_t *T, uint32_t k)
+{
+	uint64_t m = 0;
+
+	for (uint32_t i = 0; i < k; i++)
+		if (T[i] > m)
+			m = T[i];
+	return m;
+}
+
+/*
+ * Algorithm 11 in slices: one slice is parsa_partition_v_ex exactly; any
+ * number gives a valid placement (each used feature to one of its users,
+ * unused ones to v mod k) whose T is the one the run returns, the same
+ * on the masks and the lists and whatever runs the tasks (serial, or 4
+ * threads in another order), sweeps that never raise T_max, and a T_max
+ * close to the serial one's.
+ */
+static void test_sliced(void)
+{
+	static const uint32_t ks[] = { 2, 5, 16, 64, 130 };
+	static const uint32_t slices[] = { 1, 2, 3, 8, 64 };
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 2026);
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++) {
+		for (int t = 0; t < 4; t++) {
+			uint32_t k = ks[a];
+			uint32_t n = 1 + (uint32_t)parsa_rng_below(&rng, 4000);
+			struct parsa_nbrset s;
+			struct parsa_graph g;
+			struct parsa_users u;
+			uint32_t *part = malloc(((size_t)k + 1) * 4);
+			uint32_t *o1 = malloc(((size_t)n + 1) * 4);
+			uint32_t *o2 = malloc(((size_t)n + 1) * 4);
+			uint32_t *o3 = malloc(((size_t)n + 1) * 4);
+			uint64_t *T1 = calloc(k, 8), *T2 = calloc(k, 8);
+			uint64_t *T3 = calloc(k, 8), *Tr = calloc(k, 8);
+			uint64_t serial_tmax = 0;
+
+			fill_used(&s, k, n, &rng, 0.3);
+			graph_of(&s, &g, part);
+			REQUIRE(parsa_users_build(&g, k, part, &u, NULL) == 0);
+			/* the lists made in tasks on threads: the same */
+			for (uint32_t tasks = 2; tasks <= 7; tasks += 5) {
+				struct parsa_users u2;
+
+				REQUIRE(parsa_users_build_par(
+						&g, k, part, &u2, par_pthreads,
+						NULL, tasks, NULL) == 0);
+				CHECK(memcmp(u.ptr, u2.ptr,
+					     ((size_t)n + 1) * 8) == 0);
+				CHECK(memcmp(u.part, u2.part,
+					     u.ptr[n] * 2) == 0);
+				parsa_users_release(&u2);
+			}
+			REQUIRE(parsa_partition_v_ex(&s, 4, o1, T1, NULL,
+						     NULL) == 0);
+			serial_tmax = max_of(T1, k);
+			for (size_t b = 0; b < 5; b++) {
+				uint32_t S = slices[b];
+				struct parsa_partv_stats st;
+
+				REQUIRE(parsa_partition_v_sliced(
+						&s, NULL, 4, S, NULL, NULL, o2,
+						T2, &st, NULL) == 0);
+				if (S == 1) {
+					CHECK(memcmp(o1, o2, (size_t)n * 4) ==
+					      0);
+					CHECK(memcmp(T1, T2, (size_t)k * 8) ==
+					      0);
+				}
+				for (uint32_t v = 0; v < n; v++)
+					CHECK(parsa_nbrset_count(&s, v)
+						      ? parsa_nbrset_has(&s, v,
+									 o2[v])
+						      : o2[v] == v % k);
+				traffic_of(&s, o2, Tr);
+				CHECK(memcmp(Tr, T2, (size_t)k * 8) == 0);
+				/* on threads, on the lists: the same */
+				REQUIRE(parsa_partition_v_sliced(
+						NULL, &u, 4, S, par_pthreads,
+						NULL, o3, T3, NULL, NULL) == 0);
+				CHECK(memcmp(o2, o3, (size_t)n * 4) == 0);
+				CHECK(memcmp(T2, T3, (size_t)k * 8) == 0);
+				/* each further sweep never raises T_max (a run
+				 * with sw sweeps is the run with sw - 1 and one
+				 * more) */
+				REQUIRE(parsa_partition_v_sliced(
+						&s, NULL, 0, S, NULL, NULL, o3,
+						T3, NULL, NULL) == 0);
+				for (uint32_t sw = 1; sw <= 4; sw++) {
+					uint64_t before = max_of(T3, k);
+
+					REQUIRE(parsa_partition_v_sliced(
+							&s, NULL, sw, S, NULL,
+							NULL, o3, T3, NULL,
+							NULL) == 0);
+					CHECK(max_of(T3, k) <= before);
+				}
+				/* close to the serial T_max where slices hold
+				 * many features */
+				if (n / S >= 500)
+					CHECK(max_of(T2, k) * 100 <=
+					      serial_tmax * 103);
+			}
+			parsa_users_release(&u);
+			parsa_graph_release(&g);
+			parsa_nbrset_release(&s);
+			free(part);
+			free(o1);
+			free(o2);
+			free(o3);
+			free(T1);
+			free(T2);
+			free(T3);
+			free(Tr);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_hand);
@@ -490,5 +667,6 @@ int main(void)
 	RUN(test_degenerate);
 	RUN(test_parts);
 	RUN(test_lists);
+	RUN(test_sliced);
 	return harness_done();
 }
