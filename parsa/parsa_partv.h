@@ -116,7 +116,8 @@ typedef void (*parsa_partv_par_fn)(void *par_arg, uint32_t n,
  * (below, one slice: the serial algorithm, so small inputs keep their
  * placements). */
 #define PARSA_PARTV_SLICES 8
-#define PARSA_PARTV_SLICE_MIN_FEAT (1u << 20)
+#define PARSA_PARTV_SLICE_MIN_FEAT 1048576
+#define PARSA_PARTV_SLICES_MAX 4096
 
 int parsa_partition_v_sliced(const struct parsa_nbrset *used,
 			     const struct parsa_users *lists, uint32_t sweeps,

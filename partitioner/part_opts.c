@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "parsa_partu.h"
+#include "parsa_partv.h"
 #include "part_cli.h"
 #include "part_lanes.h"
 #include "part_levels.h"
@@ -83,6 +84,12 @@ static json_t *rep_lanes(const struct part_run_opts *o,
 			       : parsa_partu_blocks(&o->pu, (uint32_t)f->examples);
 
 	return json_integer(part_lanes_count(o->lanes, b, o->pu.init_blocks));
+}
+
+static json_t *rep_v_slices(const struct part_run_opts *o,
+			    const struct part_opts_facts *f)
+{
+	return json_integer(part_run_v_slices(o, (uint32_t)f->features));
 }
 
 static json_t *rep_levels(const struct part_run_opts *o,
@@ -251,6 +258,16 @@ const struct part_opt part_opts_table[] = {
 		 "4, .., " STR(PART_LANES_AUTO_MAX) " with at least " STR(PART_LANES_MIN_BLOCKS_PER_LANE) " blocks per lane, else\n"
 		 "1, the sequential run; not with --init-blocks;\n"
 		 "--workers runs use their own schedule)"},
+	{.name = "v-slices", .key = "v_slices", .where = P,
+	 .type = PART_OPT_UINT, AT(run.v_slices), .lo = 1,
+	 .hi = PARSA_PARTV_SLICES_MAX, .arg = "S",
+	 .report_when = PART_REP_NOT_RANDOM, .report = rep_v_slices,
+	 .help = "Algorithm 11 in S slices of the features, each\n"
+		 "step a task per slice on the threads; the result\n"
+		 "depends on S, not on --threads (default: auto =\n"
+		 STR(PARSA_PARTV_SLICES) " from " STR(PARSA_PARTV_SLICE_MIN_FEAT) " features, else 1, the\n"
+		 "serial algorithm; --stream and --workers runs:\n"
+		 "each server's range in turn)"},
 	{.name = "levels", .key = "levels", .where = P | H,
 	 .type = PART_OPT_UINT, AT(run.levels), .lo = 1, .hi = 2,
 	 .arg = "L", .report_when = PART_REP_PARSA, .report = rep_levels,

@@ -97,6 +97,7 @@ enum {
 /* What the report knows beside the options, for values it derives. */
 struct part_opts_facts {
 	uint64_t examples; /* |U| */
+	uint64_t features; /* |V| (0: unknown) */
 	uint32_t blocks;   /* the blocks a parallel or streamed run used;
 			    * 0 = Algorithm 13's own count */
 };

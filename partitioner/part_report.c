@@ -95,6 +95,7 @@ static json_t *params_json(const struct part_report_info *in)
 	if (!o)
 		return p;
 	facts.examples = dc.examples;
+	facts.features = dc.features;
 	facts.blocks = in->stream ? in->stream->blocks
 		       : in->par && in->par->blocks ? in->par->blocks : 0;
 	opts = part_opts_report(o, &facts);

@@ -208,10 +208,10 @@ static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
 			    &e);
 }
 
-/* Algorithm 11's slices for n_feat features (parsa_partv.h): one below
- * PARSA_PARTV_SLICE_MIN_FEAT, so small inputs keep the serial result. */
-static uint32_t partv_slices(uint32_t n_feat)
+uint32_t part_run_v_slices(const struct part_run_opts *o, uint32_t n_feat)
 {
+	if (o->v_slices > 0)
+		return o->v_slices;
 	return n_feat >= PARSA_PARTV_SLICE_MIN_FEAT ? PARSA_PARTV_SLICES : 1;
 }
 
@@ -229,7 +229,7 @@ static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *use
 	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
 
 	rc = parsa_partition_v_sliced(used, NULL, o->sweeps,
-				      partv_slices(used->n_feat),
+				      part_run_v_slices(o, used->n_feat),
 				      threads > 1 ? fm_par : NULL, &threads,
 				      owner, T, pv, err);
 	if (rc == 0 && o->param_imbalance > 0)
@@ -1484,7 +1484,7 @@ int part_run_owners(const struct part_dataset *ds,
 					   &threads, threads, err);
 		if (rc == 0)
 			rc = parsa_partition_v_sliced(
-				NULL, &u, o->sweeps, partv_slices(u.n_feat),
+				NULL, &u, o->sweeps, part_run_v_slices(o, u.n_feat),
 				threads > 1 ? fm_par : NULL, &threads,
 				r->owner, NULL, &r->pv_stats, err);
 		parsa_users_release(&u);

@@ -152,6 +152,10 @@ struct part_run_opts {
 				     * does not depend on threads); 0 =
 				     * auto (part_lanes_count: 1, the
 				     * sequential run, on small data) */
+	uint32_t v_slices;          /* Algorithm 11 in slices on threads
+				     * (parsa_partv.h; the result does not
+				     * depend on threads); 0 = auto
+				     * (part_run_v_slices) */
 	double guard_slack;         /* Parsa: the guard's bound (see top): phases
 				     * 2-3 may end with T_max and M_max up to
 				     * guard_slack times the step-1 result's
@@ -279,6 +283,11 @@ int part_run_place(const struct part_dataset *ds,
 int part_run_owners(const struct part_dataset *ds,
 		    const struct part_run_opts *o, struct part_result *r,
 		    struct parsa_err *err);
+
+/* The slices of Algorithm 11 for n_feat features: o->v_slices, or auto
+ * (0): PARSA_PARTV_SLICES from PARSA_PARTV_SLICE_MIN_FEAT features, else
+ * 1 (the serial algorithm: small inputs keep its placements). */
+uint32_t part_run_v_slices(const struct part_run_opts *o, uint32_t n_feat);
 
 /* Metrics of r->part/r->owner and the random baseline (part of part_run;
  * also used by `parsa eval`).  r->k, part, owner must be set.  The
