@@ -27,5 +27,9 @@ check best-threads3 data/reuters-sample.svm.gz -k 8 --quality best --threads 3 -
 check best-threads2-workers2 data/a9a-sample.svm.gz -k 8 --quality best --threads 2 --workers 2
 # Algorithm 13 in rounds of lanes on threads (part_lanes)
 check lanes3-threads3 data/a9a-sample.svm.gz -k 8 --blocks 11 --lanes 3 --threads 3
+# Algorithm 11 in slices (part_run_v_slices), on the masks and on the
+# users' lists above k=64
+check vslices5-threads3 data/reuters-sample.svm.gz -k 16 --v-slices 5 --threads 3
+check vslices4-k100-threads2 data/a9a-sample.svm.gz -k 100 --v-slices 4 --threads 2
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
