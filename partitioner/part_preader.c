@@ -335,20 +335,39 @@ struct pr_ctx {
 	const struct parsa_graph *g;
 };
 
+/* Character classes of the fast line parser, one table load a byte:
+ * whitespace (not '\n'), decimal digit, a line's end (its NUL, for lines
+ * cut by the slow path, or its '\n'). */
+enum { PR_WS = 1, PR_DIG = 2, PR_END = 4 };
+
+static const unsigned char pr_class[256] = {
+	['\0'] = PR_END, ['\n'] = PR_END,
+	[' '] = PR_WS, ['\t'] = PR_WS, ['\r'] = PR_WS, ['\v'] = PR_WS,
+	['\f'] = PR_WS,
+	['0'] = PR_DIG, ['1'] = PR_DIG, ['2'] = PR_DIG, ['3'] = PR_DIG,
+	['4'] = PR_DIG, ['5'] = PR_DIG, ['6'] = PR_DIG, ['7'] = PR_DIG,
+	['8'] = PR_DIG, ['9'] = PR_DIG,
+};
+
 static inline int is_ws(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+	return pr_class[(unsigned char)c] & PR_WS;
 }
 
 static inline int is_dig(char c)
 {
-	return (unsigned)(unsigned char)c - (unsigned)'0' <= 9;
+	return pr_class[(unsigned char)c] & PR_DIG;
 }
 
-/* The end of a line: its NUL (lines cut by the slow path) or its '\n'. */
 static inline int is_end(char c)
 {
-	return c == '\0' || c == '\n';
+	return pr_class[(unsigned char)c] & PR_END;
+}
+
+/* A token's end: whitespace or the line's end. */
+static inline int is_sep(char c)
+{
+	return pr_class[(unsigned char)c] & (PR_WS | PR_END);
 }
 
 /*
@@ -400,7 +419,7 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 		p++;
 	if (is_end(*p) || *p == '#')  /* blank or comment: not here */
 		return -1;
-	for (; !is_end(*p) && !is_ws(*p); p++)
+	for (; !is_sep(*p); p++)
 		if (*p == ':')
 			return -1;
 	while (is_ws(*p))
@@ -430,6 +449,14 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 		if (p == s || p - s > 19 || *p != ':')
 			return -1;
 		p++;
+		if (is_dig(p[0]) && is_sep(p[1])) {  /* one digit: "1", "3" */
+			if ((size_t)n == cap)
+				return -1;
+			ids[n++] = x;
+			for (p++; is_ws(*p); p++)
+				;
+			continue;
+		}
 		if (*p == '+' || *p == '-')
 			p++;
 		for (s = p; is_dig(*p); p++)
@@ -452,7 +479,7 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 			if (p - s > 2)  /* |e| >= 100: maybe inf, as above */
 				return -1;
 		}
-		if (!is_end(*p) && !is_ws(*p))
+		if (!is_sep(*p))
 			return -1;
 		if ((size_t)n == cap)
 			return -1;
@@ -792,36 +819,82 @@ static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
 	return 0;
 }
 
-/* How many of a[0..PR_RANK_MAX) are below v (n: those that matter). */
-static inline uint32_t rank_of(const uint32_t *a, uint32_t v, uint32_t n)
-{
-	uint32_t r = 0;
+/* Four ids at once (GCC/Clang vector extensions: SSE2 on x86-64, NEON on
+ * arm64, plain code elsewhere), as signed numbers with the top bit
+ * flipped, which order as the ids do (SSE2 compares signed numbers only). */
+typedef int32_t pr_v4 __attribute__((vector_size(16)));
+#define PR_FLIP INT32_MIN
 
-	if (n <= PR_RANK_MAX / 2) {
-		for (uint32_t i = 0; i < PR_RANK_MAX / 2; i++)
-			r += a[i] < v;
-		return r;
+/*
+ * rank_sort for rows of G groups of four (G a constant in each caller, so
+ * the counts stay in registers): every id of the row, broadcast, is
+ * compared with each group; r[i] counts, lane by lane, the ids below.
+ */
+static inline __attribute__((always_inline)) void
+rank_groups(const int32_t *tmp, const uint32_t *src, uint32_t *dst,
+	    uint32_t n, const uint32_t G)
+{
+	pr_v4 x[PR_RANK_MAX / 4], r[PR_RANK_MAX / 4];
+
+#pragma GCC unroll 8
+	for (uint32_t i = 0; i < G; i++) {
+		memcpy(&x[i], tmp + 4 * i, sizeof(x[i]));
+		r[i] = (pr_v4){ 0, 0, 0, 0 };
 	}
-	for (uint32_t i = 0; i < PR_RANK_MAX; i++)
-		r += a[i] < v;
-	return r;
+	for (uint32_t j = 0; j < n; j++) {
+		pr_v4 b = { tmp[j], tmp[j], tmp[j], tmp[j] };
+
+#pragma GCC unroll 8
+		for (uint32_t i = 0; i < G; i++)
+			r[i] -= b < x[i];  /* -1 where tmp[j] is below */
+	}
+	for (uint32_t j = 0; j < n; j++)
+		dst[r[j / 4][j % 4]] = src[j];
 }
 
 /*
  * Sort the n distinct ids of src into dst (n <= PR_RANK_MAX): each goes to
- * its rank, a fixed-length count the compiler vectorises (tmp padded with
- * ids larger than any); no branches to mispredict.
+ * its rank, the number of ids below it, counted for four ids at once over
+ * the row rounded up to 4 (padded with ids above any); no branches to
+ * mispredict, no sums across lanes.
  */
 static void rank_sort(const uint32_t *src, uint32_t *dst, uint32_t n)
 {
-	uint32_t tmp[PR_RANK_MAX], j;
+	int32_t tmp[PR_RANK_MAX] __attribute__((aligned(16)));
+	uint32_t m = (n + 3) & ~3u, j;
 
 	for (j = 0; j < n; j++)
-		tmp[j] = src[j];
-	for (; j < PR_RANK_MAX; j++)
-		tmp[j] = UINT32_MAX;
-	for (j = 0; j < n; j++)
-		dst[rank_of(tmp, tmp[j], n)] = tmp[j];
+		tmp[j] = (int32_t)(src[j] ^ (uint32_t)PR_FLIP);
+	for (; j < m; j++)
+		tmp[j] = INT32_MAX;
+	switch (m / 4) {
+	case 0:
+		break;
+	case 1:
+		rank_groups(tmp, src, dst, n, 1);
+		break;
+	case 2:
+		rank_groups(tmp, src, dst, n, 2);
+		break;
+	case 3:
+		rank_groups(tmp, src, dst, n, 3);
+		break;
+	case 4:
+		rank_groups(tmp, src, dst, n, 4);
+		break;
+	case 5:
+		rank_groups(tmp, src, dst, n, 5);
+		break;
+	case 6:
+		rank_groups(tmp, src, dst, n, 6);
+		break;
+	case 7:
+		rank_groups(tmp, src, dst, n, 7);
+		break;
+	default:
+		rank_groups(tmp, src, dst, n, PR_RANK_MAX / 4);
+		break;
+	}
 }
 
 /* Merge the sorted a[0..na) and b[0..nb) into out (selects, no jumps). */
