@@ -432,7 +432,14 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 		uint64_t x = 0;
 		int dig = 0;
 
-		for (;;) {  /* 8 bytes at a time while the line has them */
+		unsigned k0 = lim - p >= 8 ? swar_digits(p, &x) : 8;
+
+		p += k0 < 8 ? k0 : 0;
+		if (k0 == 0)
+			return -1;
+		/* the common index (1-7 digits) is x; else 8 bytes at a time
+		 * while the line has them */
+		for (x = k0 < 8 ? x : 0; k0 == 8;) {
 			uint64_t v;
 			unsigned k;
 
@@ -447,7 +454,7 @@ static long fast_line(const char *p, const char *lim, uint64_t *ids,
 			if (k < 8)
 				break;
 		}
-		if (p == s || p - s > 19 || *p != ':')
+		if (*p != ':' || p == s || p - s > 19)
 			return -1;
 		p++;
 		if (is_dig(p[0]) && is_sep(p[1])) {  /* one digit: "1", "3" */
