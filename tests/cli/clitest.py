@@ -169,6 +169,16 @@ def check_placement(prefix, k, n_examples=None, n_features=None,
     return rep
 
 
+def same_files(a, b):
+    """True when placements a and b (prefixes) have the same .examples and
+    .features files, byte for byte."""
+    for ext in (".examples", ".features"):
+        with open(a + ext, "rb") as fa, open(b + ext, "rb") as fb:
+            if fa.read() != fb.read():
+                return False
+    return True
+
+
 def eval_agrees(data, prefix, rep, extra=()):
     """`parsa eval` of the placement gives the report's metrics."""
     p = run("eval", data, "--placement", prefix, "--json", *extra)

@@ -10,15 +10,7 @@ the line "N passed, N failed".
 """
 import json
 
-from clitest import check_placement, eval_agrees, finish, run, split_lines, test, tmp
-
-
-def same_files(a, b):
-    for ext in (".examples", ".features"):
-        with open(a + ext, "rb") as fa, open(b + ext, "rb") as fb:
-            if fa.read() != fb.read():
-                return False
-    return True
+from clitest import check_placement, eval_agrees, finish, run, same_files, split_lines, test, tmp
 
 
 def quality(rep):

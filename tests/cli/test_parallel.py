@@ -15,20 +15,12 @@ import time
 
 from clitest import (BIN, MPI_TIMEOUT, MPIRUN, Skip, check_failed_everywhere,  # noqa: F401
                      check_placement, eval_agrees, finish, mpi_env, mpirun,
-                     run, split_lines, test, tmp)
+                     run, same_files, split_lines, test, tmp)
 
 SAMPLES = [("a9a-sample.svm.gz", []), ("reuters-sample.svm.gz", []),
            ("facebook-sample.txt.gz", ["--graph", "edges"]),
            ("facebook-sample.txt.gz", ["--graph", "adjacency"]),
            ("movielens-sample.csv.gz", [])]
-
-
-def same_files(a, b):
-    for ext in (".examples", ".features"):
-        with open(a + ext, "rb") as fa, open(b + ext, "rb") as fb:
-            if fa.read() != fb.read():
-                return False
-    return True
 
 
 def check_parallel_report(rep, transport, workers, ranks):
