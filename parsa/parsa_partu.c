@@ -62,12 +62,26 @@ void parsa_partu_opts_default(struct parsa_partu_opts *o)
 	o->seed = 1;
 }
 
+uint32_t parsa_partu_fit_rows(uint32_t k, uint64_t fit_bytes)
+{
+	uint64_t r;
+
+	if (fit_bytes == 0)
+		return PARSA_AUTO_BLOCK_ROWS;
+	r = fit_bytes / ((uint64_t)(k ? k : 1) * 6 * PARSA_FIT_SHARE);
+	if (r < PARSA_FIT_MIN_ROWS)
+		r = PARSA_FIT_MIN_ROWS;
+	return r < PARSA_AUTO_BLOCK_ROWS ? (uint32_t)r : PARSA_AUTO_BLOCK_ROWS;
+}
+
 uint32_t parsa_partu_blocks(const struct parsa_partu_opts *o, uint32_t n)
 {
 	uint64_t b = o->blocks;
 
 	if (b == 0) {
-		b = ((uint64_t)n + PARSA_AUTO_BLOCK_ROWS - 1) / PARSA_AUTO_BLOCK_ROWS;
+		uint64_t rows = parsa_partu_fit_rows(o->k, o->fit_bytes);
+
+		b = ((uint64_t)n + rows - 1) / rows;
 		if (b < PARSA_AUTO_MIN_BLOCKS)
 			b = PARSA_AUTO_MIN_BLOCKS;
 	}

@@ -66,8 +66,11 @@ static int quality_set(struct part_opts *o, const char *s)
 static json_t *rep_blocks(const struct part_run_opts *o,
 			  const struct part_opts_facts *f)
 {
+	struct parsa_partu_opts pu = o->pu;
+
+	pu.fit_bytes = f->fit_bytes;
 	return json_integer(f->blocks ? (json_int_t)f->blocks
-			    : parsa_partu_blocks(&o->pu, (uint32_t)f->examples));
+			    : parsa_partu_blocks(&pu, (uint32_t)f->examples));
 }
 
 static json_t *rep_threads(const struct part_run_opts *o,

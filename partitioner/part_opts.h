@@ -100,6 +100,8 @@ struct part_opts_facts {
 	uint64_t features; /* |V| (0: unknown) */
 	uint32_t blocks;   /* the blocks a parallel or streamed run used;
 			    * 0 = Algorithm 13's own count */
+	uint64_t fit_bytes; /* the dataset size that count was fitted to
+			     * (parsa_partu_opts.fit_bytes), 0: none */
 };
 
 /* One option. */

@@ -919,6 +919,12 @@ void part_dataset_init(struct part_dataset *ds)
 	parsa_graph_init(&ds->g);
 }
 
+uint64_t part_dataset_csr_bytes(const struct part_dataset *ds)
+{
+	return parsa_graph_bytes(&ds->g) +
+	       (uint64_t)ds->g.n_cols * sizeof(uint64_t);
+}
+
 void part_dataset_release(struct part_dataset *ds)
 {
 	if (!ds)

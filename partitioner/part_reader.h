@@ -179,6 +179,11 @@ int part_libsvm_row(const char *name, unsigned long lineno, const char *line,
 /* An empty dataset (no allocation). */
 void part_dataset_init(struct part_dataset *ds);
 
+/* The dataset's in-memory size the reports compare the peak with (the
+ * report's memory.csr_bytes): the CSR (row offsets, column ids) and the
+ * feature id map, 8 bytes a feature. */
+uint64_t part_dataset_csr_bytes(const struct part_dataset *ds);
+
 /* Free the graph and feat_id and reset to empty.  ds may be NULL.  A
  * deferred check still running (verify_later) is stopped first. */
 void part_dataset_release(struct part_dataset *ds);

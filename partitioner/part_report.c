@@ -98,6 +98,9 @@ static json_t *params_json(const struct part_report_info *in)
 	facts.features = dc.features;
 	facts.blocks = in->stream ? in->stream->blocks
 		       : in->par && in->par->blocks ? in->par->blocks : 0;
+	/* part_run sizes the automatic blocks to the dataset */
+	facts.fit_bytes = in->ds && !in->stream && !facts.blocks
+				  ? part_dataset_csr_bytes(in->ds) : 0;
 	opts = part_opts_report(o, &facts);
 	if (json_object_update(p, opts) == 0 && o->method == PART_METHOD_PARSA)
 		/* set by the preset only, not an option */
@@ -118,8 +121,7 @@ static json_t *bound_json(uint64_t b)
  * command measured them (null otherwise). */
 static uint64_t csr_bytes(const struct part_dataset *ds)
 {
-	return parsa_graph_bytes(&ds->g) +
-	       (uint64_t)ds->g.n_cols * sizeof(uint64_t);
+	return part_dataset_csr_bytes(ds);
 }
 
 static json_t *memory_json(const struct part_report_info *in)

@@ -141,6 +141,15 @@ void part_result_release(struct part_result *r)
 	part_result_init(r);
 }
 
+/* The automatic block count without fit_bytes (what the lanes follow). */
+static uint32_t unfit_blocks(const struct parsa_partu_opts *pu, uint32_t n)
+{
+	struct parsa_partu_opts p = *pu;
+
+	p.fit_bytes = 0;
+	return parsa_partu_blocks(&p, n);
+}
+
 static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct part_result *r, struct parsa_err *err)
 {
@@ -167,8 +176,9 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 		return rc;
 	if (o->init_S)
 		parsa_nbrset_copy(&S, o->init_S);
-	lanes = part_lanes_count(o->lanes,
-				 parsa_partu_blocks(&o->pu, g->n_rows),
+	/* the lanes of the blocks before they were fitted to the data
+	 * (part_run): smaller blocks side by side, not more of them */
+	lanes = part_lanes_count(o->lanes, unfit_blocks(&o->pu, g->n_rows),
 				 o->pu.init_blocks);
 	if (lanes > 1)
 		rc = part_lanes_partition_u(g, &o->pu, lanes, o->threads, &S,
@@ -1503,12 +1513,18 @@ int part_run_owners(const struct part_dataset *ds,
 	return rc;
 }
 
-int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
+int part_run(const struct part_dataset *ds, const struct part_run_opts *opts,
 	     struct part_result *r, struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
+	/* Algorithm 13's automatic blocks sized to the whole dataset, at
+	 * both levels (parsa_partu_blocks) */
+	struct part_run_opts fit = *opts;
+	const struct part_run_opts *o = &fit;
 	double t0;
 	int rc;
+
+	fit.pu.fit_bytes = part_dataset_csr_bytes(ds);
 
 	if (o->pu.k < 1)
 		return parsa_fail(err, PARSA_EINVAL, "k must be at least 1");

@@ -189,6 +189,45 @@ static void test_opts_default(void)
 	CHECK(o.progress == NULL);
 }
 
+/* Blocks sized to the data: k * rows * 6 * PARSA_FIT_SHARE <= fit_bytes,
+ * within PARSA_FIT_MIN_ROWS .. PARSA_AUTO_BLOCK_ROWS; only the automatic
+ * count; 0 bytes: as before. */
+static void test_fit_rows(void)
+{
+	struct parsa_partu_opts o;
+	uint64_t csr10m = 45599388; /* memory.csr_bytes of the 10M set */
+
+	parsa_partu_opts_default(&o);
+	CHECK_INT(parsa_partu_fit_rows(64, 0), ==, PARSA_AUTO_BLOCK_ROWS);
+	CHECK_INT(parsa_partu_fit_rows(64, 1), ==, PARSA_FIT_MIN_ROWS);
+	CHECK_INT(parsa_partu_fit_rows(0, 1), ==, PARSA_FIT_MIN_ROWS);
+	CHECK_INT(parsa_partu_fit_rows(64, UINT64_MAX), ==,
+		  PARSA_AUTO_BLOCK_ROWS);
+	/* the rule at the 10M set: 7,421 rows at k = 64, 68 blocks */
+	CHECK_INT(parsa_partu_fit_rows(64, csr10m), ==, 7421);
+	CHECK((uint64_t)64 * 7421 * 6 * PARSA_FIT_SHARE <= csr10m);
+	CHECK((uint64_t)64 * 7422 * 6 * PARSA_FIT_SHARE > csr10m);
+	o.k = 64;
+	o.fit_bytes = csr10m;
+	CHECK_INT(parsa_partu_blocks(&o, 500000), ==, 68);
+	/* the 100M set (434.9 MiB) at k = 64: the limit is above the
+	 * automatic block, nothing changes */
+	o.fit_bytes = 456000000;
+	CHECK_INT(parsa_partu_blocks(&o, 5000000), ==,
+		  (5000000 + PARSA_AUTO_BLOCK_ROWS - 1) / PARSA_AUTO_BLOCK_ROWS);
+	/* small data: blocks of PARSA_FIT_MIN_ROWS, never fewer than the
+	 * minimum count */
+	o.k = 16;
+	o.fit_bytes = 100000;
+	CHECK_INT(parsa_partu_blocks(&o, 1000), ==, PARSA_AUTO_MIN_BLOCKS);
+	CHECK_INT(parsa_partu_blocks(&o, 6 * PARSA_FIT_MIN_ROWS), ==,
+		  PARSA_AUTO_MIN_BLOCKS);
+	CHECK_INT(parsa_partu_blocks(&o, 6 * PARSA_FIT_MIN_ROWS + 1), ==, 7);
+	/* an explicit count is kept */
+	o.blocks = 9;
+	CHECK_INT(parsa_partu_blocks(&o, 500000), ==, 9);
+}
+
 static void test_blocks_split(void)
 {
 	uint32_t perm[100], perm2[100], start[151], start2[151], seen[100];
@@ -1195,6 +1234,7 @@ int main(void)
 	RUN(test_balance_cap);
 	RUN(test_balance_init);
 	RUN(test_opts_default);
+	RUN(test_fit_rows);
 	RUN(test_blocks_split);
 	RUN(test_block_extract);
 	RUN(test_block_extract_marks);

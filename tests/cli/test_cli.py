@@ -108,6 +108,25 @@ def test_options_rules_blocks():
 
 
 @test
+def test_blocks_fit_to_data():
+    # the automatic blocks are sized to the dataset (parsa_partu_fit_rows):
+    # a block's k cost lists within 1/16 of memory.csr_bytes, at least
+    # 4096 rows; 30,000 small examples at k=4 make 8 blocks of <= 4096
+    # rows (not 6 of 5,000), the report says so, the run uses them (the
+    # placement of --blocks 8), and the lanes stay those of 6 blocks (1)
+    f = tmp("fit.svm")
+    run("gen", "--examples", 30000, "--features", 2000, "--avg-nnz", 4,
+        "--topics", 4, "--seed", 5, "--out", f, "-q")
+    auto, eight = tmp("fit-auto"), tmp("fit-8")
+    run("partition", f, "-k", 4, "--out", auto, "-q")
+    run("partition", f, "-k", 4, "--blocks", 8, "--out", eight, "-q")
+    rep = check_placement(auto, 4, n_examples=30000)
+    assert rep["memory"]["csr_bytes"] < 4 * 6 * 16 * 4096, rep["memory"]
+    assert rep["params"]["blocks"] == 8 and rep["params"]["lanes"] == 1, rep["params"]
+    assert read_lines(auto + ".examples") == read_lines(eight + ".examples")
+
+
+@test
 def test_large_k():
     prefix = tmp("bigk")
     run("partition", "data/a9a-sample.svm.gz", "-k", 1024, "--out", prefix, "-q")
