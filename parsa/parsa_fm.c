@@ -601,6 +601,98 @@ static int cmp_cand(const void *x, const void *y)
 	return p->u < q->u ? -1 : p->u > q->u;
 }
 
+/*
+ * Candidates sorted in place by cmp (a total order, so the result is the
+ * one qsort gives): glibc's qsort is a merge sort with a buffer as large
+ * as the array (1.6 MB at the refinement's peak at 10M nonzeros).  An
+ * introsort: quicksort on the median of three, heapsort past 2 log2 n
+ * levels, insertion sort below 16 elements.
+ */
+typedef int (*cand_cmp_fn)(const void *, const void *);
+
+static void cand_swap(struct fm_cand *a, struct fm_cand *b)
+{
+	struct fm_cand t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void cand_sift(struct fm_cand *c, size_t i, size_t n, cand_cmp_fn cmp)
+{
+	for (size_t j; (j = 2 * i + 1) < n; i = j) {
+		if (j + 1 < n && cmp(&c[j], &c[j + 1]) < 0)
+			j++;
+		if (cmp(&c[i], &c[j]) >= 0)
+			return;
+		cand_swap(&c[i], &c[j]);
+	}
+}
+
+static void cand_heapsort(struct fm_cand *c, size_t n, cand_cmp_fn cmp)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		cand_sift(c, i, n, cmp);
+	for (size_t m = n; m-- > 1;) {
+		cand_swap(&c[0], &c[m]);
+		cand_sift(c, 0, m, cmp);
+	}
+}
+
+static void cand_intro(struct fm_cand *c, size_t n, int depth, cand_cmp_fn cmp)
+{
+	while (n > 16) {
+		size_t m = n / 2, i = 0, j = n - 1;
+		struct fm_cand pv;
+
+		if (depth-- == 0) {
+			cand_heapsort(c, n, cmp);
+			return;
+		}
+		/* median of three into c[m], the pivot */
+		if (cmp(&c[m], &c[0]) < 0)
+			cand_swap(&c[m], &c[0]);
+		if (cmp(&c[n - 1], &c[m]) < 0) {
+			cand_swap(&c[n - 1], &c[m]);
+			if (cmp(&c[m], &c[0]) < 0)
+				cand_swap(&c[m], &c[0]);
+		}
+		pv = c[m];
+		for (;;) { /* Hoare: c[0..j] <= pv <= c[j+1..n) */
+			while (cmp(&c[i], &pv) < 0)
+				i++;
+			while (cmp(&pv, &c[j]) < 0)
+				j--;
+			if (i >= j)
+				break;
+			cand_swap(&c[i], &c[j]);
+			i++;
+			j--;
+		}
+		/* the smaller side by recursion, the larger in the loop */
+		if (j + 1 < n - j - 1) {
+			cand_intro(c, j + 1, depth, cmp);
+			c += j + 1;
+			n -= j + 1;
+		} else {
+			cand_intro(c + j + 1, n - j - 1, depth, cmp);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && cmp(&c[j], &c[j - 1]) < 0; j--)
+			cand_swap(&c[j], &c[j - 1]);
+}
+
+static void cand_sort(struct fm_cand *c, uint32_t n, cand_cmp_fn cmp)
+{
+	int depth = 0;
+
+	for (uint32_t m = n; m > 1; m >>= 1)
+		depth += 2;
+	cand_intro(c, n, depth, cmp);
+}
+
 /* First candidate of the sorted list with (from, to) >= (a, b). */
 static uint32_t lower_bound(const struct fm_cand *c, uint32_t n, uint32_t a,
 			    uint32_t b)
@@ -653,7 +745,7 @@ static uint64_t swap_phase(struct fm *f, uint32_t n, uint64_t *moves)
 	struct fm_cand *c = f->cand;
 	uint64_t drop = 0;
 
-	qsort(c, n, sizeof(*c), cmp_cand);
+	cand_sort(c, n, cmp_cand);
 	for (uint32_t i = 0; i < n;) {
 		uint32_t a = c[i].from, b = c[i].to, ie = i, j, je;
 
@@ -942,7 +1034,7 @@ static void rebalance(struct fm *f, uint64_t *moves)
 		f->force = 0;
 		return;
 	}
-	qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
+	cand_sort(f->cand, nc, cmp_gain);
 	for (uint32_t i = 0; i < nc; i++) {
 		uint32_t u = f->cand[i].u, a = f->part[u], b = f->cand[i].to;
 		struct fm_move full;
@@ -988,7 +1080,7 @@ static void mbalance(struct fm *f, uint64_t *moves)
 		}
 		if (nc == 0)
 			break;
-		qsort(f->cand, nc, sizeof(*f->cand), cmp_gain);
+		cand_sort(f->cand, nc, cmp_gain);
 		for (uint32_t i = 0; i < nc; i++) {
 			uint32_t u = f->cand[i].u;
 			struct fm_move full, mv;
