@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define NIL16 ((uint16_t)0xFFFF)
+#define NIL8 ((uint8_t)0xFF)
 
 /* Grow *p to n elements of size elem (contents kept).  0 or -1. */
 static int grow_array(void **p, size_t n, size_t elem)
@@ -37,10 +38,11 @@ static int fits_narrow(uint32_t n, uint32_t max_cost)
 }
 
 /*
- * The operations on the arrays, for element type T with NIL/OUT stored as
- * NILT (NIL16, or UINT32_MAX, where the conversions fold away).
+ * The operations on the arrays, for link type T with NIL stored as NILT
+ * (NIL16, or UINT32_MAX, where the conversions fold away) and cost type C
+ * with OUT stored as NILC.
  */
-#define CL_OPS(S, T, NILT)                                                   \
+#define CL_OPS(S, T, NILT, C, NILC)                                                   \
 /* Link u at the front of bucket c (cost[u] already c). */                  \
 static inline void push_front_##S(struct parsa_costlist *cl, uint32_t u,    \
 				  uint32_t c)                               \
@@ -58,7 +60,8 @@ static inline void push_front_##S(struct parsa_costlist *cl, uint32_t u,    \
 /* Unlink u from its bucket (its cost is left as it was). */               \
 static inline void unlink_##S(struct parsa_costlist *cl, uint32_t u)        \
 {                                                                           \
-	T *prev = cl->prev, *next = cl->next, *cost = cl->cost;             \
+	T *prev = cl->prev, *next = cl->next;                               \
+	C *cost = cl->cost;                                                 \
 	T p = prev[u], nx = next[u];                                        \
 									    \
 	if (p != NILT)                                                      \
@@ -72,17 +75,17 @@ static inline void unlink_##S(struct parsa_costlist *cl, uint32_t u)        \
 static void build_##S(struct parsa_costlist *cl, const uint32_t *costs,     \
 		      uint32_t n_items)                                     \
 {                                                                           \
-	T *cost = cl->cost;                                                 \
+	C *cost = cl->cost;                                                 \
 	uint32_t top = 0;                                                   \
 									    \
 	for (uint32_t u = n_items; u < cl->nbuilt; u++)                     \
-		cost[u] = NILT;                                             \
+		cost[u] = NILC;                                             \
 	/* backwards with push_front: each bucket ends in increasing order */ \
 	for (uint32_t u = n_items; u-- > 0;) {                              \
 		uint32_t c = costs ? costs[u] : cost[u];                    \
 									    \
 		assert(c <= cl->max_cost);                                  \
-		cost[u] = (T)c;                                             \
+		cost[u] = (C)c;                                             \
 		/* buckets above the old top are already NIL */             \
 		top = c > top ? c : top;                                    \
 		push_front_##S(cl, u, c);                                   \
@@ -93,7 +96,7 @@ static void build_##S(struct parsa_costlist *cl, const uint32_t *costs,     \
 static void remove_##S(struct parsa_costlist *cl, uint32_t u)               \
 {                                                                           \
 	unlink_##S(cl, u);                                                  \
-	((T *)cl->cost)[u] = NILT;                                          \
+	((C *)cl->cost)[u] = NILC;                                          \
 }                                                                           \
 									    \
 static void drop_front_##S(struct parsa_costlist *cl, uint32_t c)         \
@@ -108,36 +111,67 @@ static void drop_front_##S(struct parsa_costlist *cl, uint32_t c)         \
 									    \
 static void decrement_##S(struct parsa_costlist *cl, uint32_t u)            \
 {                                                                           \
-	T *cost = cl->cost;                                                 \
+	C *cost = cl->cost;                                                 \
 	uint32_t c = cost[u];                                               \
 									    \
 	unlink_##S(cl, u);                                                  \
-	cost[u] = (T)--c;                                                   \
+	cost[u] = (C)--c;                                                   \
 	push_front_##S(cl, u, c);                                           \
 	if (c < cl->min)                                                    \
 		cl->min = c;                                                \
 }
 
-CL_OPS(n16, uint16_t, NIL16)
-CL_OPS(n32, uint32_t, UINT32_MAX)
+CL_OPS(n8, uint16_t, NIL16, uint8_t, NIL8)
+CL_OPS(n16, uint16_t, NIL16, uint16_t, NIL16)
+CL_OPS(n32, uint32_t, UINT32_MAX, uint32_t, UINT32_MAX)
+
+/* op_n8, op_n16 or op_n32 by the list's widths */
+#define CL_DISPATCH(op, ...)                                                 \
+	do {                                                                 \
+		if (cl->cost8)                                               \
+			op##_n8(__VA_ARGS__);                                \
+		else if (cl->narrow)                                         \
+			op##_n16(__VA_ARGS__);                               \
+		else                                                         \
+			op##_n32(__VA_ARGS__);                               \
+	} while (0)
 
 /* Grow the item arrays to n (at least one allocated) in the current
- * width; new items start outside the list. */
+ * widths; new items start outside the list. */
 static int grow_items(struct parsa_costlist *cl, uint32_t n)
 {
 	size_t w = cl->narrow ? sizeof(uint16_t) : sizeof(uint32_t);
+	size_t wc = cl->cost8 ? sizeof(uint8_t) : w;
 	size_t m = n ? n : 1;
 
-	if (grow_array(&cl->cost, m, w) || grow_array(&cl->prev, m, w) ||
+	if (grow_array(&cl->cost, m, wc) || grow_array(&cl->prev, m, w) ||
 	    grow_array(&cl->next, m, w))
 		return -1;
-	if (cl->narrow)
+	if (cl->cost8)
+		memset((uint8_t *)cl->cost + cl->n, NIL8, n - cl->n);
+	else if (cl->narrow)
 		for (uint32_t u = cl->n; u < n; u++)
 			((uint16_t *)cl->cost)[u] = NIL16;
 	else
 		for (uint32_t u = cl->n; u < n; u++)
 			((uint32_t *)cl->cost)[u] = PARSA_CL_OUT;
 	cl->n = n;
+	return 0;
+}
+
+/* cost8 -> uint16_t costs at the same capacity (OUT kept). */
+static int widen_cost8(struct parsa_costlist *cl)
+{
+	const uint8_t *a = cl->cost;
+	uint16_t *c = malloc((cl->n ? cl->n : 1) * sizeof(uint16_t));
+
+	if (!c)
+		return -1;
+	for (uint32_t u = 0; u < cl->n; u++)
+		c[u] = a[u] == NIL8 ? NIL16 : a[u];
+	free(cl->cost);
+	cl->cost = c;
+	cl->cost8 = 0;
 	return 0;
 }
 
@@ -156,10 +190,15 @@ static uint32_t *widen_array(const uint16_t *a, uint32_t n)
  * cost (grow_items then adds capacity). */
 static int widen(struct parsa_costlist *cl)
 {
-	uint32_t *c = widen_array(cl->cost, cl->n);
-	uint32_t *p = c ? widen_array(cl->prev, cl->n) : NULL;
-	uint32_t *x = p ? widen_array(cl->next, cl->n) : NULL;
+	uint32_t *c, *p;
 
+	if (cl->cost8 && widen_cost8(cl))
+		return -1;
+	c = widen_array(cl->cost, cl->n);
+	p = c ? widen_array(cl->prev, cl->n) : NULL;
+	uint32_t *x;
+
+	x = p ? widen_array(cl->next, cl->n) : NULL;
 	if (!x) {
 		free(c);
 		free(p);
@@ -203,10 +242,14 @@ int parsa_costlist_reserve(struct parsa_costlist *cl, uint32_t n,
 	uint32_t mc = max_cost > cl->max_cost ? max_cost : cl->max_cost;
 	int rc = 0;
 
-	if (!cl->cost) /* no items yet: pick the width */
+	if (!cl->cost) { /* no items yet: pick the widths */
 		cl->narrow = fits_narrow(cap, mc);
-	else if (cl->narrow && !fits_narrow(cap, mc))
+		cl->cost8 = cl->narrow && mc <= PARSA_CL_COST8_MAX;
+	} else if (cl->narrow && !fits_narrow(cap, mc)) {
 		rc = widen(cl);
+	} else if (cl->cost8 && mc > PARSA_CL_COST8_MAX) {
+		rc = widen_cost8(cl);
+	}
 	if (!rc && (cap > cl->n || !cl->cost))
 		rc = grow_items(cl, cap);
 	if (rc)
@@ -236,10 +279,7 @@ void parsa_costlist_build(struct parsa_costlist *cl, const uint32_t *costs,
 	assert(n_items <= cl->n);
 	for (uint32_t c = 0; c <= cl->top; c++)
 		cl->head[c] = PARSA_CL_NIL;
-	if (cl->narrow)
-		build_n16(cl, costs, n_items);
-	else
-		build_n32(cl, costs, n_items);
+	CL_DISPATCH(build, cl, costs, n_items);
 	cl->nbuilt = n_items;
 	cl->live = n_items;
 	cl->min = 0;
@@ -270,20 +310,14 @@ uint32_t parsa_costlist_take_min(struct parsa_costlist *cl)
 void parsa_costlist_remove(struct parsa_costlist *cl, uint32_t u)
 {
 	assert(u < cl->n && parsa_costlist_in(cl, u));
-	if (cl->narrow)
-		remove_n16(cl, u);
-	else
-		remove_n32(cl, u);
+	CL_DISPATCH(remove, cl, u);
 	cl->live--;
 }
 
 void parsa_costlist_drop_front(struct parsa_costlist *cl, uint32_t c)
 {
 	assert(c <= cl->top && cl->head[c] != PARSA_CL_NIL);
-	if (cl->narrow)
-		drop_front_n16(cl, c);
-	else
-		drop_front_n32(cl, c);
+	CL_DISPATCH(drop_front, cl, c);
 	cl->live--;
 }
 
@@ -291,8 +325,5 @@ void parsa_costlist_decrement(struct parsa_costlist *cl, uint32_t u)
 {
 	assert(u < cl->n && parsa_costlist_in(cl, u) &&
 	       parsa_costlist_cost(cl, u) > 0);
-	if (cl->narrow)
-		decrement_n16(cl, u);
-	else
-		decrement_n32(cl, u);
+	CL_DISPATCH(decrement, cl, u);
 }

@@ -28,7 +28,10 @@
  * the same block: halving their footprint is measured to pay (-5% to -20%
  * of partition U at k = 16..64).  The accessors below hide the width;
  * reserve() widens, keeping the content, when a larger n or max_cost needs
- * it, and never narrows.
+ * it, and never narrows.  A narrow list's costs are uint8_t (OUT 0xFF)
+ * while max_cost <= PARSA_CL_COST8_MAX ("cost8": rows of up to 254
+ * features, 1/6 of the lists' bytes less; reserve() widens them to
+ * uint16_t past it).
  * Ownership: owns its arrays.  Not thread-safe.
  */
 #ifndef PARSA_COSTLIST_H
@@ -41,6 +44,7 @@
 #define PARSA_CL_NIL UINT32_MAX
 #define PARSA_CL_OUT UINT32_MAX /* cost of an item not in the list */
 #define PARSA_CL_NARROW_MAX 65534u /* largest id and cost of a narrow list */
+#define PARSA_CL_COST8_MAX 254u    /* largest cost of a cost8 list */
 
 struct parsa_costlist {
 	uint32_t n;        /* capacity in items: ids 0..n-1 */
@@ -48,6 +52,7 @@ struct parsa_costlist {
 	uint32_t live;     /* items currently in the list */
 	uint32_t min;      /* no non-empty bucket below this */
 	int narrow;        /* 1: the arrays below hold uint16_t, else uint32_t */
+	int cost8;         /* narrow and cost holds uint8_t */
 	void *cost;        /* cost[u], or OUT */
 	void *prev;        /* prev[u] in its bucket, or NIL */
 	void *next;        /* next[u] in its bucket, or NIL */
@@ -72,6 +77,11 @@ static inline uint32_t parsa_costlist_at(const struct parsa_costlist *cl,
 static inline uint32_t parsa_costlist_cost(const struct parsa_costlist *cl,
 					   uint32_t u)
 {
+	if (cl->cost8) {
+		uint8_t x = ((const uint8_t *)cl->cost)[u];
+
+		return x == 0xFF ? UINT32_MAX : x;
+	}
 	return parsa_costlist_at(cl, cl->cost, u);
 }
 
@@ -107,7 +117,9 @@ static inline uint32_t parsa_costlist_front(const struct parsa_costlist *cl,
 static inline void parsa_costlist_stage(struct parsa_costlist *cl, uint32_t u,
 					uint32_t c)
 {
-	if (cl->narrow)
+	if (cl->cost8)
+		((uint8_t *)cl->cost)[u] = (uint8_t)c;
+	else if (cl->narrow)
 		((uint16_t *)cl->cost)[u] = (uint16_t)c;
 	else
 		((uint32_t *)cl->cost)[u] = c;

@@ -198,6 +198,7 @@ static void run_sequence(uint64_t seed)
 		max_cost = PARSA_CL_NARROW_MAX + 1 + max_cost;
 	REQUIRE(parsa_costlist_init(&cl, cap, max_cost, NULL) == 0);
 	CHECK_INT(cl.narrow, ==, seed % 8 != 0);
+	CHECK_INT(cl.cost8, ==, seed % 8 != 0); /* max_cost < 40 */
 	random_build(&cl, &o, &r, (uint32_t)parsa_rng_below(&r, cap + 1),
 		     max_cost);
 	for (int step = 0; step < 600 && !harness_cur_failed; step++) {
@@ -218,6 +219,8 @@ static void run_sequence(uint64_t seed)
 				cap = MAXN;
 			if (parsa_rng_below(&r, 6) == 0) /* widen, content kept */
 				max_cost += PARSA_CL_NARROW_MAX;
+			else if (parsa_rng_below(&r, 4) == 0) /* 16-bit costs */
+				max_cost += PARSA_CL_COST8_MAX;
 			CHECK(parsa_costlist_reserve(&cl, cap, max_cost, NULL) == 0);
 		} else {
 			random_build(&cl, &o, &r,
@@ -350,6 +353,44 @@ static void test_widen_keeps_content(void)
 	parsa_costlist_release(&b);
 }
 
+/* 8-bit costs widened to 16 bits by reserve(max_cost > 254) keep every
+ * cost, OUT and the tie order; the list stays narrow and takes costs past
+ * 254 from then on. */
+static void test_widen_cost8(void)
+{
+	struct parsa_costlist a, b;
+	uint32_t costs[12] = {3, 1, 2, 1, 254, 0, 1, 0, 2, 2, 3, 1};
+
+	REQUIRE(parsa_costlist_init(&a, 12, PARSA_CL_COST8_MAX, NULL) == 0);
+	REQUIRE(parsa_costlist_init(&b, 12, PARSA_CL_COST8_MAX, NULL) == 0);
+	CHECK(a.cost8 && b.cost8);
+	parsa_costlist_build(&a, costs, 12);
+	parsa_costlist_build(&b, costs, 12);
+	CHECK_INT(parsa_costlist_cost(&a, 4), ==, 254);
+	for (uint32_t u = 0; u < 12; u += 3) {
+		parsa_costlist_decrement(&a, u);
+		parsa_costlist_decrement(&b, u);
+	}
+	parsa_costlist_remove(&a, 2);
+	parsa_costlist_remove(&b, 2);
+	REQUIRE(parsa_costlist_reserve(&b, 12, 1000, NULL) == 0);
+	CHECK(a.cost8 && !b.cost8 && b.narrow);
+	CHECK(!parsa_costlist_in(&b, 2));
+	check_links(&b);
+	for (uint32_t u = 0; u < 12; u++)
+		CHECK_INT(parsa_costlist_cost(&b, u), ==,
+			  parsa_costlist_cost(&a, u));
+	for (int j = 0; j < 11; j++)
+		CHECK_INT(parsa_costlist_take_min(&b), ==,
+			  parsa_costlist_take_min(&a));
+	CHECK_INT(parsa_costlist_take_min(&b), ==, PARSA_CL_NIL);
+	costs[4] = 1000;
+	parsa_costlist_build(&b, costs, 12);
+	CHECK_INT(parsa_costlist_cost(&b, 4), ==, 1000);
+	parsa_costlist_release(&a);
+	parsa_costlist_release(&b);
+}
+
 /* A wide list over more than 65535 items: build, decrement, take. */
 static void test_wide_many_items(void)
 {
@@ -393,6 +434,7 @@ int main(void)
 	RUN(test_reserve_keeps_content);
 	RUN(test_zero_capacity);
 	RUN(test_widen_keeps_content);
+	RUN(test_widen_cost8);
 	RUN(test_wide_many_items);
 	RUN(test_oracle_random);
 	return harness_done();
