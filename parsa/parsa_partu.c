@@ -39,8 +39,10 @@ struct parsa_partu_ctx {
 	uint64_t feat_cap;         /* local features tptr/tlen hold */
 	uint64_t *tptr;            /* transpose: first row slot of feature l */
 	uint32_t *tlen;            /* transpose: live rows of feature l */
-	uint64_t nnz_cap;          /* entries trow holds */
-	uint32_t *trow;            /* transpose: block rows per feature */
+	uint64_t trow_bytes;       /* bytes trow holds */
+	void *trow;                /* transpose: block rows per feature,
+				      uint16_t when trow16 */
+	int trow16;                /* the block has at most 65536 rows */
 	uint8_t *done;             /* rows_cap: block row already assigned */
 	uint64_t *ov;              /* rows_cap: Σ_i |N(r) ∩ S_i| (seeding) */
 	/* the block in progress (parsa_partu_block_begin .. _run) */
@@ -651,18 +653,24 @@ static int reserve_transpose(struct parsa_partu_ctx *ctx,
 		ctx->tlen = q;
 		ctx->feat_cap = nf;
 	}
-	if (nnz > ctx->nnz_cap || !ctx->trow) {
-		uint32_t *p = nnz <= SIZE_MAX / sizeof(*p)
-				      ? realloc(ctx->trow,
-						(size_t)(nnz ? nnz : 1) * sizeof(*p))
-				      : NULL;
+	/* a block of up to 65536 rows numbers them in 16 bits (the default
+	 * blocks have at most PARSA_AUTO_BLOCK_ROWS) */
+	ctx->trow16 = g->n_rows <= 65536;
+	{
+		size_t w = ctx->trow16 ? sizeof(uint16_t) : sizeof(uint32_t);
+		uint64_t bytes = (nnz ? nnz : 1) * w;
+		void *p;
 
+		if (bytes <= ctx->trow_bytes && ctx->trow)
+			return 0;
+		p = nnz <= SIZE_MAX / w ? realloc(ctx->trow, (size_t)bytes)
+					: NULL;
 		if (!p)
 			return parsa_fail(err, PARSA_ENOMEM,
 					  "out of memory for %llu block nonzeros",
 					  (unsigned long long)nnz);
 		ctx->trow = p;
-		ctx->nnz_cap = nnz;
+		ctx->trow_bytes = bytes;
 	}
 	return 0;
 }
@@ -694,8 +702,12 @@ static void build_transpose(struct parsa_partu_ctx *ctx,
 	for (uint32_t r = 0; r < g->n_rows; r++)
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
 			uint32_t l = g->col[e];
+			uint64_t at = ctx->tptr[l] + ctx->tlen[l]++;
 
-			ctx->trow[ctx->tptr[l] + ctx->tlen[l]++] = r;
+			if (ctx->trow16)
+				((uint16_t *)ctx->trow)[at] = (uint16_t)r;
+			else
+				((uint32_t *)ctx->trow)[at] = r;
 		}
 }
 
@@ -910,21 +922,30 @@ static uint64_t paced_cap(const struct parsa_balance *bal, uint64_t blk_cap,
 
 /* cost_i -= 1 for the live block rows using local feature l (compacting
  * its transpose list to the live rows).  Returns the decrements made. */
+#define TOUCH_BODY(T)                                                        \
+	do {                                                                 \
+		T *rows = (T *)ctx->trow + ctx->tptr[l];                     \
+									     \
+		for (uint32_t t = 0; t < n; t++) {                           \
+			uint32_t w = rows[t];                                \
+									     \
+			if (ctx->done[w])                                    \
+				continue;                                    \
+			rows[m++] = (T)w;                                    \
+			ctx->ov[w]++;                                        \
+			parsa_costlist_decrement(cl, w);                     \
+		}                                                            \
+	} while (0)
+
 static uint32_t touch_feature(struct parsa_partu_ctx *ctx,
 			      struct parsa_costlist *cl, uint32_t l)
 {
-	uint32_t *rows = ctx->trow + ctx->tptr[l];
 	uint32_t n = ctx->tlen[l], m = 0;
 
-	for (uint32_t t = 0; t < n; t++) {
-		uint32_t w = rows[t];
-
-		if (ctx->done[w])
-			continue;
-		rows[m++] = w;
-		ctx->ov[w]++;
-		parsa_costlist_decrement(cl, w);
-	}
+	if (ctx->trow16)
+		TOUCH_BODY(uint16_t);
+	else
+		TOUCH_BODY(uint32_t);
 	ctx->tlen[l] = m;
 	return m;
 }
