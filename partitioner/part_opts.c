@@ -68,6 +68,10 @@ static json_t *rep_blocks(const struct part_run_opts *o,
 {
 	struct parsa_partu_opts pu = o->pu;
 
+	/* two levels: level 1's blocks (k1 parts; level 2's groups are
+	 * smaller) */
+	if (part_levels_k1(o) > 1)
+		pu.k = part_levels_k1(o);
 	pu.fit_bytes = f->fit_bytes;
 	return json_integer(f->blocks ? (json_int_t)f->blocks
 			    : parsa_partu_blocks(&pu, (uint32_t)f->examples));
