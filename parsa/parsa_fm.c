@@ -104,8 +104,11 @@ struct fm_scratch {
 
 /* A wish of the swap phase: u (in part from) would move to the full part
  * to with the given gain. */
+/* 12 bytes: parts fit 16 bits (the counts refuse k > 65536, so the
+ * sweeps never run there); a candidate without a target (rebalance) has
+ * gain INT32_MIN, which clamp32 never gives. */
 struct fm_cand {
-	uint32_t from, to;
+	uint16_t from, to;
 	int32_t gain;
 	uint32_t u;
 };
@@ -938,7 +941,8 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 			} else if (e->full.to != UINT32_MAX && f->swaps &&
 				   cand_room(f, nc)) {
 				f->cand[nc++] = (struct fm_cand){
-					f->part[u], e->full.to,
+					(uint16_t)f->part[u],
+					(uint16_t)e->full.to,
 					clamp32(e->full.gain), u };
 			}
 		}
@@ -977,8 +981,9 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 			*moves += (uint64_t)try_move(f, u, mv.to, NULL);
 		} else if (full.to != UINT32_MAX && f->swaps && !f->pmode &&
 			   cand_room(f, nc)) {
-			f->cand[nc++] = (struct fm_cand){ f->part[u], full.to,
-							  clamp32(full.gain), u };
+			f->cand[nc++] = (struct fm_cand){
+				(uint16_t)f->part[u], (uint16_t)full.to,
+				clamp32(full.gain), u };
 		}
 	}
 	if (nc)
@@ -1027,7 +1032,7 @@ static void rebalance(struct fm *f, uint64_t *moves)
 		if (!cand_room(f, nc))
 			break;
 		f->cand[nc++] = (struct fm_cand){
-			f->part[u], mv.to,
+			(uint16_t)f->part[u], (uint16_t)mv.to,
 			mv.to == UINT32_MAX ? INT32_MIN : clamp32(mv.gain), u };
 	}
 	if (nc == 0) {
@@ -1036,7 +1041,9 @@ static void rebalance(struct fm *f, uint64_t *moves)
 	}
 	cand_sort(f->cand, nc, cmp_gain);
 	for (uint32_t i = 0; i < nc; i++) {
-		uint32_t u = f->cand[i].u, a = f->part[u], b = f->cand[i].to;
+		uint32_t u = f->cand[i].u, a = f->part[u];
+		uint32_t b = f->cand[i].gain == INT32_MIN ? UINT32_MAX
+							   : f->cand[i].to;
 		struct fm_move full;
 
 		if (f->size[a] <= f->cap)
@@ -1075,8 +1082,9 @@ static void mbalance(struct fm *f, uint64_t *moves)
 			mv = eval_move(f, u, &full);
 			if (mv.to == UINT32_MAX || !cand_room(f, nc))
 				continue;
-			f->cand[nc++] = (struct fm_cand){ f->part[u], mv.to,
-							  clamp32(mv.gain), u };
+			f->cand[nc++] = (struct fm_cand){
+				(uint16_t)f->part[u], (uint16_t)mv.to,
+				clamp32(mv.gain), u };
 		}
 		if (nc == 0)
 			break;
