@@ -225,7 +225,8 @@ static int job_init(struct job *jb, const struct part_dataset *ds,
 
 /*
  * The parts that depend on the layout (known once the transport runs; the
- * same on every rank).  The split: parsa_partu_blocks' blocks, and with
+ * same on every rank).  The split: parsa_partu_blocks' blocks (sized to
+ * the dataset as in part_run), and with
  * the automatic count and W > 1 workers rounded up to a multiple of W, so
  * that every worker partitions as many blocks (one worker: exactly the
  * sequential split).
@@ -234,13 +235,15 @@ static int job_layout(struct job *jb, const struct ps_layout *l,
 		      struct parsa_err *err)
 {
 	const struct part_run_opts *o = jb->o;
+	struct parsa_partu_opts pu = o->pu;
 	uint32_t n = jb->ds->g.n_rows;
 	uint64_t b;
 	double f;
 	int rc;
 
 	jb->W = l->num_workers;
-	b = parsa_partu_blocks(&o->pu, n);
+	part_run_fit(&pu, jb->ds); /* as the sequential run */
+	b = parsa_partu_blocks(&pu, n);
 	if (o->pu.blocks == 0 && jb->W > 1 && b % jb->W)
 		b += jb->W - b % jb->W;
 	jb->b = (uint32_t)(b < n ? b : n);

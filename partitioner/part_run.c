@@ -141,6 +141,12 @@ void part_result_release(struct part_result *r)
 	part_result_init(r);
 }
 
+void part_run_fit(struct parsa_partu_opts *pu, const struct part_dataset *ds)
+{
+	if (pu->fit_bytes == 0)
+		pu->fit_bytes = part_dataset_csr_bytes(ds);
+}
+
 /* The automatic block count without fit_bytes (what the lanes follow). */
 static uint32_t unfit_blocks(const struct parsa_partu_opts *pu, uint32_t n)
 {
@@ -287,6 +293,7 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 
 	pu.progress = NULL;
 	pu.init_blocks = 0;
+	part_run_fit(&pu, ds);
 	for (uint32_t t = 0; rc == 0 && t < o->restream && !parsa_stop_due(stop);
 	     t++) {
 		uint64_t before = parsa_connectivity(used);
@@ -1524,7 +1531,7 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *opts,
 	double t0;
 	int rc;
 
-	fit.pu.fit_bytes = part_dataset_csr_bytes(ds);
+	part_run_fit(&fit.pu, ds);
 
 	if (o->pu.k < 1)
 		return parsa_fail(err, PARSA_EINVAL, "k must be at least 1");

@@ -246,6 +246,12 @@ struct part_result {
 void part_result_init(struct part_result *r);
 void part_result_release(struct part_result *r);
 
+/* Algorithm 13's automatic blocks sized to ds (pu->fit_bytes = its CSR
+ * bytes, parsa_partu_blocks) unless pu says already what to fit them to
+ * (level 2 of a two-level run: the whole dataset, not the group).  Every
+ * in-memory run (sequential, lanes, workers, restreaming) splits so. */
+void part_run_fit(struct parsa_partu_opts *pu, const struct part_dataset *ds);
+
 /* Run the job.  r must be initialised; it is filled on success. */
 int part_run(const struct part_dataset *ds, const struct part_run_opts *o,
 	     struct part_result *r, struct parsa_err *err);
