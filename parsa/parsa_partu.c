@@ -68,7 +68,7 @@ uint32_t parsa_partu_fit_rows(uint32_t k, uint64_t fit_bytes)
 {
 	uint64_t r;
 
-	if (fit_bytes == 0)
+	if (fit_bytes < PARSA_FIT_MIN_BYTES)
 		return PARSA_AUTO_BLOCK_ROWS;
 	r = fit_bytes / ((uint64_t)(k ? k : 1) * 6 * PARSA_FIT_SHARE);
 	if (r < PARSA_FIT_MIN_ROWS)

@@ -86,14 +86,20 @@ void parsa_partu_opts_default(struct parsa_partu_opts *o);
  * rows: at 10M nonzeros and k = 64 blocks of 7.4k rows instead of 31k (1/4
  * the scratch; M_max, T_max, T_sum within 0.2% over three seeds); from
  * 100M nonzeros at k <= 64 the limit is above PARSA_AUTO_BLOCK_ROWS and
- * nothing changes.
+ * nothing changes; below PARSA_FIT_MIN_BYTES neither.
  */
 #define PARSA_FIT_SHARE 16
 #define PARSA_FIT_MIN_ROWS 4096
+/* ... and only for datasets of at least this size (32 MiB of CSR): below,
+ * a block's lists are a few MiB whatever the split, and the default
+ * blocks give the better placements (the default on soc-Slashdot0902
+ * adjacency, 0.9M nonzeros, k=64: M_max 7,975 against 9,754 in 21 fitted
+ * blocks; T_sum +2% on gowalla k=64 and email-Enron k=16). */
+#define PARSA_FIT_MIN_BYTES ((uint64_t)32 << 20)
 
 /* The largest automatic block for k partitions and a dataset of
- * fit_bytes (0: PARSA_AUTO_BLOCK_ROWS), in PARSA_FIT_MIN_ROWS ..
- * PARSA_AUTO_BLOCK_ROWS. */
+ * fit_bytes (0 or under PARSA_FIT_MIN_BYTES: PARSA_AUTO_BLOCK_ROWS), in
+ * PARSA_FIT_MIN_ROWS .. PARSA_AUTO_BLOCK_ROWS. */
 uint32_t parsa_partu_fit_rows(uint32_t k, uint64_t fit_bytes);
 
 /* The number of blocks a run on n examples uses: o->blocks, or the automatic

@@ -171,7 +171,8 @@ const struct part_opt part_opts_table[] = {
 		 "auto = max(" STR(PARSA_AUTO_MIN_BLOCKS) ", ceil(|U| / R)), R = "
 		 STR(PARSA_AUTO_BLOCK_ROWS) ", or fewer\n"
 		 "rows (at least " STR(PARSA_FIT_MIN_ROWS) ") so a block's k cost lists\n"
-		 "stay within 1/" STR(PARSA_FIT_SHARE) " of the dataset's CSR)"},
+		 "stay within 1/" STR(PARSA_FIT_SHARE) " of the dataset's CSR, from\n"
+		 "32 MiB of CSR)"},
 	{.name = "init-blocks", .key = "init_blocks", .where = P | H,
 	 .type = PART_OPT_UINT, AT(run.pu.init_blocks), .lo = 0,
 	 .hi = UINT32_MAX, .arg = "A", .report_when = PART_REP_PARSA,

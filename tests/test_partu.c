@@ -199,8 +199,12 @@ static void test_fit_rows(void)
 
 	parsa_partu_opts_default(&o);
 	CHECK_INT(parsa_partu_fit_rows(64, 0), ==, PARSA_AUTO_BLOCK_ROWS);
-	CHECK_INT(parsa_partu_fit_rows(64, 1), ==, PARSA_FIT_MIN_ROWS);
-	CHECK_INT(parsa_partu_fit_rows(0, 1), ==, PARSA_FIT_MIN_ROWS);
+	/* small data keeps the default blocks */
+	CHECK_INT(parsa_partu_fit_rows(64, 1), ==, PARSA_AUTO_BLOCK_ROWS);
+	CHECK_INT(parsa_partu_fit_rows(64, PARSA_FIT_MIN_BYTES - 1), ==,
+		  PARSA_AUTO_BLOCK_ROWS);
+	CHECK_INT(parsa_partu_fit_rows(1024, PARSA_FIT_MIN_BYTES), ==,
+		  PARSA_FIT_MIN_ROWS);
 	CHECK_INT(parsa_partu_fit_rows(64, UINT64_MAX), ==,
 		  PARSA_AUTO_BLOCK_ROWS);
 	/* the rule at the 10M set: 7,421 rows at k = 64, 68 blocks */
@@ -215,14 +219,19 @@ static void test_fit_rows(void)
 	o.fit_bytes = 456000000;
 	CHECK_INT(parsa_partu_blocks(&o, 5000000), ==,
 		  (5000000 + PARSA_AUTO_BLOCK_ROWS - 1) / PARSA_AUTO_BLOCK_ROWS);
-	/* small data: blocks of PARSA_FIT_MIN_ROWS, never fewer than the
-	 * minimum count */
-	o.k = 16;
-	o.fit_bytes = 100000;
+	/* at the smallest fitted size and a large k: blocks of
+	 * PARSA_FIT_MIN_ROWS, never fewer than the minimum count */
+	o.k = 1024;
+	o.fit_bytes = PARSA_FIT_MIN_BYTES;
 	CHECK_INT(parsa_partu_blocks(&o, 1000), ==, PARSA_AUTO_MIN_BLOCKS);
 	CHECK_INT(parsa_partu_blocks(&o, 6 * PARSA_FIT_MIN_ROWS), ==,
 		  PARSA_AUTO_MIN_BLOCKS);
 	CHECK_INT(parsa_partu_blocks(&o, 6 * PARSA_FIT_MIN_ROWS + 1), ==, 7);
+	/* small data (a few MiB): the default blocks, as before the rule */
+	o.k = 16;
+	o.fit_bytes = 100000;
+	CHECK_INT(parsa_partu_blocks(&o, 200000), ==,
+		  (200000 + PARSA_AUTO_BLOCK_ROWS - 1) / PARSA_AUTO_BLOCK_ROWS);
 	/* an explicit count is kept */
 	o.blocks = 9;
 	CHECK_INT(parsa_partu_blocks(&o, 500000), ==, 9);

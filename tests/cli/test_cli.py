@@ -109,21 +109,32 @@ def test_options_rules_blocks():
 
 @test
 def test_blocks_fit_to_data():
-    # the automatic blocks are sized to the dataset (parsa_partu_fit_rows):
-    # a block's k cost lists within 1/16 of memory.csr_bytes, at least
-    # 4096 rows; 30,000 small examples at k=4 make 8 blocks of <= 4096
-    # rows (not 6 of 5,000), the report says so, the run uses them (the
-    # placement of --blocks 8), and the lanes stay those of 6 blocks (1)
+    # the automatic blocks are sized to the dataset (parsa_partu_fit_rows)
+    # from 32 MiB of CSR: a block's k cost lists within 1/16 of
+    # memory.csr_bytes, at least 4096 rows.  8M nonzeros (about 36 MB of
+    # CSR) at k=64: floor(csr / (64 * 96)) rows a block; the report says
+    # so, the run uses them (the placement of that --blocks), and the
+    # lanes stay those of the default blocks (2 from 491,521 examples: 1
+    # here).  A small set keeps the default blocks (6 at least).
     f = tmp("fit.svm")
-    run("gen", "--examples", 30000, "--features", 2000, "--avg-nnz", 4,
-        "--topics", 4, "--seed", 5, "--out", f, "-q")
-    auto, eight = tmp("fit-auto"), tmp("fit-8")
-    run("partition", f, "-k", 4, "--out", auto, "-q")
-    run("partition", f, "-k", 4, "--blocks", 8, "--out", eight, "-q")
-    rep = check_placement(auto, 4, n_examples=30000)
-    assert rep["memory"]["csr_bytes"] < 4 * 6 * 16 * 4096, rep["memory"]
-    assert rep["params"]["blocks"] == 8 and rep["params"]["lanes"] == 1, rep["params"]
-    assert read_lines(auto + ".examples") == read_lines(eight + ".examples")
+    run("gen", "--examples", 400000, "--features", 100000, "--avg-nnz", 20,
+        "--topics", 16, "--seed", 5, "--out", f, "-q")
+    auto = tmp("fit-auto")
+    run("partition", f, "-k", 64, "--out", auto, "-q")
+    rep = check_placement(auto, 64, n_examples=400000)
+    csr = rep["memory"]["csr_bytes"]
+    assert csr >= 32 << 20, rep["memory"]
+    rows = max(4096, csr // (64 * 96))
+    blocks = (400000 + rows - 1) // rows
+    assert rep["params"]["blocks"] == blocks and rep["params"]["lanes"] == 1, \
+        (rep["params"], blocks)
+    given = tmp("fit-given")
+    # (an explicit count of 16 blocks or more would also bring lanes)
+    run("partition", f, "-k", 64, "--blocks", blocks, "--lanes", 1, "--out", given, "-q")
+    assert read_lines(auto + ".examples") == read_lines(given + ".examples")
+    small = tmp("fit-small")
+    run("partition", "data/a9a-sample.svm.gz", "-k", 64, "--out", small, "-q")
+    assert json.load(open(small + ".json"))["params"]["blocks"] == 6
 
 
 @test
