@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "base_cmp.h"
-#include "base_huge.h"
 #include "part_hash.h"
 #include "part_io.h"
 #include "part_pool.h"
@@ -280,9 +279,6 @@ struct pr_chunk {
 	size_t keys_cap;
 	uint32_t *xl;            /* keys' global compact ids (merge) */
 	size_t xl_cap;
-	int looked;              /* xl holds the ids the global map had
-				  * when the chunk was parsed, UINT32_MAX
-				  * for the others (lookup_known) */
 	uint32_t *col;           /* rows' chunk-local ids, repeats dropped */
 	size_t ncol, col_cap;
 	uint32_t *rlen;          /* row lengths */
@@ -338,7 +334,6 @@ struct pr_ctx {
 	atomic_uint next;        /* the next chunk to take */
 	struct pr_worker *w;     /* one per task */
 	const struct parsa_graph *g;
-	const struct part_idmap *fmap; /* read only while chunks parse */
 };
 
 /* Character classes of the fast line parser, one table load a byte:
@@ -601,9 +596,6 @@ static int wmap_grow_dir(struct pr_worker *w, uint64_t key)
 	nd = realloc(w->dir, nc * sizeof(*nd));
 	if (!nd)
 		return PARSA_ENOMEM;
-	/* huge pages before the new part is first touched: the lookups are
-	 * random over the whole array (at 20M features 128 MiB) */
-	base_huge(nd, nc * sizeof(*nd));
 	memset(nd + w->dcap, 0, (nc - w->dcap) * sizeof(*nd));
 	w->dir = nd;
 	w->dcap = nc;
@@ -754,28 +746,6 @@ static int map_row(struct pr_worker *w, struct pr_chunk *c, int b, long k)
 }
 
 /*
- * Step 2's end for chunk c: the global ids of its keys the map already has
- * (from earlier batches; nothing writes the map while chunks are parsed),
- * UINT32_MAX for the others, so that the serial merge only inserts new
- * keys.  Out of memory: c->looked = 0 and the merge looks up every key.
- */
-static void lookup_known(const struct part_idmap *m, struct pr_chunk *c)
-{
-	c->looked = 0;
-	if (!m || grow_arr((void **)&c->xl, &c->xl_cap, c->nkeys,
-			   sizeof(uint32_t), 1024))
-		return;
-	for (uint32_t k = 0; k < c->nkeys; k++) {
-		/* the map's direct part, a few keys ahead */
-		if (k + 16 < c->nkeys && c->keys[k + 16] < m->dense_cap)
-			__builtin_prefetch(&m->dense[c->keys[k + 16]]);
-		if (!part_idmap_find(m, c->keys[k], &c->xl[k]))
-			c->xl[k] = UINT32_MAX;
-	}
-	c->looked = 1;
-}
-
-/*
  * The lines of chunk c.  A row is mapped after the next data line has been
  * parsed (its slots prefetched meanwhile: the lookups find them in cache).
  */
@@ -844,7 +814,6 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 		w->keys = k;
 		w->keys_cap = kc;
 	}
-	lookup_known(cx->fmap, c);
 }
 
 static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
@@ -1068,17 +1037,12 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 	uint64_t nnz = g->row_ptr ? g->row_ptr[g->n_rows] : 0;
 	int rc;
 
-	if (!c->looked &&
-	    grow_arr((void **)&c->xl, &c->xl_cap, c->nkeys, sizeof(uint32_t),
+	if (grow_arr((void **)&c->xl, &c->xl_cap, c->nkeys, sizeof(uint32_t),
 		     1024))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
-	/* the keys the map did not have when the chunk was parsed (all of
-	 * them without that lookup), in order: new ones get the next ids */
 	for (uint32_t k = 0; k < c->nkeys; k++) {
-		if (c->looked && c->xl[k] != UINT32_MAX)
-			continue;
-		if (!c->looked && k + 16 < c->nkeys &&
-		    c->keys[k + 16] < r->fmap.dense_cap)
+		/* the map's direct part, a few keys ahead */
+		if (k + 16 < c->nkeys && c->keys[k + 16] < r->fmap.dense_cap)
 			__builtin_prefetch(&r->fmap.dense[c->keys[k + 16]]);
 		rc = part_idmap_get(&r->fmap, c->keys[k], &c->xl[k], NULL,
 				    "features", err);
@@ -1198,7 +1162,6 @@ static int do_batch(struct pr_read *r, struct pr_batch *b,
 	cx.ch = r->ch;
 	cx.nch = n;
 	cx.w = r->w;
-	cx.fmap = &r->fmap;
 	atomic_init(&cx.next, 0u);
 	tasks = r->threads < n ? r->threads : n;
 	if (n)
