@@ -127,6 +127,10 @@ struct parsa_fm_opts {
 			      * its own scratch of O(k) */
 	parsa_fm_par_fn par; /* may be NULL: the tasks run in the caller */
 	void *par_arg;
+	const uint32_t *comm; /* parsa_ml only, borrowed, may be NULL: a
+			       * community per row of the original graph
+			       * (parsa_louvain.h); the coarsening then joins
+			       * only rows of one community */
 };
 
 struct parsa_fm_stats {

@@ -26,6 +26,7 @@ struct ml_level {
 	uint32_t *w;          /* g.n_rows weights (examples per cluster) */
 	uint32_t *part;       /* g.n_rows parts */
 	uint32_t *cmap;       /* finer level's n_rows: its cluster here */
+	uint32_t *key;        /* NULL, or g.n_rows communities (o->comm) */
 	uint64_t m_limit;     /* the refinement's M cap on this level */
 };
 
@@ -46,6 +47,7 @@ struct ml_match {
 			       * while unclustered) */
 	uint32_t *rw;         /* rw[root[x]]: the weight of x's cluster */
 	float *score;
+	int scratch;          /* across parts: the larger nets are rated */
 };
 
 static void level_release(struct ml_level *l)
@@ -54,6 +56,7 @@ static void level_release(struct ml_level *l)
 	free(l->w);
 	free(l->part);
 	free(l->cmap);
+	free(l->key);
 	memset(l, 0, sizeof(*l));
 }
 
@@ -159,15 +162,17 @@ out:
 	return rc;
 }
 
-/* The matching's scratch for g; part NULL: across parts (plain
- * transpose), else pins grouped by part. */
+/* The matching's scratch for g; grp NULL: across parts (plain
+ * transpose), else pins grouped by grp (the parts, the communities or
+ * both: group_labels); scratch: rate the nets up to ML_NET_MAX_SCRATCH. */
 static int match_init(struct ml_match *m, const struct parsa_graph *g,
-		      const uint32_t *w, const uint32_t *part,
+		      const uint32_t *w, const uint32_t *part, int scratch,
 		      struct parsa_rng *rng, struct parsa_err *err)
 {
 	size_t n = (size_t)g->n_rows + 1;
 
 	memset(m, 0, sizeof(*m));
+	m->scratch = scratch;
 	parsa_graph_init(&m->t);
 	m->order = malloc(n * sizeof(uint32_t));
 	m->mate = malloc(n * sizeof(uint32_t));
@@ -253,7 +258,7 @@ static uint32_t best_mate(struct ml_match *m, const struct parsa_graph *g,
 
 		/* in-part (m->seg): the small nets; from scratch, larger
 		 * ones too (measured: BENCHMARKS.md, recursive bisection) */
-		if (d < 2 || d > (m->seg ? ML_NET_MAX : ML_NET_MAX_SCRATCH))
+		if (d < 2 || d > (m->scratch ? ML_NET_MAX_SCRATCH : ML_NET_MAX))
 			continue;
 		if (budget < d)
 			break; /* scanned enough pins for u */
@@ -327,7 +332,8 @@ static uint32_t cluster(struct ml_match *m, const struct parsa_graph *g,
  */
 static int contract_vertices(struct ml_level *c, const struct parsa_graph *g,
 			     const uint32_t *w, const uint32_t *part,
-			     uint32_t nc, struct parsa_err *err)
+			     const uint32_t *key, uint32_t nc,
+			     struct parsa_err *err)
 {
 	c->w = calloc((size_t)nc + 1, sizeof(uint32_t));
 	c->part = calloc((size_t)nc + 1, sizeof(uint32_t));
@@ -337,6 +343,60 @@ static int contract_vertices(struct ml_level *c, const struct parsa_graph *g,
 		c->w[c->cmap[u]] += weight_of(w, u);
 		c->part[c->cmap[u]] = part ? part[u] : 0;
 	}
+	if (key) { /* (every cluster lies in one community) */
+		c->key = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+		if (!c->key)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory (coarsening)");
+		for (uint32_t u = 0; u < g->n_rows; u++)
+			c->key[c->cmap[u]] = key[u];
+	}
+	return 0;
+}
+
+/*
+ * out[u] = a dense id of the pair (a[u], b[u]) for u < n: rows share an
+ * id iff they share both.  0 or PARSA_ENOMEM.
+ */
+static int group_labels(uint32_t n, const uint32_t *a, const uint32_t *b,
+			uint32_t *out, struct parsa_err *err)
+{
+	uint32_t na = 0, nb = 0, id = 0, *pos, *ord, *stamp, *lab;
+
+	for (uint32_t u = 0; u < n; u++) {
+		na = a[u] >= na ? a[u] + 1 : na;
+		nb = b[u] >= nb ? b[u] + 1 : nb;
+	}
+	pos = calloc((size_t)na + 1, sizeof(uint32_t));
+	ord = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	stamp = calloc((size_t)nb + 1, sizeof(uint32_t));
+	lab = malloc(((size_t)nb + 1) * sizeof(uint32_t));
+	if (!pos || !ord || !stamp || !lab) {
+		free(pos);
+		free(ord);
+		free(stamp);
+		free(lab);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
+	}
+	for (uint32_t u = 0; u < n; u++)
+		pos[a[u] + 1]++;
+	for (uint32_t i = 0; i < na; i++)
+		pos[i + 1] += pos[i];
+	for (uint32_t u = 0; u < n; u++)
+		ord[pos[a[u]]++] = u; /* rows by a, increasing within */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t u = ord[i];
+
+		if (stamp[b[u]] != a[u] + 1) {
+			stamp[b[u]] = a[u] + 1;
+			lab[b[u]] = id++;
+		}
+		out[u] = lab[b[u]];
+	}
+	free(pos);
+	free(ord);
+	free(stamp);
+	free(lab);
 	return 0;
 }
 
@@ -395,28 +455,38 @@ static int contract_rows(struct ml_level *c, const struct parsa_graph *t,
 	return 0;
 }
 
-/* Coarsen the finer level (g, w, part) into c; *stopped = 1 (c left
- * empty) when stop came due during the clustering. */
+/* Coarsen the finer level (g, w, part, key: its communities or NULL)
+ * into c; *stopped = 1 (c left empty) when stop came due during the
+ * clustering. */
 static int coarsen(struct ml_level *c, const struct parsa_graph *g,
-		   const uint32_t *w, const uint32_t *part, uint32_t max_w,
-		   const struct parsa_stop *stop, struct parsa_rng *rng,
-		   int *stopped, struct parsa_err *err)
+		   const uint32_t *w, const uint32_t *part, const uint32_t *key,
+		   uint32_t max_w, const struct parsa_stop *stop,
+		   struct parsa_rng *rng, int *stopped, struct parsa_err *err)
 {
 	struct ml_match m;
-	uint32_t nc;
-	int rc;
+	uint32_t nc, *grp = NULL;
+	int rc = 0;
 
 	*stopped = 0;
 	parsa_graph_init(&c->g);
 	c->cmap = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!c->cmap)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (coarsening)");
-	rc = match_init(&m, g, w, part, rng, err);
+	if (part && key) { /* in-part and in-community */
+		grp = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+		rc = grp ? group_labels(g->n_rows, part, key, grp, err)
+			 : parsa_fail(err, PARSA_ENOMEM,
+				      "out of memory (coarsening)");
+	}
+	if (rc == 0)
+		rc = match_init(&m, g, w, grp ? grp : part ? part : key, !part,
+				rng, err);
+	free(grp);
 	if (rc == 0) {
 		nc = cluster(&m, g, w, max_w, stop, c->cmap);
 		*stopped = nc == UINT32_MAX;
 		if (!*stopped)
-			rc = contract_vertices(c, g, w, part, nc, err);
+			rc = contract_vertices(c, g, w, part, key, nc, err);
 		if (rc == 0 && !*stopped)
 			rc = contract_rows(c, &m.t, nc, err);
 		match_release(&m);
@@ -489,7 +559,7 @@ static int refine_level(struct ml_level *l, uint32_t k,
  */
 static int build_levels(struct ml_level *lv, uint32_t *nl,
 			const struct parsa_graph *g, const uint32_t *part,
-			uint32_t max_levels, uint32_t min_rows, uint32_t max_w,
+			const uint32_t *key, uint32_t max_levels, uint32_t min_rows, uint32_t max_w,
 			const struct parsa_stop *stop, struct parsa_rng *rng,
 			struct parsa_err *err)
 {
@@ -502,18 +572,44 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 		const struct parsa_graph *fg = *nl ? &lv[*nl].g : g;
 		const uint32_t *fw = *nl ? lv[*nl].w : NULL;
 		const uint32_t *fp = *nl ? lv[*nl].part : part;
+		const uint32_t *fk = *nl ? lv[*nl].key : key;
 		int stopped;
 
 		if (fg->n_rows < min_rows || parsa_stop_due(stop))
 			break;
-		rc = coarsen(&lv[*nl + 1], fg, fw, fp, max_w, stop, rng,
+		rc = coarsen(&lv[*nl + 1], fg, fw, fp, fk, max_w, stop, rng,
 			     &stopped, err);
 		if (stopped)
 			break; /* the level was dropped */
+		if (rc == 0 && lv[*nl + 1].g.n_rows == fg->n_rows) {
+			level_release(&lv[*nl + 1]); /* nothing joined (each
+						      * row its own community) */
+			break;
+		}
 		++*nl;
 		if (rc == 0 && (uint64_t)lv[*nl].g.n_rows * 10 > (uint64_t)fg->n_rows * 9)
 			break; /* shrinks by less than 10%: this is the last */
 	}
+	return rc;
+}
+
+int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
+		     const uint32_t *comm, uint32_t max_w, uint64_t seed,
+		     uint32_t *cmap, uint32_t *nc, struct parsa_err *err)
+{
+	struct ml_level c;
+	struct parsa_rng rng;
+	int stopped, rc;
+
+	memset(&c, 0, sizeof(c));
+	parsa_rng_seed(&rng, seed);
+	rc = coarsen(&c, g, NULL, part, comm, max_w, NULL, &rng, &stopped,
+		     err);
+	if (rc == 0) {
+		memcpy(cmap, c.cmap, (size_t)g->n_rows * sizeof(uint32_t));
+		*nc = c.g.n_rows;
+	}
+	level_release(&c);
 	return rc;
 }
 
@@ -573,8 +669,8 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 	memset(lv, 0, sizeof(lv));
 	parsa_rng_seed(&rng, o->seed ^ 0x5851f42d4c957f2dULL);
 	s.conn_before = s.conn_mid = parsa_connectivity(used);
-	rc = build_levels(lv, &nl, g, part, max_levels, 8 * used->k, max_w,
-			  o->stop, &rng, err);
+	rc = build_levels(lv, &nl, g, part, o->comm, max_levels, 8 * used->k,
+			  max_w, o->stop, &rng, err);
 	for (uint32_t l = 1; l <= nl; l++)
 		lv[l].m_limit = o->m_limit;
 	if (rc == 0)
@@ -713,8 +809,8 @@ int parsa_ml_partition(const struct parsa_graph *g,
 	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
 	/* the coarsening is not cut short by o->stop: the starts must run
 	 * on the coarse graph they are sized for */
-	rc = build_levels(lv, &nl, g, NULL, max_levels, ML_COARSEST_PER_PART * k,
-			  max_w, NULL, &rng, err);
+	rc = build_levels(lv, &nl, g, NULL, o->comm, max_levels,
+			  ML_COARSEST_PER_PART * k, max_w, NULL, &rng, err);
 	/* coarse levels: connectivity and weight balance only (the coarsest
 	 * partition is not bound by m_limit); level 0 rebalances M */
 	for (uint32_t l = 1; l <= nl; l++)

@@ -14,8 +14,9 @@
  * max_weight.  parsa_ml_refine only joins vertices of the same part (the
  * partition is kept); parsa_ml_partition joins across parts.  A cluster's
  * features are the union of its members' and its weight their number of
- * examples.  Levels stop when a level shrinks by less than 10%, at the
- * size limit, or after max_levels.  Since N(cluster) is the union of its
+ * examples.  Levels stop when a level shrinks by less than 10% (one
+ * that joins nothing is dropped), at the size limit, or after
+ * max_levels.  Since N(cluster) is the union of its
  * members' features, every M_j and the connectivity are the same at every
  * level.
  *
@@ -28,6 +29,11 @@
  * move the single-example sweeps cannot find.  Every level keeps the
  * balance cap and m_limit and never raises the connectivity, so neither
  * does the cycle.
+ *
+ * With o->comm (parsa_fm.h: communities of the original rows, e.g. from
+ * parsa_louvain.h) a cluster also never spans two communities (the
+ * community-aware coarsening of KaHyPar): a level's community is its
+ * members' one.
  *
  * Memory: the coarse graphs (their nonzeros shrink level by level) and one
  * transpose per level during clustering and contraction (parsa_ml_refine:
@@ -66,6 +72,17 @@ int parsa_ml_refine(const struct parsa_graph *g, uint32_t *part,
 		    struct parsa_nbrset *used, const struct parsa_fm_opts *o,
 		    uint32_t max_levels, struct parsa_fm_stats *st,
 		    struct parsa_err *err);
+
+/*
+ * One level of the clustering above, alone (tests): cmap (g->n_rows)
+ * receives each row's cluster and *nc their number.  part NULL: across
+ * parts (the nets of parsa_ml_partition), else only rows of one part;
+ * comm (may be NULL, as o->comm of parsa_fm.h): only rows of one
+ * community.  Every cluster holds at most max_w rows.  0 or PARSA_ENOMEM.
+ */
+int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
+		     const uint32_t *comm, uint32_t max_w, uint64_t seed,
+		     uint32_t *cmap, uint32_t *nc, struct parsa_err *err);
 
 /* Clusters per part at which parsa_ml_partition stops coarsening. */
 #define ML_COARSEST_PER_PART 512 /* 64 before the recursive bisection */

@@ -249,6 +249,13 @@ const struct part_opt part_opts_table[] = {
 		 "(Algorithm 13 or recursive bisection on the\n"
 		 "coarsest graph) and keep it when it is better\n"
 		 "(default {})"},
+	{.name = "ml-communities", .key = "ml_communities", .where = P,
+	 .type = PART_OPT_ONOFF, AT(run.ml_communities), .arg = "on|off",
+	 .report_when = PART_REP_PARSA,
+	 .help = "Parsa: the coarsening of the V-cycles and of the\n"
+		 "multilevel partition joins only examples of one\n"
+		 "community (Louvain on the star expansion)\n"
+		 "(default {})"},
 	{.name = "threads", .key = "threads", .where = P | H | E,
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",

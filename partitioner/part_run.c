@@ -14,6 +14,7 @@
 #include "parsa_flow.h"
 #include "parsa_fm.h"
 #include "parsa_kfm.h"
+#include "parsa_louvain.h"
 #include "parsa_ml.h"
 #include "parsa_pcap.h"
 #include "parsa_refine.h"
@@ -975,6 +976,34 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 }
 
 /*
+ * The communities that restrict the coarsening of the V-cycles and of
+ * the multilevel candidate (--ml-communities): Louvain on the star
+ * expansion of g (parsa_louvain.h), seeded by o->pu.seed; *comm
+ * receives g->n_rows ids (the caller frees it).
+ */
+static int communities(const struct parsa_graph *g,
+		       const struct part_run_opts *o,
+		       const struct parsa_stop *stop, uint32_t **comm,
+		       struct parsa_err *err)
+{
+	struct parsa_louvain_opts lo;
+	int rc;
+
+	parsa_louvain_opts_default(&lo);
+	lo.seed = o->pu.seed;
+	lo.stop = stop;
+	*comm = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	if (!*comm)
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (communities)");
+	rc = parsa_louvain_star(g, &lo, *comm, NULL, err);
+	if (rc) {
+		free(*comm);
+		*comm = NULL;
+	}
+	return rc;
+}
+
+/*
  * Phases 2-3 of part_run.h and the guard, on r->part/used (the step-1
  * result, whose Algorithm 11 placement is already in r->owner).  t0 and
  * m0 are the guard's bounds: the step-1 T_max and M_max, loosened by
@@ -1013,14 +1042,20 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	struct scratch_task sx = { ds, { 0 }, { 0 }, 0 };
 	struct rpace pace;
 	int rev0 = r->guard_reverted; /* a slack's second round counts on */
+	uint32_t *comm = NULL;
 	/* (the V-cycle chains start from step 1's sets) */
 	int rc = o->ml_levels ? cand_save(&step1, g, r->part, r->owner, used,
 					  t0, m0, err)
 			      : cand_save_parts(&step1, g, r->part, r->k, t0,
 						m0, err);
 
-	if (rc)
+	if (rc == 0 && o->ml_communities && (o->ml_levels || o->ml_scratch))
+		rc = communities(g, o, stop, &comm, err);
+	if (rc) {
+		cand_release(&step1);
 		return rc;
+	}
+	fo.comm = comm;
 	rpace_init(&pace, o, round, rounds);
 
 	/* attempt 0: the options as given; if the guard rejects it, 1: plain
@@ -1085,6 +1120,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	rpace_to(&pace, pace.total);
 	pthread_mutex_destroy(&pace.mu);
 	cand_release(&step1);
+	free(comm);
 	return rc;
 }
 
