@@ -581,7 +581,7 @@ static int build_levels(struct ml_level *lv, uint32_t *nl,
 			     &stopped, err);
 		if (stopped)
 			break; /* the level was dropped */
-		if (rc == 0 && lv[*nl + 1].g.n_rows == fg->n_rows) {
+		if (rc == 0 && fk && lv[*nl + 1].g.n_rows == fg->n_rows) {
 			level_release(&lv[*nl + 1]); /* nothing joined (each
 						      * row its own community) */
 			break;

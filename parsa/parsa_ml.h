@@ -14,8 +14,8 @@
  * max_weight.  parsa_ml_refine only joins vertices of the same part (the
  * partition is kept); parsa_ml_partition joins across parts.  A cluster's
  * features are the union of its members' and its weight their number of
- * examples.  Levels stop when a level shrinks by less than 10% (one
- * that joins nothing is dropped), at the size limit, or after
+ * examples.  Levels stop when a level shrinks by less than 10% (with
+ * communities, one that joins nothing is dropped), at the size limit, or after
  * max_levels.  Since N(cluster) is the union of its
  * members' features, every M_j and the connectivity are the same at every
  * level.
