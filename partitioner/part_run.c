@@ -1011,12 +1011,14 @@ static int communities(const struct parsa_graph *g,
  * to is whatever r holds on entry (the strict round's result in the
  * second round of a slack).  round/rounds: for the progress steps.
  * stop (may be NULL) cuts the phases short (parsa_stop.h); the guard
- * and Algorithm 11 still run.
+ * and Algorithm 11 still run.  comm (may be NULL): the communities of
+ * --ml-communities (communities()).
  */
 static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 		   const struct parsa_stop *stop, struct part_result *r,
 		   struct parsa_nbrset *used, uint64_t t0, uint64_t m0,
-		   unsigned round, unsigned rounds, struct parsa_err *err)
+		   unsigned round, unsigned rounds, const uint32_t *comm,
+		   struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
 	uint64_t cap = parsa_balance_cap(g->n_rows, r->k, o->pu.imbalance);
@@ -1042,19 +1044,14 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	struct scratch_task sx = { ds, { 0 }, { 0 }, 0 };
 	struct rpace pace;
 	int rev0 = r->guard_reverted; /* a slack's second round counts on */
-	uint32_t *comm = NULL;
 	/* (the V-cycle chains start from step 1's sets) */
 	int rc = o->ml_levels ? cand_save(&step1, g, r->part, r->owner, used,
 					  t0, m0, err)
 			      : cand_save_parts(&step1, g, r->part, r->k, t0,
 						m0, err);
 
-	if (rc == 0 && o->ml_communities && (o->ml_levels || o->ml_scratch))
-		rc = communities(g, o, stop, &comm, err);
-	if (rc) {
-		cand_release(&step1);
+	if (rc)
 		return rc;
-	}
 	fo.comm = comm;
 	rpace_init(&pace, o, round, rounds);
 
@@ -1120,7 +1117,6 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	rpace_to(&pace, pace.total);
 	pthread_mutex_destroy(&pace.mu);
 	cand_release(&step1);
-	free(comm);
 	return rc;
 }
 
@@ -1205,7 +1201,8 @@ static int tmax_candidates(const struct part_dataset *ds,
 			   const struct part_run_opts *o,
 			   const struct parsa_stop *stop, struct part_result *r,
 			   struct parsa_nbrset *used, uint64_t m0, uint64_t tb,
-			   uint64_t mb, struct parsa_err *err)
+			   uint64_t mb, const uint32_t *comm,
+			   struct parsa_err *err)
 {
 	const struct parsa_graph *g = &ds->g;
 	int given = o->max_memory.v != 0 || o->guard_slack > 1.0;
@@ -1235,7 +1232,8 @@ static int tmax_candidates(const struct part_dataset *ds,
 		uint64_t mi = given ? mb : guard_bound(m0, tmax_factors[i]);
 
 		cand_take(&strict, g, r, used);
-		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, err);
+		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, comm,
+			     err);
 		if (rc == 0)
 			rc = run_tmax(ds, o, stop, r, used, mi, 0, err);
 		if (rc == 0 && tmax_better(&r->tmax_stats, &bst)) {
@@ -1321,6 +1319,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	uint64_t t0 = 0, m0 = 0, tb, mb;
 	unsigned rounds;
 	double ts, tv;
+	uint32_t *comm = NULL; /* --ml-communities: once for every round */
 	int rc;
 
 	r->bound_tmax = r->bound_mmax = UINT64_MAX; /* until phases 2-3 run */
@@ -1370,15 +1369,19 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 				    : tb > t0 || mb > m0 ? 2 : 1;
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
-		rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds, err);
+		if (o->ml_communities && (o->ml_levels || o->ml_scratch))
+			rc = communities(&ds->g, o, &st, &comm, err);
+		if (rc == 0)
+			rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds,
+				     comm, err);
 		if (rc == 0 && tmax_on(o))
 			rc = tmax_candidates(ds, o, &st, r, &used, m0, tb, mb,
-					     err);
+					     comm, err);
 		else if (rc == 0 && rounds == 2 && !parsa_stop_due(&st)) {
 			r->bound_tmax = tb;
 			r->bound_mmax = mb;
 			rc = improve(ds, o, &st, r, &used, tb, mb, 1, rounds,
-				     err);
+				     comm, err);
 		}
 		r->t_refine += part_now() - ts;
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
@@ -1390,6 +1393,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 			      PART_TMAX_KICKS, err);
 		r->t_refine += r->t_tmax;
 	}
+	free(comm);
 	parsa_nbrset_release(&used);
 	return rc;
 }

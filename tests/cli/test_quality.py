@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
 refinement options (--refine-passes, --fm-passes, --flow-passes, --restream, --ml-levels,
---ml-cycles, --ml-chains, --multilevel, --param-imbalance, --time-limit,
+--ml-cycles, --ml-chains, --multilevel, --ml-communities, --param-imbalance, --time-limit,
 --guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
 import math
 import os
@@ -392,6 +392,39 @@ def test_flow_passes_keep_the_guard_lower_tsum_and_repeat():
                 assert m["T_max"] <= fast["metrics"]["T_max"], f
                 assert m["M_max"] <= fast["metrics"]["M_max"], f
             assert m["imbalance"] <= 1.03 + 1e-9
+
+
+@test
+def test_ml_communities_same_for_every_thread_count_and_time_limit():
+    # --ml-communities on (Louvain communities restrict the coarsening of
+    # the V-cycles and of the multilevel candidate): a valid placement
+    # eval agrees with, in the report's params, the same for 1, 2 and 3
+    # threads; under a time limit too short for any refinement it is
+    # still valid, cut and no worse than fast
+    for f, k, extra in (("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
+                        ("reuters-sample.svm.gz", 8, [])):
+        data = "data/" + f
+        base = None
+        for t in (1, 2, 3):
+            prefix = tmp("cm-%d" % t)
+            rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
+                       "--ml-communities", "on", "--threads", t, *extra)
+            assert rep["params"]["ml_communities"] is True, rep["params"]
+            got = [read_lines(prefix + e) for e in (".examples", ".features")]
+            if base is None:
+                base = got
+                check_placement(prefix, k)
+                eval_agrees(data, prefix, rep, extra)
+                assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
+            else:
+                assert got == base, (f, t)
+        fast = part(data, k, tmp("cm-f"), "--quality", "fast", *extra)
+        prefix = tmp("cm-tl")
+        rep = part(data, k, prefix, "--quality", "best", "--ml-communities", "on",
+                   "--time-limit", "0.000001", *extra)
+        check_placement(prefix, k)
+        assert rep["refine"]["time_limited"] is True, rep["refine"]
+        assert rep["metrics"]["T_sum"] <= fast["metrics"]["T_sum"]
 
 
 @test
