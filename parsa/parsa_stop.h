@@ -10,7 +10,9 @@
  * level's refinement, before every start but the first of each recursive
  * bisection (parsa_rb) and before each of its FM passes, before each pair
  * of parts of the flow refinement (parsa_flow) and every PARSA_STOP_POPS
- * augmenting paths of its max flow.  A phase that finds the stop due ends with a valid
+ * augmenting paths of its max flow, before every local-moving pass of the
+ * Louvain communities (parsa_louvain) and every PARSA_STOP_POPS nodes of
+ * one.  A phase that finds the stop due ends with a valid
  * placement (a sweep's moves so far kept, each being exact; a pass rolled
  * back to its best prefix; a level cut in its clustering dropped, the
  * levels built still projected down without refinement),
