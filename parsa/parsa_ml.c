@@ -790,35 +790,93 @@ static int two_starts(struct ml_level *lv, uint32_t nl,
 	return rc;
 }
 
+/*
+ * parsa_ml_partition's body: coarsen (restricted to comm, may be NULL)
+ * down to per_part clusters per part, the two starts, refined back.
+ */
+static int partition_at(const struct parsa_graph *g,
+			const struct parsa_partu_opts *pu, uint32_t *part,
+			struct parsa_nbrset *used,
+			const struct parsa_fm_opts *o, const uint32_t *comm,
+			uint32_t max_levels, uint32_t per_part,
+			struct parsa_fm_stats *s, struct parsa_err *err)
+{
+	struct ml_level lv[ML_MAX_LEVELS + 1];
+	struct parsa_rng rng;
+	uint32_t nl = 0, k = used->k;
+	uint32_t max_w = (uint32_t)(o->cap / 16 > 2 ? o->cap / 16 : 2);
+	int rc;
+
+	memset(lv, 0, sizeof(lv));
+	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
+	/* the coarsening is not cut short by o->stop: the starts must run
+	 * on the coarse graph they are sized for */
+	rc = build_levels(lv, &nl, g, NULL, comm, max_levels, per_part * k,
+			  max_w, NULL, &rng, err);
+	/* coarse levels: connectivity and weight balance only (the coarsest
+	 * partition is not bound by m_limit); level 0 rebalances M */
+	for (uint32_t l = 1; l <= nl; l++)
+		lv[l].m_limit = UINT64_MAX;
+	if (rc == 0)
+		rc = two_starts(lv, nl, g, pu, part, used, o, s, err);
+	for (uint32_t l = 1; l <= nl; l++)
+		level_release(&lv[l]);
+	return rc;
+}
+
+/*
+ * The deeper start of o->comm: partition_at with the communities down to
+ * ML_COARSEST_DEEP per part; it replaces part/used/s when strictly
+ * better (better_result).
+ */
+static int deep_start(const struct parsa_graph *g,
+		      const struct parsa_partu_opts *pu, uint32_t *part,
+		      struct parsa_nbrset *used, const struct parsa_fm_opts *o,
+		      uint32_t max_levels, struct parsa_fm_stats *s,
+		      struct parsa_err *err)
+{
+	struct parsa_fm_opts fo = *o;
+	struct parsa_fm_stats s2 = { 0 };
+	struct parsa_nbrset u2 = { 0 };
+	uint32_t *p2 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	int rc = p2 ? parsa_nbrset_init(&u2, g->n_cols, used->k, err)
+		    : parsa_fail(err, PARSA_ENOMEM, "out of memory (multilevel)");
+
+	fo.comm = NULL; /* (the levels carry them) */
+	if (rc == 0)
+		rc = partition_at(g, pu, p2, &u2, &fo, o->comm, max_levels,
+				  ML_COARSEST_DEEP, &s2, err);
+	if (rc == 0 && !better_result(used, &u2, o->m_limit)) {
+		memcpy(part, p2, (size_t)g->n_rows * sizeof(uint32_t));
+		parsa_nbrset_copy(used, &u2);
+		*s = s2;
+	}
+	parsa_nbrset_release(&u2);
+	free(p2);
+	return rc;
+}
+
 int parsa_ml_partition(const struct parsa_graph *g,
 		       const struct parsa_partu_opts *pu, uint32_t *part,
 		       struct parsa_nbrset *used, const struct parsa_fm_opts *o,
 		       uint32_t max_levels, struct parsa_fm_stats *st,
 		       struct parsa_err *err)
 {
-	struct ml_level lv[ML_MAX_LEVELS + 1];
+	struct parsa_fm_opts fo = *o;
 	struct parsa_fm_stats s = { 0 };
-	struct parsa_rng rng;
-	uint32_t nl = 0, k = used->k;
-	uint32_t max_w = (uint32_t)(o->cap / 16 > 2 ? o->cap / 16 : 2);
+	uint32_t k = used->k;
 	int rc;
 
 	if (o->weight || pu->k != k)
 		return parsa_fail(err, PARSA_EINVAL, "multilevel: bad arguments");
-	memset(lv, 0, sizeof(lv));
-	parsa_rng_seed(&rng, o->seed ^ 0x2545f4914f6cdd1dULL);
-	/* the coarsening is not cut short by o->stop: the starts must run
-	 * on the coarse graph they are sized for */
-	rc = build_levels(lv, &nl, g, NULL, o->comm, max_levels,
-			  ML_COARSEST_PER_PART * k, max_w, NULL, &rng, err);
-	/* coarse levels: connectivity and weight balance only (the coarsest
-	 * partition is not bound by m_limit); level 0 rebalances M */
-	for (uint32_t l = 1; l <= nl; l++)
-		lv[l].m_limit = UINT64_MAX;
-	if (rc == 0)
-		rc = two_starts(lv, nl, g, pu, part, used, o, &s, err);
-	for (uint32_t l = 1; l <= nl; l++)
-		level_release(&lv[l]);
+	fo.comm = NULL;
+	rc = partition_at(g, pu, part, used, &fo, NULL, max_levels,
+			  ML_COARSEST_PER_PART, &s, err);
+	/* with communities, a deeper start too (when it can coarsen) */
+	if (rc == 0 && o->comm &&
+	    (uint64_t)g->n_rows > (uint64_t)ML_COARSEST_DEEP * k &&
+	    !parsa_stop_due(o->stop))
+		rc = deep_start(g, pu, part, used, o, max_levels, &s, err);
 	if (st)
 		*st = s;
 	return rc;

@@ -86,6 +86,8 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
 
 /* Clusters per part at which parsa_ml_partition stops coarsening. */
 #define ML_COARSEST_PER_PART 512 /* 64 before the recursive bisection */
+/* The same for its deeper start with communities (o->comm). */
+#define ML_COARSEST_DEEP 128
 /* Its recursive bisection (parsa_rb.h): tolerance per bisection, starts. */
 #define ML_RB_EPS 0.01
 #define ML_RB_TRIES 8
@@ -109,7 +111,13 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
  * output: N(U_i) of part) receive the result; every part is within o->cap.
  * o->m_limit still bounds the moves of the refinement, but the coarsest
  * partition is not bound by it, so M_max is not guaranteed: the caller
- * compares.  0, PARSA_ENOMEM or PARSA_EINVAL.
+ * compares.  With o->comm, that partition (coarsened without the
+ * communities) is followed by a second one coarsened with them down to
+ * ML_COARSEST_DEEP clusters per part (when g has more rows than that),
+ * kept when it is strictly better (the same order): community-aware
+ * coarsening goes deeper without joining across communities, and the
+ * flat start still wins where the coarse levels do not help (measured:
+ * BENCHMARKS.md).  0, PARSA_ENOMEM or PARSA_EINVAL.
  */
 int parsa_ml_partition(const struct parsa_graph *g,
 		       const struct parsa_partu_opts *pu, uint32_t *part,

@@ -660,6 +660,9 @@ static int vcycles(const struct parsa_graph *g, const struct part_run_opts *o,
 		struct parsa_fm_stats cs = { 0 };
 
 		co.seed = fo->seed + c;
+		co.comm = NULL; /* --ml-communities: the multilevel
+				 * candidate's deeper start only (measured:
+				 * in the V-cycles it was noise) */
 		rc = parsa_ml_refine(g, part, used, &co, o->ml_levels, &cs,
 				     err);
 		st->passes += cs.passes;

@@ -355,8 +355,9 @@ static void test_ml_cluster_restricted(void)
 }
 
 /* The multilevel partition with communities: deterministic, within the
- * balance cap, and equal to the one without coarse levels when every
- * row is its own community (nothing can be joined). */
+ * balance cap, never a higher connectivity than without them (its deeper
+ * start is kept only when better), and equal to the one without coarse
+ * levels when every row is its own community (nothing can be joined). */
 static void test_ml_partition_communities(void)
 {
 	struct parsa_rng r;
@@ -390,6 +391,13 @@ static void test_ml_partition_communities(void)
 		size[a[u]]++;
 	for (uint32_t j = 0; j < k; j++)
 		CHECK_INT(size[j], <=, o.cap);
+	/* the deeper start with communities is kept only when better: never
+	 * a higher connectivity than without them */
+	o.comm = NULL;
+	REQUIRE(parsa_ml_partition(&g, &pu, b, &ub, &o, ML_MAX_LEVELS, NULL,
+				   NULL) == 0);
+	CHECK_INT(parsa_connectivity(&ua), <=, parsa_connectivity(&ub));
+	o.comm = comm;
 	/* singletons == no coarse level */
 	for (uint32_t u = 0; u < rows; u++)
 		comm[u] = u;
