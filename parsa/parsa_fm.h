@@ -129,8 +129,10 @@ struct parsa_fm_opts {
 	void *par_arg;
 	const uint32_t *comm; /* parsa_ml only, borrowed, may be NULL: a
 			       * community per row of the original graph
-			       * (parsa_louvain.h); the coarsening then joins
-			       * only rows of one community */
+			       * (parsa_louvain.h); parsa_ml_refine's
+			       * coarsening then joins only rows of one
+			       * community, parsa_ml_partition adds a
+			       * deeper start that does (parsa_ml.h) */
 };
 
 struct parsa_fm_stats {

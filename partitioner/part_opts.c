@@ -252,10 +252,10 @@ const struct part_opt part_opts_table[] = {
 	{.name = "ml-communities", .key = "ml_communities", .where = P,
 	 .type = PART_OPT_ONOFF, AT(run.ml_communities), .arg = "on|off",
 	 .report_when = PART_REP_PARSA,
-	 .help = "Parsa: the coarsening of the V-cycles and of the\n"
-		 "multilevel partition joins only examples of one\n"
-		 "community (Louvain on the star expansion)\n"
-		 "(default {})"},
+	 .help = "Parsa: the multilevel partition also tries a\n"
+		 "deeper start whose coarsening joins only examples\n"
+		 "of one community (Louvain on the star expansion),\n"
+		 "kept when better (default {})"},
 	{.name = "threads", .key = "threads", .where = P | H | E,
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",

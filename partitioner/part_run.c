@@ -979,9 +979,9 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 }
 
 /*
- * The communities that restrict the coarsening of the V-cycles and of
- * the multilevel candidate (--ml-communities): Louvain on the star
- * expansion of g (parsa_louvain.h), seeded by o->pu.seed; *comm
+ * The communities that restrict the coarsening of the multilevel
+ * candidate's deeper start (--ml-communities, parsa_ml.h): Louvain on the
+ * star expansion of g (parsa_louvain.h), seeded by o->pu.seed; *comm
  * receives g->n_rows ids (the caller frees it).
  */
 static int communities(const struct parsa_graph *g,
@@ -1372,7 +1372,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 				    : tb > t0 || mb > m0 ? 2 : 1;
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
-		if (o->ml_communities && (o->ml_levels || o->ml_scratch))
+		if (o->ml_communities && o->ml_scratch)
 			rc = communities(&ds->g, o, &st, &comm, err);
 		if (rc == 0)
 			rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds,

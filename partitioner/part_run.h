@@ -143,9 +143,10 @@ struct part_run_opts {
 				     * kept (0 counts as 1) */
 	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
 				     * guard keeps the better) */
-	int ml_communities;         /* Parsa: the coarsening of ml_levels and
-				     * ml_scratch joins only examples of one
-				     * Louvain community (parsa_louvain.h) */
+	int ml_communities;         /* Parsa: ml_scratch also tries a deeper
+				     * start whose coarsening joins only
+				     * examples of one Louvain community
+				     * (parsa_louvain.h, parsa_ml.h) */
 	uint32_t threads;           /* Parsa: threads for the independent
 				     * chains of V-cycles (part_pool.h; the
 				     * result does not depend on it);
