@@ -49,6 +49,7 @@ ENUM_CODEC(rule, enum parsa_rule, part_rule_parse, part_rule_name)
 ENUM_CODEC(quality, enum part_quality, part_quality_parse, part_quality_name)
 ENUM_CODEC(objective, enum part_objective, part_objective_parse,
 	   part_objective_name)
+ENUM_CODEC(comm, enum part_comm, part_comm_parse, part_comm_name)
 ENUM_CODEC(format, enum part_format, part_format_parse, part_format_name)
 ENUM_CODEC(graph, enum part_graph_mode, part_graph_mode_parse,
 	   part_graph_mode_name)
@@ -250,12 +251,14 @@ const struct part_opt part_opts_table[] = {
 		 "coarsest graph) and keep it when it is better\n"
 		 "(default {})"},
 	{.name = "ml-communities", .key = "ml_communities", .where = P,
-	 .type = PART_OPT_ONOFF, AT(run.ml_communities), .arg = "on|off",
-	 .report_when = PART_REP_PARSA,
+	 .type = PART_OPT_ENUM, AT(run.ml_communities),
+	 .choices = "auto, on, off", .enum_parse = comm_in,
+	 .enum_name = comm_out, .arg = "C", .report_when = PART_REP_PARSA,
 	 .help = "Parsa: the multilevel partition also tries a\n"
 		 "deeper start whose coarsening joins only examples\n"
 		 "of one community (Louvain on the star expansion),\n"
-		 "kept when better (default {})"},
+		 "kept when better; auto = on with --objective tsum\n"
+		 "up to 16M nonzeros (default {})"},
 	{.name = "threads", .key = "threads", .where = P | H | E,
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",

@@ -978,6 +978,17 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 	return b;
 }
 
+/* 1: --ml-communities applies (part_comm). */
+static int comm_wanted(const struct part_run_opts *o,
+		       const struct parsa_graph *g)
+{
+	if (!o->ml_scratch || o->ml_communities == PART_COMM_OFF)
+		return 0;
+	return o->ml_communities == PART_COMM_ON ||
+	       (o->objective == PART_OBJ_TSUM &&
+		parsa_graph_nnz(g) <= PART_COMM_AUTO_NNZ);
+}
+
 /*
  * The communities that restrict the coarsening of the multilevel
  * candidate's deeper start (--ml-communities, parsa_ml.h): Louvain on the
@@ -1372,7 +1383,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 				    : tb > t0 || mb > m0 ? 2 : 1;
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
-		if (o->ml_communities && o->ml_scratch)
+		if (comm_wanted(o, &ds->g))
 			rc = communities(&ds->g, o, &st, &comm, err);
 		if (rc == 0)
 			rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds,
@@ -1640,6 +1651,27 @@ int part_objective_parse(const char *s, enum part_objective *ob)
 const char *part_objective_name(enum part_objective ob)
 {
 	return name_at(objective_names, NAMES_N(objective_names), (unsigned)ob);
+}
+
+static const char *const comm_names[] = {
+	[PART_COMM_AUTO] = "auto",
+	[PART_COMM_ON] = "on",
+	[PART_COMM_OFF] = "off",
+};
+
+int part_comm_parse(const char *s, enum part_comm *c)
+{
+	int i = name_index(comm_names, NAMES_N(comm_names), s);
+
+	if (i < 0)
+		return PARSA_EINVAL;
+	*c = (enum part_comm)i;
+	return 0;
+}
+
+const char *part_comm_name(enum part_comm c)
+{
+	return name_at(comm_names, NAMES_N(comm_names), (unsigned)c);
 }
 
 int part_cap_parse(const char *s, struct part_cap *c)

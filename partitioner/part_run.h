@@ -95,6 +95,16 @@ enum part_objective {
 	PART_OBJ_TMAX,        /* T_max first, then T_sum (see top) */
 };
 
+/* --ml-communities: auto = on with objective tsum (on data of at most
+ * PART_COMM_AUTO_NNZ nonzeros: the expansion costs about 24 bytes per
+ * nonzero), off otherwise. */
+enum part_comm {
+	PART_COMM_AUTO = 0,
+	PART_COMM_ON,
+	PART_COMM_OFF,
+};
+#define PART_COMM_AUTO_NNZ (1ULL << 24)
+
 /*
  * A cap on M_max or T_max (--max-memory, --max-traffic): v == 0: none
  * given (the objective's default bound); v == INFINITY: no bound; else an
@@ -143,9 +153,9 @@ struct part_run_opts {
 				     * kept (0 counts as 1) */
 	int ml_scratch;             /* Parsa: also try parsa_ml_partition (the
 				     * guard keeps the better) */
-	int ml_communities;         /* Parsa: ml_scratch also tries a deeper
-				     * start whose coarsening joins only
-				     * examples of one Louvain community
+	enum part_comm ml_communities; /* Parsa: ml_scratch also tries a
+				     * deeper start whose coarsening joins
+				     * only examples of one Louvain community
 				     * (parsa_louvain.h, parsa_ml.h) */
 	uint32_t threads;           /* Parsa: threads for the independent
 				     * chains of V-cycles (part_pool.h; the
@@ -310,6 +320,8 @@ int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 
 int part_objective_parse(const char *s, enum part_objective *ob);
 const char *part_objective_name(enum part_objective ob);
+int part_comm_parse(const char *s, enum part_comm *c);
+const char *part_comm_name(enum part_comm c);
 
 /* A cap's text form: "N" (absolute, a number >= 1), "Fx" (a factor >= 1
  * of the step-1 result) or "inf"; 0 or -1.  part_cap_text writes the

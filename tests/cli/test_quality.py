@@ -396,11 +396,12 @@ def test_flow_passes_keep_the_guard_lower_tsum_and_repeat():
 
 @test
 def test_ml_communities_same_for_every_thread_count_and_time_limit():
-    # --ml-communities on (Louvain communities restrict the coarsening of
-    # the V-cycles and of the multilevel candidate): a valid placement
+    # --ml-communities on (the multilevel candidate's deeper start, its
+    # coarsening restricted to Louvain communities): a valid placement
     # eval agrees with, in the report's params, the same for 1, 2 and 3
-    # threads; under a time limit too short for any refinement it is
-    # still valid, cut and no worse than fast
+    # threads; auto is on with --objective tsum and off without; under a
+    # time limit too short for any refinement it is still valid, cut and
+    # no worse than fast
     for f, k, extra in (("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
                         ("reuters-sample.svm.gz", 8, [])):
         data = "data/" + f
@@ -409,7 +410,7 @@ def test_ml_communities_same_for_every_thread_count_and_time_limit():
             prefix = tmp("cm-%d" % t)
             rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
                        "--ml-communities", "on", "--threads", t, *extra)
-            assert rep["params"]["ml_communities"] is True, rep["params"]
+            assert rep["params"]["ml_communities"] == "on", rep["params"]
             got = [read_lines(prefix + e) for e in (".examples", ".features")]
             if base is None:
                 base = got
@@ -418,6 +419,17 @@ def test_ml_communities_same_for_every_thread_count_and_time_limit():
                 assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
             else:
                 assert got == base, (f, t)
+        # auto (the default) is on with --objective tsum, off otherwise
+        auto = part(data, k, tmp("cm-auto"), "--quality", "best", "--objective", "tsum",
+                    *extra)
+        assert auto["params"]["ml_communities"] == "auto", auto["params"]
+        assert read_lines(tmp("cm-auto") + ".examples") == base[0], f
+        plain = part(data, k, tmp("cm-plain"), "--quality", "best", *extra)
+        off = part(data, k, tmp("cm-off"), "--quality", "best", "--ml-communities", "off",
+                   *extra)
+        assert read_lines(tmp("cm-plain") + ".examples") == \
+            read_lines(tmp("cm-off") + ".examples"), f
+        assert off["params"]["ml_communities"] == "off" and plain["metrics"] == off["metrics"]
         fast = part(data, k, tmp("cm-f"), "--quality", "fast", *extra)
         prefix = tmp("cm-tl")
         rep = part(data, k, prefix, "--quality", "best", "--ml-communities", "on",
