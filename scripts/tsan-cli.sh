@@ -25,6 +25,9 @@ check parallel-2w-syncs5 data/reuters-sample.svm.gz -k 16 --workers 2 --servers 
 # best: chains of V-cycles and the multilevel candidate on a thread pool
 check best-threads3 data/reuters-sample.svm.gz -k 8 --quality best --threads 3 --ml-chains 4
 check best-threads2-workers2 data/a9a-sample.svm.gz -k 8 --quality best --threads 2 --workers 2
+# best --objective tsum: the communities (--ml-communities auto) and the
+# multilevel candidate's deeper start beside the chains
+check best-tsum-communities-threads3 data/facebook-sample.txt.gz --graph edges -k 16 --quality best --objective tsum --threads 3
 # Algorithm 13 in rounds of lanes on threads (part_lanes)
 check lanes3-threads3 data/a9a-sample.svm.gz -k 8 --blocks 11 --lanes 3 --threads 3
 # Algorithm 11 in slices (part_run_v_slices), on the masks and on the
