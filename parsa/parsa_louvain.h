@@ -30,7 +30,9 @@
  * otherwise (as KaHyPar).  The rows' communities are what it returns.
  *
  * Cost: O(|E|) per pass and level (nodes' rows are scanned once per
- * visit), memory O(|E|) words for the expansion and one contracted copy.
+ * visit); memory: the expansion, 24 bytes per nonzero (both ends, a
+ * 4-byte neighbour and an 8-byte weight), and at most as much again for
+ * the first contracted level.
  *
  * stop (parsa_stop.h): polled before every pass and every PARSA_STOP_POPS
  * nodes within one; once due, no node moves any more and the communities
@@ -91,7 +93,8 @@ int parsa_louvain(const struct parsa_wgraph *g,
 		  const struct parsa_louvain_opts *o, uint32_t *comm,
 		  uint32_t *nc, struct parsa_err *err);
 
-/* The modularity Q of comm on g (0 when g has no weight). */
+/* The modularity Q of comm on g (0 when g has no weight, or out of
+ * memory: tests and diagnostics). */
 double parsa_modularity(const struct parsa_wgraph *g, const uint32_t *comm);
 
 /*

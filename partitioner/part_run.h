@@ -96,8 +96,8 @@ enum part_objective {
 };
 
 /* --ml-communities: auto = on with objective tsum (on data of at most
- * PART_COMM_AUTO_NNZ nonzeros: the expansion costs about 24 bytes per
- * nonzero), off otherwise. */
+ * PART_COMM_AUTO_NNZ nonzeros: Louvain costs 24-48 bytes per nonzero,
+ * parsa_louvain.h), off otherwise. */
 enum part_comm {
 	PART_COMM_AUTO = 0,
 	PART_COMM_ON,
