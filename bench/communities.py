@@ -16,13 +16,11 @@ usage: bench/communities.py [--bin build/parsa] [--data ../shared/data]
 rows replace earlier ones for the same set and variant).
 """
 import argparse
-import glob
-import json
 import os
-import re
 import statistics
-import subprocess
 import tempfile
+
+from tmax import anchor_cells, configs, run_row  # the 22 configurations
 
 BASE = ["--quality", "best", "--objective", "tsum"]
 VARIANTS = {"off": ["--ml-communities", "off"],
@@ -31,50 +29,16 @@ VARIANTS = {"off": ["--ml-communities", "off"],
             "on-flow": ["--ml-communities", "on", "--flow-passes", "2"]}
 
 
-def configs(data, ks):
-    out = []
-    for k in ks:
-        for f in sorted(glob.glob(os.path.join(data, "libsvm", "*.gz"))):
-            out.append((f, "libsvm", k, []))
-        for f in sorted(glob.glob(os.path.join(data, "bipartite", "*.gz"))):
-            out.append((f, "pairs", k, []))
-        if k == 16:
-            for f in sorted(glob.glob(os.path.join(data, "graphs", "*.gz"))):
-                for mode in ("adjacency", "edges"):
-                    out.append((f, mode, k, ["--graph", mode]))
-    return out
-
-
 def run_all(binary, data, ks, only, variants, tsv):
     tmp = tempfile.mkdtemp(prefix="parsa-comm-")
     with open(tsv, "a") as out:
         for path, mode, k, extra in configs(data, ks):
-            name = os.path.basename(path)[:-3]
-            if only and not any(o in name for o in only):
+            if only and not any(o in os.path.basename(path) for o in only):
                 continue
             for variant in variants:
-                prefix = os.path.join(tmp, "o")
-                subprocess.run([binary, "partition", path, "-k", str(k), "--threads", "2",
-                                "--out", prefix, "-q"] + extra + BASE + VARIANTS[variant],
-                               check=True)
-                r = json.load(open(prefix + ".json"))
-                m = r["metrics"]
-                out.write("\t".join(map(str, [name, mode, k, variant, int(m["T_sum"]),
-                                              int(m["T_max"]), int(m["M_max"]),
-                                              round(m["imbalance"], 4),
-                                              round(r["seconds"]["partition"], 2)])) + "\n")
+                out.write(run_row(binary, path, mode, k, extra + BASE + VARIANTS[variant],
+                                  variant, tmp))
                 out.flush()
-
-
-def anchors(path):
-    an = {}
-    for line in open(path):
-        if not line.startswith("| ") or line.startswith("| dataset"):
-            continue
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
-        q = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", c[4])]
-        an[(c[0], c[1], int(c[2]))] = q
-    return an
 
 
 def table(tsvs, an, variants):
@@ -129,7 +93,7 @@ def main():
     if not a.frm:
         run_all(a.bin, a.data, [int(x) for x in a.k.split(",")],
                 [x for x in a.only.split(",") if x], variants, a.tsv)
-    an = anchors(os.path.join(a.data, "..", "docs", "anchors-mtkahypar.md"))
+    an = anchor_cells(os.path.join(a.data, "..", "docs", "anchors-mtkahypar.md"))
     table(a.frm or [a.tsv], an, variants)
 
 

@@ -44,33 +44,44 @@ def configs(data, ks):
     return out
 
 
+def run_row(binary, path, mode, k, args, variant, tmp):
+    """One `parsa partition` run (2 threads): its TSV line (name, mode, k,
+    variant, T_sum, T_max, M_max, imbalance, partition seconds)."""
+    prefix = os.path.join(tmp, "o")
+    subprocess.run([binary, "partition", path, "-k", str(k), "--threads", "2",
+                    "--out", prefix, "-q"] + args, check=True)
+    r = json.load(open(prefix + ".json"))
+    m = r["metrics"]
+    return "\t".join(map(str, [os.path.basename(path)[:-3], mode, k, variant,
+                               int(m["T_sum"]), int(m["T_max"]), int(m["M_max"]),
+                               round(m["imbalance"], 4),
+                               round(r["seconds"]["partition"], 2)])) + "\n"
+
+
 def run_all(binary, data, ks, tsv):
     tmp = tempfile.mkdtemp(prefix="parsa-tmax-")
     with open(tsv, "a") as out:
         for path, mode, k, extra in configs(data, ks):
-            name = os.path.basename(path)[:-3]
             for variant, args in VARIANTS:
-                prefix = os.path.join(tmp, "o")
-                subprocess.run([binary, "partition", path, "-k", str(k), "--threads", "2",
-                                "--out", prefix, "-q"] + extra + args, check=True)
-                r = json.load(open(prefix + ".json"))
-                m = r["metrics"]
-                out.write("\t".join(map(str, [name, mode, k, variant, int(m["T_sum"]),
-                                              int(m["T_max"]), int(m["M_max"]),
-                                              round(m["imbalance"], 4),
-                                              round(r["seconds"]["partition"], 2)])) + "\n")
+                out.write(run_row(binary, path, mode, k, extra + args, variant, tmp))
                 out.flush()
 
 
-def anchors(path):
+def anchor_cells(path):
+    """Mt-KaHyPar quality's (T_sum, T_max, M_max, seconds) per (dataset,
+    mode, k) of the anchors file."""
     an = {}
     for line in open(path):
         if not line.startswith("| ") or line.startswith("| dataset"):
             continue
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         q = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", c[4])]
-        an[(c[0], c[1], int(c[2]))] = {"tmax": q[1], "mmax": q[2]}
+        an[(c[0], c[1], int(c[2]))] = q
     return an
+
+
+def anchors(path):
+    return {key: {"tmax": q[1], "mmax": q[2]} for key, q in anchor_cells(path).items()}
 
 
 def zoltan(path):
