@@ -133,6 +133,8 @@ struct parsa_fm_opts {
 			       * coarsening then joins only rows of one
 			       * community, parsa_ml_partition adds a
 			       * deeper start that does (parsa_ml.h) */
+	int deep;             /* parsa_ml_partition only: the deeper start
+			       * also without comm (coarsening unrestricted) */
 };
 
 struct parsa_fm_stats {

@@ -825,9 +825,10 @@ static int partition_at(const struct parsa_graph *g,
 }
 
 /*
- * The deeper start of o->comm: partition_at with the communities down to
- * ML_COARSEST_DEEP per part; it replaces part/used/s when strictly
- * better (better_result).
+ * The deeper start (o->comm or o->deep): partition_at down to
+ * ML_COARSEST_DEEP per part, its coarsening within the communities when
+ * o->comm is given; it replaces part/used/s when strictly better
+ * (better_result).
  */
 static int deep_start(const struct parsa_graph *g,
 		      const struct parsa_partu_opts *pu, uint32_t *part,
@@ -872,8 +873,9 @@ int parsa_ml_partition(const struct parsa_graph *g,
 	fo.comm = NULL;
 	rc = partition_at(g, pu, part, used, &fo, NULL, max_levels,
 			  ML_COARSEST_PER_PART, &s, err);
-	/* with communities, a deeper start too (when it can coarsen) */
-	if (rc == 0 && o->comm &&
+	/* with communities or o->deep, a deeper start too (when it can
+	 * coarsen) */
+	if (rc == 0 && (o->comm || o->deep) &&
 	    (uint64_t)g->n_rows > (uint64_t)ML_COARSEST_DEEP * k &&
 	    !parsa_stop_due(o->stop))
 		rc = deep_start(g, pu, part, used, o, max_levels, &s, err);

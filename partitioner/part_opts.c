@@ -252,13 +252,15 @@ const struct part_opt part_opts_table[] = {
 		 "(default {})"},
 	{.name = "ml-communities", .key = "ml_communities", .where = P,
 	 .type = PART_OPT_ENUM, AT(run.ml_communities),
-	 .choices = "auto, on, off", .enum_parse = comm_in,
+	 .choices = "auto, on, deep, off", .enum_parse = comm_in,
 	 .enum_name = comm_out, .arg = "C", .report_when = PART_REP_PARSA,
 	 .help = "Parsa: the multilevel partition also tries a\n"
-		 "deeper start whose coarsening joins only examples\n"
-		 "of one community (Louvain on the star expansion),\n"
-		 "kept when better; auto = on with --objective tsum\n"
-		 "up to 16M nonzeros (default {})"},
+		 "deeper start (down to 128 clusters a part), kept\n"
+		 "when better; on = its coarsening joins only\n"
+		 "examples of one community (Louvain on the star\n"
+		 "expansion), deep = unrestricted, off = none; auto\n"
+		 "= deep with --objective tsum up to 16M nonzeros,\n"
+		 "else off (default {})"},
 	{.name = "threads", .key = "threads", .where = P | H | E,
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",

@@ -978,15 +978,21 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 	return b;
 }
 
-/* 1: --ml-communities applies (part_comm). */
-static int comm_wanted(const struct part_run_opts *o,
+/* 1: the multilevel candidate tries the deeper start (part_comm). */
+static int deep_wanted(const struct part_run_opts *o,
 		       const struct parsa_graph *g)
 {
 	if (!o->ml_scratch || o->ml_communities == PART_COMM_OFF)
 		return 0;
-	return o->ml_communities == PART_COMM_ON ||
+	return o->ml_communities != PART_COMM_AUTO ||
 	       (o->objective == PART_OBJ_TSUM &&
 		parsa_graph_nnz(g) <= PART_COMM_AUTO_NNZ);
+}
+
+/* 1: its coarsening within Louvain communities (--ml-communities on). */
+static int comm_wanted(const struct part_run_opts *o)
+{
+	return o->ml_scratch && o->ml_communities == PART_COMM_ON;
 }
 
 /*
@@ -1067,6 +1073,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	if (rc)
 		return rc;
 	fo.comm = comm;
+	fo.deep = deep_wanted(o, g);
 	rpace_init(&pace, o, round, rounds);
 
 	/* attempt 0: the options as given; if the guard rejects it, 1: plain
@@ -1383,7 +1390,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 				    : tb > t0 || mb > m0 ? 2 : 1;
 		r->bound_tmax = t0;
 		r->bound_mmax = m0;
-		if (comm_wanted(o, &ds->g))
+		if (comm_wanted(o))
 			rc = communities(&ds->g, o, &st, &comm, err);
 		if (rc == 0)
 			rc = improve(ds, o, &st, r, &used, t0, m0, 0, rounds,
@@ -1656,6 +1663,7 @@ const char *part_objective_name(enum part_objective ob)
 static const char *const comm_names[] = {
 	[PART_COMM_AUTO] = "auto",
 	[PART_COMM_ON] = "on",
+	[PART_COMM_DEEP] = "deep",
 	[PART_COMM_OFF] = "off",
 };
 

@@ -95,13 +95,17 @@ enum part_objective {
 	PART_OBJ_TMAX,        /* T_max first, then T_sum (see top) */
 };
 
-/* --ml-communities: auto = on with objective tsum (on data of at most
- * PART_COMM_AUTO_NNZ nonzeros: Louvain costs 24-48 bytes per nonzero,
- * parsa_louvain.h), off otherwise. */
+/* --ml-communities: the multilevel candidate's deeper start (parsa_ml.h),
+ * on = with its coarsening restricted to Louvain communities
+ * (parsa_louvain.h: 24-48 bytes per nonzero), deep = unrestricted, off =
+ * none; auto = deep with objective tsum on data of at most
+ * PART_COMM_AUTO_NNZ nonzeros, off otherwise (measured: the communities
+ * add nothing to the deeper start's gain, BENCHMARKS.md). */
 enum part_comm {
 	PART_COMM_AUTO = 0,
 	PART_COMM_ON,
 	PART_COMM_OFF,
+	PART_COMM_DEEP,
 };
 #define PART_COMM_AUTO_NNZ (1ULL << 24)
 

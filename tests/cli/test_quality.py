@@ -419,11 +419,17 @@ def test_ml_communities_same_for_every_thread_count_and_time_limit():
                 assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
             else:
                 assert got == base, (f, t)
-        # auto (the default) is on with --objective tsum, off otherwise
+        # auto (the default) is the deeper start without communities
+        # (deep) with --objective tsum, off otherwise
         auto = part(data, k, tmp("cm-auto"), "--quality", "best", "--objective", "tsum",
                     *extra)
+        deep = part(data, k, tmp("cm-deep"), "--quality", "best", "--objective", "tsum",
+                    "--ml-communities", "deep", *extra)
         assert auto["params"]["ml_communities"] == "auto", auto["params"]
-        assert read_lines(tmp("cm-auto") + ".examples") == base[0], f
+        assert deep["params"]["ml_communities"] == "deep", deep["params"]
+        assert read_lines(tmp("cm-auto") + ".examples") == \
+            read_lines(tmp("cm-deep") + ".examples"), f
+        assert auto["metrics"] == deep["metrics"]
         plain = part(data, k, tmp("cm-plain"), "--quality", "best", *extra)
         off = part(data, k, tmp("cm-off"), "--quality", "best", "--ml-communities", "off",
                    *extra)
