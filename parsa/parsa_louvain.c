@@ -195,18 +195,36 @@ static uint64_t local_moving(const struct parsa_wgraph *g, struct lv_work *w,
  * community, its row the summed weights to every community (its own: the
  * self-loop).  0 or PARSA_ENOMEM.
  */
+/*
+ * Number the values of in[0..n) (each < n_ids) densely in order of first
+ * appearance: id[v] = the number of value v (NIL if absent; id has n_ids
+ * entries), out[u] = id[in[u]] when out is not NULL (out may be in).
+ * Returns how many values there are.
+ */
+static uint32_t dense_ids(const uint32_t *in, uint32_t n, uint32_t *id,
+			  uint32_t n_ids, uint32_t *out)
+{
+	uint32_t c = 0;
+
+	for (uint32_t a = 0; a < n_ids; a++)
+		id[a] = NIL;
+	for (uint32_t u = 0; u < n; u++) {
+		if (id[in[u]] == NIL)
+			id[in[u]] = c++;
+		if (out)
+			out[u] = id[in[u]];
+	}
+	return c;
+}
+
 static int contract(const struct parsa_wgraph *g, struct lv_work *w,
 		    uint32_t *newid, uint32_t *nc, struct parsa_wgraph *x,
 		    struct parsa_err *err)
 {
-	uint32_t n = g->n, c = 0, *first, *next;
+	uint32_t n = g->n, c = dense_ids(w->comm, n, newid, n, NULL), *first;
+	uint32_t *next;
 	uint64_t cap = g->ptr[n] ? g->ptr[n] : 1, at = 0;
 
-	for (uint32_t a = 0; a < n; a++)
-		newid[a] = NIL;
-	for (uint32_t a = 0; a < n; a++)
-		if (newid[w->comm[a]] == NIL)
-			newid[w->comm[a]] = c++;
 	*nc = c;
 	first = malloc(((size_t)c + 1) * sizeof(uint32_t));
 	next = malloc(((size_t)n + 1) * sizeof(uint32_t));
@@ -294,13 +312,7 @@ int parsa_louvain(const struct parsa_wgraph *g,
 	}
 	parsa_wgraph_release(&cur);
 	if (rc == 0) { /* number them by their lowest node */
-		for (uint32_t a = 0; a < g->n; a++)
-			newid[a] = NIL;
-		for (uint32_t a = 0; a < g->n; a++) {
-			if (newid[comm[a]] == NIL)
-				newid[comm[a]] = c++;
-			comm[a] = newid[comm[a]];
-		}
+		c = dense_ids(comm, g->n, newid, g->n, comm);
 		if (nc)
 			*nc = c;
 	}
@@ -382,13 +394,7 @@ int parsa_louvain_star(const struct parsa_graph *h,
 	if (rc == 0)
 		rc = parsa_louvain(&x, o, all, NULL, err);
 	if (rc == 0) { /* the rows' communities, by their lowest row */
-		for (uint32_t a = 0; a < x.n; a++)
-			id[a] = NIL;
-		for (uint32_t u = 0; u < h->n_rows; u++) {
-			if (id[all[u]] == NIL)
-				id[all[u]] = c++;
-			comm[u] = id[all[u]];
-		}
+		c = dense_ids(all, h->n_rows, id, x.n, comm);
 		if (nc)
 			*nc = c;
 	}
