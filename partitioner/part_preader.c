@@ -955,6 +955,98 @@ static void long_sort(uint32_t *a, uint32_t *buf, size_t n)
 		memcpy(a, from, n * sizeof(uint32_t));
 }
 
+/*
+ * Sort a[0..n) by their top 32 bits, below 2^bits (LSD radix, at most 11
+ * bits a pass, tmp having room for n); the result in a.
+ */
+static void radix_hi(uint64_t *a, uint64_t *tmp, uint32_t n, unsigned bits)
+{
+	unsigned passes = (bits + 10) / 11;
+	unsigned w = passes ? (bits + passes - 1) / passes : 0;
+	uint32_t cnt[1u << 11];
+	uint64_t *from = a, *to = tmp, *t, mask = ((uint64_t)1 << w) - 1;
+
+	for (unsigned p = 0, sh = 32; p < passes; p++, sh += w) {
+		uint32_t acc = 0;
+
+		memset(cnt, 0, ((size_t)1 << w) * sizeof(cnt[0]));
+		for (uint32_t i = 0; i < n; i++)
+			cnt[(from[i] >> sh) & mask]++;
+		for (uint32_t d = 0; d < (1u << w); d++) {
+			uint32_t x = cnt[d];
+
+			cnt[d] = acc;
+			acc += x;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			to[cnt[(from[i] >> sh) & mask]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != a)
+		memcpy(a, from, (size_t)n * sizeof(uint64_t));
+}
+
+/*
+ * Chunk c's rows into dst, global ids, each row sorted, through the
+ * chunk's transpose (for long rows, where sorting each row costs more):
+ * the entries are bucketed by key with the buckets in the order of the
+ * keys' global ids, then each bucket's rows receive its id in turn, so
+ * every row is filled in increasing order.  Linear in the entries, plus a
+ * radix sort of the chunk's distinct keys.  0, or PARSA_ENOMEM with dst
+ * untouched (the caller then sorts row by row).
+ */
+static int write_transposed(const struct pr_chunk *c, uint32_t *dst)
+{
+	uint32_t nk = c->nkeys, nr = c->nrows, top = 0, e, q;
+	size_t nc = c->ncol, i;
+	uint64_t *ord = malloc(2 * (size_t)nk * sizeof(uint64_t));
+	uint32_t *end = calloc(nk ? nk : 1, sizeof(uint32_t));
+	uint32_t *ent = malloc((nc ? nc : 1) * sizeof(uint32_t));
+	uint32_t *pos = malloc((nr ? nr : 1) * sizeof(uint32_t));
+	unsigned bits = 0;
+
+	if (!ord || !end || !ent || !pos || nc > UINT32_MAX) {
+		free(ord);
+		free(end);
+		free(ent);
+		free(pos);
+		return PARSA_ENOMEM;
+	}
+	for (q = 0; q < nk; q++) {  /* the keys in global id order */
+		ord[q] = (uint64_t)c->xl[q] << 32 | q;
+		top |= c->xl[q];
+	}
+	while (bits < 32 && top >> bits)
+		bits++;
+	radix_hi(ord, ord + nk, nk, bits);
+	for (i = 0; i < nc; i++)  /* bucket sizes, by key */
+		end[c->col[i]]++;
+	for (e = 0, q = 0; q < nk; q++) {  /* bucket starts, in that order */
+		uint32_t *x = &end[(uint32_t)ord[q]], n = *x;
+
+		*x = e;
+		e += n;
+	}
+	for (i = 0, q = 0; q < nr; q++) {  /* each entry's row into its bucket */
+		pos[q] = (uint32_t)i;
+		for (uint32_t j = c->rlen[q]; j; j--, i++)
+			ent[end[c->col[i]]++] = q;  /* end[k]: its bucket's end */
+	}
+	for (e = 0, q = 0; q < nk; q++) {
+		uint32_t id = (uint32_t)(ord[q] >> 32), stop = end[(uint32_t)ord[q]];
+
+		for (; e < stop; e++)
+			dst[pos[ent[e]]++] = id;
+	}
+	free(ord);
+	free(end);
+	free(ent);
+	free(pos);
+	return 0;
+}
+
 /* Step 4: chunk t's rows into the CSR, global ids, sorted. */
 static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 {
@@ -965,6 +1057,10 @@ static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 	uint32_t longest = 0;
 
 	(void)err;
+	/* rows longer than a rank sort's on average: the transpose */
+	if (c->ncol > (size_t)PR_RANK_MAX * c->nrows &&
+	    write_transposed(c, dst) == 0)
+		return 0;
 	for (uint32_t r = 0; r < c->nrows; r++)
 		if (c->rlen[r] > longest)
 			longest = c->rlen[r];

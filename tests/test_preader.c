@@ -343,6 +343,35 @@ static void test_long_rows(void)
 	free(text);
 }
 
+/* Long rows over 100,000s of distinct features: chunks written through
+ * their transpose, the keys' radix sort taking three passes (global ids
+ * above 2^16), beside chunks of short rows sorted row by row. */
+static void test_wide_rows(void)
+{
+	size_t cap = 8 << 20, n = 0;
+	char *text = malloc(cap);
+	char path[512];
+
+	REQUIRE(text);
+	rng_state = 777;
+	for (int i = 0; i < 260; i++) {
+		int len = i % 50 < 5 ? (int)rnd(8) : 300 + (int)rnd(1200);
+
+		n += (size_t)sprintf(text + n, "%d", i % 2);
+		for (int j = 0; j < len; j++)
+			n += (size_t)sprintf(text + n, " %u:1",
+					     1 + rnd(j % 4 ? 400000 : 5000));
+		text[n++] = '\n';
+	}
+	snprintf(path, sizeof(path), "%s/wide.svm", tmpdir);
+	write_pair(path, text, n);
+	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/wide.svm.gz", tmpdir);
+	remove(path);
+	free(text);
+}
+
 /* A missing file and a directory: the line reader's I/O errors. */
 static void test_open_errors(void)
 {
@@ -362,6 +391,7 @@ int main(void)
 	RUN(test_bad_corpus);
 	RUN(test_random_files);
 	RUN(test_long_rows);
+	RUN(test_wide_rows);
 	RUN(test_open_errors);
 	printf("  %d comparisons\n", ncompared);
 	rmdir(tmpdir);
