@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define BASE_HUGE_MIN ((size_t)8 << 20)
@@ -36,6 +38,33 @@ static inline void base_huge(void *p, size_t n)
 	(void)p;
 	(void)n;
 #endif
+}
+
+/*
+ * Grow the array p of old bytes to n >= old bytes, the new bytes zeroed:
+ * the new pointer, or NULL with p unchanged.  From BASE_HUGE_MIN a fresh
+ * array advised with base_huge and copied (realloc would move the old 4
+ * KiB pages along, leaving the table's first half on small pages; calloc
+ * leaves fresh pages untouched for the advice), below that realloc.  For tables grown by doubling and read at random.
+ */
+static inline void *base_huge_grow(void *p, size_t old, size_t n)
+{
+	unsigned char *q;
+
+	if (n < BASE_HUGE_MIN) {
+		q = realloc(p, n ? n : 1);
+		if (q)
+			memset(q + old, 0, n - old);
+		return q;
+	}
+	q = calloc(1, n);  /* fresh pages: zero without touching them */
+	if (!q)
+		return NULL;
+	base_huge(q, n);
+	if (old)
+		memcpy(q, p, old);
+	free(p);
+	return q;
 }
 
 #endif /* BASE_HUGE_H */

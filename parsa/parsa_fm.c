@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
 #include "base_huge.h"
 #include "parsa_conn.h"
 #include "parsa_metrics.h"
@@ -324,10 +325,10 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
  * fetched ahead: the count's address needs the first two. */
 static void fetch_ahead(const struct fm *f, uint32_t v)
 {
-	__builtin_prefetch(&f->pc.hdr[v]);
-	__builtin_prefetch(parsa_nbrset_mask(f->used, v));
+	base_prefetch(&f->pc.hdr[v]);
+	base_prefetch(parsa_nbrset_mask(f->used, v));
 	if (f->used->words > 1)
-		__builtin_prefetch(&f->lam[v]);
+		base_prefetch(&f->lam[v]);
 }
 
 /* priv = #{v ∈ N(u) : cnt(v, a) == 1}, shared = #{v ∈ N(u) : λ_v ≥ 2}
@@ -348,8 +349,8 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 			uint64_t m;
 
 			if (e + FM_AHEAD < end) {
-				__builtin_prefetch(&f->single[col[e + FM_AHEAD]]);
-				__builtin_prefetch(&s->bits[col[e + FM_AHEAD]]);
+				base_prefetch(&f->single[col[e + FM_AHEAD]]);
+				base_prefetch(&s->bits[col[e + FM_AHEAD]]);
 			}
 			m = s->bits[v];
 			p += f->single[v] >> a & 1;
@@ -364,7 +365,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 	for (uint64_t e = beg; e < end && e < beg + FM_AHEAD; e++) {
 		ring[e % (2 * FM_AHEAD)] = parsa_pcount_slot(
 			&f->pc, parsa_nbrset_mask(s, col[e]), col[e], a);
-		__builtin_prefetch(ring[e % (2 * FM_AHEAD)]);
+		base_prefetch(ring[e % (2 * FM_AHEAD)]);
 	}
 	for (uint64_t e = beg; e < end; e++) {
 		uint32_t v = col[e];
@@ -378,7 +379,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 				&f->pc, parsa_nbrset_mask(s, w), w, a);
 
 			ring[(e + FM_AHEAD) % (2 * FM_AHEAD)] = c;
-			__builtin_prefetch(c);
+			base_prefetch(c);
 		}
 		p += *ring[e % (2 * FM_AHEAD)] == 1;
 		sh += s->words == 1 ? (m[0] & (m[0] - 1)) != 0 : f->lam[v] >= 2;
@@ -491,7 +492,7 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 		uint32_t cb, ca, lam;
 
 		if (e + 4 < end) /* (its header and mask are fetched) */
-			__builtin_prefetch(f->pc.pool + (f->pc.hdr[g->col[e + 4]] &
+			base_prefetch(f->pc.pool + (f->pc.hdr[g->col[e + 4]] &
 							 PARSA_PCOUNT_OFF));
 		cb = m[b >> 6] >> (b & 63) & 1 ? cnt_in(f, m, v, b) : 0;
 		ca = cnt_in(f, m, v, a);
@@ -837,10 +838,10 @@ static void fetch_rows(const struct fm *f, const uint32_t *rows, uint32_t i,
 	const struct parsa_graph *g = f->g;
 
 	if (i + 6 < hi)
-		__builtin_prefetch(&g->row_ptr[rows[i + 6]]);
+		base_prefetch(&g->row_ptr[rows[i + 6]]);
 	if (i + 3 < hi) {
-		__builtin_prefetch(&g->col[g->row_ptr[rows[i + 3]]]);
-		__builtin_prefetch(&f->part[rows[i + 3]]);
+		base_prefetch(&g->col[g->row_ptr[rows[i + 3]]]);
+		base_prefetch(&f->part[rows[i + 3]]);
 	}
 	if (i + 1 < hi) {
 		uint32_t r = rows[i + 1];
@@ -897,7 +898,7 @@ static int still_good(const struct fm *f, uint32_t u, uint32_t b)
 
 		const uint64_t *m = parsa_nbrset_mask(s, v);
 
-		__builtin_prefetch(&f->pc.hdr[v]); /* for apply_move */
+		base_prefetch(&f->pc.hdr[v]); /* for apply_move */
 		priv += f->single ? f->single[v] >> a & 1
 				  : cnt_in(f, m, v, a) == 1;
 		add += !(m[b >> 6] >> (b & 63) & 1);

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
+
 #include "parsa_conn.h"
 #include "parsa_fm.h"
 #include "parsa_metrics.h"
@@ -472,9 +474,9 @@ static void w_flush(struct kfm *f, uint32_t j)
 /* Prefetch what the evaluation of a vertex of part a reads of feature v. */
 static void prefetch_feature(const struct kfm *f, uint32_t v, uint32_t a)
 {
-	__builtin_prefetch(cnt_at(f, v, a));
-	__builtin_prefetch(&f->lam[v]);
-	__builtin_prefetch(parsa_nbrset_mask(f->used, v));
+	base_prefetch(cnt_at(f, v, a));
+	base_prefetch(&f->lam[v]);
+	base_prefetch(parsa_nbrset_mask(f->used, v));
 }
 
 /*

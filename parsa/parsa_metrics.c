@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
+
 #include "parsa_baseline.h"
 #include "parsa_rng.h"
 
@@ -67,7 +69,7 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
 			     e++) {
 				if (e + USED_AHEAD < nnz)
-					__builtin_prefetch(used->bits + (uint64_t)col[e + USED_AHEAD] * words, 1);
+					base_prefetch_w(used->bits + (uint64_t)col[e + USED_AHEAD] * words);
 				bits[(uint64_t)col[e] * words] |= b;
 			}
 		}
@@ -88,7 +90,7 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 			uint64_t a = e + USED_AHEAD;
 
 			if (a < nnz && col[a] >= lo && col[a] < hi)
-				__builtin_prefetch(used->bits + (uint64_t)col[a] * words, 1);
+				base_prefetch_w(used->bits + (uint64_t)col[a] * words);
 			bits[(uint64_t)col[e] * words] |= b;
 		}
 	}

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
+
 #include "parsa_kfm.h"
 #include "parsa_metrics.h"
 #include "parsa_partu.h"
@@ -211,7 +213,7 @@ static void prefetch_net(const struct ml_match *m, const struct parsa_graph *g,
 {
 	uint64_t b = m->t.row_ptr[g->col[e]];
 
-	__builtin_prefetch(&m->t.col[m->seg ? b + m->seg[e].off : b]);
+	base_prefetch(&m->t.col[m->seg ? b + m->seg[e].off : b]);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
 #include "base_huge.h"
 
 /* The valid bits of the last word of a mask (bits beyond k are zero). */
@@ -185,7 +186,7 @@ uint64_t parsa_nbrset_scatter_or_range(struct parsa_nbrset *dst,
 
 		assert(feat[l] < dst->n_feat);
 		if (l + 16 < b) /* a random line of dst each at scale */
-			__builtin_prefetch(dst->bits + (uint64_t)feat[l + 16] * dst->words, 1);
+			base_prefetch_w(dst->bits + (uint64_t)feat[l + 16] * dst->words);
 		for (uint32_t w = 0; w < dst->words; w++) {
 			uint64_t fresh = in[w] & ~m[w];
 
@@ -280,13 +281,13 @@ void parsa_sets64_group_range(struct parsa_sets64 *s,
 		uint64_t bit = 1ULL << (part[r] & 63);
 
 		if (j + 2 * SETS64_AHEAD < end)
-			__builtin_prefetch(&g->row_ptr[s->order[j + 2 * SETS64_AHEAD]]);
+			base_prefetch(&g->row_ptr[s->order[j + 2 * SETS64_AHEAD]]);
 		if (j + SETS64_AHEAD < end) {
 			uint32_t a = s->order[j + SETS64_AHEAD];
 
 			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1];
 			     e += 16)
-				__builtin_prefetch(&g->col[e]);
+				base_prefetch(&g->col[e]);
 		}
 		if (j + 1 < end) {
 			uint32_t a = s->order[j + 1];
@@ -294,8 +295,7 @@ void parsa_sets64_group_range(struct parsa_sets64 *s,
 			for (uint64_t e = g->row_ptr[a]; e < g->row_ptr[a + 1];
 			     e++)
 				if (all || (g->col[e] >= lo && g->col[e] < hi))
-					__builtin_prefetch(&s->mask[g->col[e]],
-							   1);
+					base_prefetch_w(&s->mask[g->col[e]]);
 		}
 		if (all) {
 			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_prefetch.h"
 #include "base_cmp.h"
 #include "parsa_costlist.h"
 #include "parsa_rng.h"
@@ -294,7 +295,7 @@ copy_rows_in(struct parsa_block *b, const struct parsa_graph *g, uint32_t n,
 		 * its map entries or mark words (a random line each at scale)
 		 * 4 rows ahead */
 		if (j + 8 < n)
-			__builtin_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
+			base_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
 		if (j + 4 < n) {
 			uint32_t a = b->rows[j + 4];
 
@@ -302,9 +303,9 @@ copy_rows_in(struct parsa_block *b, const struct parsa_graph *g, uint32_t n,
 				uint32_t c = g->col[e];
 
 				if (map)
-					__builtin_prefetch(&map[c], 1);
+					base_prefetch_w(&map[c]);
 				else
-					__builtin_prefetch(&bits[c >> 6], 1);
+					base_prefetch_w(&bits[c >> 6]);
 			}
 		}
 		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
@@ -372,7 +373,7 @@ int parsa_block_extract(struct parsa_block *b, const struct parsa_graph *g,
 		map[b->feat[l]] = l;
 	for (uint64_t e = 0; e < nnz; e++) {
 		if (e + 32 < nnz)
-			__builtin_prefetch(&map[b->g.col[e + 32]]);
+			base_prefetch(&map[b->g.col[e + 32]]);
 		b->g.col[e] = map[b->g.col[e]];
 	}
 	for (uint32_t l = 0; l < nf; l++)
@@ -786,7 +787,7 @@ static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 		 * scale: fetched ahead (on into the next rows; row_ptr[n_rows]
 		 * bounds the columns) */
 		if (e + PARTU_AHEAD < g->row_ptr[g->n_rows])
-			__builtin_prefetch(parsa_nbrset_mask(S, g->col[e + PARTU_AHEAD]));
+			base_prefetch(parsa_nbrset_mask(S, g->col[e + PARTU_AHEAD]));
 
 		for (uint32_t w = 0; w < words; w++)
 			used |= add_word(ctx, w, m[w],

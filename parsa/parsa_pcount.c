@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "base_prefetch.h"
 #include "base_huge.h"
 
 /* cap, at most k. */
@@ -94,8 +95,8 @@ static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 		if (more && (more = it_next(&it, &v, &r))) {
 			q[in % qn].v = v;
 			q[in % qn].j = part[r];
-			__builtin_prefetch(&pc->hdr[v]);
-			__builtin_prefetch(parsa_nbrset_mask(used, v));
+			base_prefetch(&pc->hdr[v]);
+			base_prefetch(parsa_nbrset_mask(used, v));
 			in++;
 		}
 		if (mid < in && (in - mid > half || !more)) {
@@ -105,7 +106,7 @@ static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 			if (!(m[j >> 6] >> (j & 63) & 1))
 				return -1;
 			q[mid % qn].c = parsa_pcount_slot(pc, m, q[mid % qn].v, j);
-			__builtin_prefetch(q[mid % qn].c);
+			base_prefetch(q[mid % qn].c);
 			mid++;
 		}
 		if (out < mid && (mid - out > half || !more)) {

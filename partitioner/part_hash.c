@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base_hash.h"
+#include "base_huge.h"
 
 #define SLOT_EMPTY UINT32_MAX
 #define DENSE_MIN (1u << 16)   /* the dense range may always reach this */
@@ -102,11 +103,10 @@ static void maybe_grow_dense(struct part_idmap *m, uint64_t key)
 		ncap *= 2;
 	if (ncap > SIZE_MAX / sizeof(uint32_t))
 		return;
-	nd = realloc(m->dense, (size_t)ncap * sizeof(uint32_t));
+	nd = base_huge_grow(m->dense, (size_t)m->dense_cap * sizeof(uint32_t),
+			    (size_t)ncap * sizeof(uint32_t));
 	if (!nd)
 		return;
-	memset(nd + m->dense_cap, 0,
-	       (size_t)(ncap - m->dense_cap) * sizeof(uint32_t));
 	for (uint32_t c = 0; c < m->n; c++)
 		if (m->ids[c] >= m->dense_cap && m->ids[c] < ncap)
 			nd[m->ids[c]] = c + 1;
