@@ -210,6 +210,7 @@ deps:
 test: deps
 	$(MAKE) all
 	@python3 scripts/layers-check.py . $(BUILD)
+	@$(MAKE) --no-print-directory lint
 	@bash scripts/run-tests.sh $(BUILD)
 
 check: deps
@@ -281,6 +282,8 @@ lint:
 	@! grep -nE '\b(sprintf|strcpy|strcat|gets|strtok|atoi|atol)\(' $(foreach l,$(LAYERS),$(l)/*.c) || \
 		(echo "lint: banned function"; false)
 	@! grep -nE '\b(exit|abort)\(' base/*.c parsa/*.c server/*.c || (echo "lint: exit/abort in library code"; false)
+	@! grep -sn '__builtin_prefetch' $(foreach l,$(LAYERS),$(l)/*.c $(l)/*.h) | grep -v '^base/base_prefetch.h' || \
+		(echo "lint: __builtin_prefetch outside base_prefetch.h (GCC may delete it)"; false)
 
 # Each header compiles alone, with its own layer's include path.
 headers-check:
