@@ -294,6 +294,8 @@ copy_rows_in(struct parsa_block *b, const struct parsa_graph *g, uint32_t n,
 		/* rows at random: a row's columns fetched 8 rows ahead, then
 		 * its map entries or mark words (a random line each at scale)
 		 * 4 rows ahead */
+		if (j + 16 < n)  /* the row's offsets, for the line below */
+			base_prefetch(&g->row_ptr[b->rows[j + 16]]);
 		if (j + 8 < n)
 			base_prefetch(&g->col[g->row_ptr[b->rows[j + 8]]]);
 		if (j + 4 < n) {
@@ -958,9 +960,18 @@ static void grow_set(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 {
 	struct parsa_costlist *cl = &ctx->cl[i];
 
-	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
+	uint64_t end = g->row_ptr[u + 1];
+
+	for (uint64_t e = g->row_ptr[u]; e < end; e++) {
 		uint32_t l = g->col[e];
 
+		if (e + 4 < end) {  /* a few features ahead: mask, transpose */
+			uint32_t a = g->col[e + 4];
+
+			base_prefetch(parsa_nbrset_mask(S, a));
+			base_prefetch(&ctx->tlen[a]);
+			base_prefetch(&ctx->tptr[a]);
+		}
 		if (!parsa_nbrset_add(S, l, i))
 			continue;
 		bal->s_size[i]++;
