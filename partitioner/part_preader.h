@@ -26,8 +26,9 @@
  * Memory: the CSR (grown geometrically) plus two batches of text (the one
  * being parsed and the one being read) and their chunks' arrays, about
  * 16 MiB of text per thread by default (less for files under 384 MB per
- * thread: the batches then stay near 1/24 of the file, with chunks of at
- * least 256 KiB), and per thread a direct array of
+ * thread: the batches then stay near 1/24 of the file, 1/96 where that
+ * makes chunks under 1 MiB, with chunks of at least 64 KiB), and per
+ * thread a direct array of
  * 8 bytes per feature index up to the largest one seen below 2^24 (at most
  * 128 MiB; larger indices go to a hash table).  Progress is reported after
  * each batch.
