@@ -177,9 +177,7 @@ static uint64_t wt(const struct fm *f, uint32_t u)
 	return f->weight ? f->weight[u] : 1;
 }
 
-/* cnt(v, j) of a part j holding v (bit j of v's mask m set), or
- * PARSA_PCOUNT_ESC for any count from there (the sweeps only tell the
- * counts up to 2 apart, and p-mode weighs counts from 40 alike). */
+/* cnt(v, j) of a part j holding v (bit j of v's mask m set). */
 static uint32_t cnt_in(const struct fm *f, const uint64_t *m, uint32_t v,
 		       uint32_t j)
 {
@@ -260,8 +258,8 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 					"%u features)", g->n_cols);
 		for (uint32_t v = 0; f->single && v < g->n_cols; v++) {
-			const uint8_t *c = f->pc.pool +
-					   (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
+			const uint16_t *c = f->pc.pool +
+					    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
 			uint64_t x = used->bits[v], one = 0;
 
 			for (; x; x &= x - 1)
@@ -306,8 +304,8 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
 		/* v's counts in the order of its mask's bits */
-		const uint8_t *c = f->pc.pool +
-				   (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
+		const uint16_t *c = f->pc.pool +
+				    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
 
 		rm += pw_of(cnt_in(f, m, v, a) - 1);
 		for (uint32_t w = 0; w < s->words; w++) {
@@ -341,7 +339,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
 	const uint32_t *col = g->col;
-	const uint8_t *ring[2 * FM_AHEAD];
+	const uint16_t *ring[2 * FM_AHEAD];
 	uint64_t beg = g->row_ptr[u], end = g->row_ptr[u + 1];
 	uint32_t p = 0, sh = 0;
 
@@ -377,7 +375,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 			fetch_ahead(f, col[e + 2 * FM_AHEAD]);
 		if (e + FM_AHEAD < end) {
 			uint32_t w = col[e + FM_AHEAD];
-			const uint8_t *c = parsa_pcount_slot(
+			const uint16_t *c = parsa_pcount_slot(
 				&f->pc, parsa_nbrset_mask(s, w), w, a);
 
 			ring[(e + FM_AHEAD) % (2 * FM_AHEAD)] = c;
@@ -531,11 +529,6 @@ static int make_room(struct fm *f, uint32_t u, uint32_t b)
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
 
-	/* a count per feature may enter the table of the larger counts */
-	if (parsa_pcount_ov_room(&f->pc.ov, g->row_ptr[u + 1] - g->row_ptr[u])) {
-		f->nomem = 1;
-		return -1;
-	}
 	for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++) {
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);

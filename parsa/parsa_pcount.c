@@ -15,153 +15,19 @@ static uint64_t cap_of(uint64_t want, uint32_t k)
 	return want < k ? want : k;
 }
 
-/* ---- the table of the larger counts ---------------------------------- */
-
-static uint64_t ov_key(uint32_t v, uint32_t j)
-{
-	return (uint64_t)v << 16 | j;
-}
-
-static uint64_t ov_home(const struct parsa_pcount_ov *ov, uint64_t key)
-{
-	return (key * 0x9E3779B97F4A7C15ULL >> 20) & (ov->cap - 1);
-}
-
-/* The index of key, or of the empty slot where it would go. */
-static uint64_t ov_find(const struct parsa_pcount_ov *ov, uint64_t key)
-{
-	uint64_t i = ov_home(ov, key);
-
-	while (ov->key[i] != key && ov->key[i] != UINT64_MAX)
-		i = (i + 1) & (ov->cap - 1);
-	return i;
-}
-
-uint32_t parsa_pcount_ov_get(const struct parsa_pcount_ov *ov, uint32_t v,
-			     uint32_t j)
-{
-	uint64_t i;
-
-	if (!ov->cap)
-		return 0;
-	i = ov_find(ov, ov_key(v, j));
-	return ov->key[i] == UINT64_MAX ? 0 : ov->val[i];
-}
-
-void parsa_pcount_ov_set(struct parsa_pcount_ov *ov, uint32_t v, uint32_t j,
-			 uint32_t c)
-{
-	uint64_t key = ov_key(v, j), i = ov_find(ov, key);
-
-	if (ov->key[i] == UINT64_MAX) {
-		ov->key[i] = key;
-		ov->n++;
-	}
-	ov->val[i] = (uint16_t)c;
-}
-
-void parsa_pcount_ov_del(struct parsa_pcount_ov *ov, uint32_t v, uint32_t j)
-{
-	uint64_t mask = ov->cap - 1, i, x;
-
-	if (!ov->cap)
-		return;
-	i = ov_find(ov, ov_key(v, j));
-	if (ov->key[i] == UINT64_MAX)
-		return;
-	ov->n--;
-	/* backward shift: move up every later entry of the run whose home is
-	 * not between the hole and it */
-	for (x = (i + 1) & mask; ov->key[x] != UINT64_MAX; x = (x + 1) & mask) {
-		uint64_t h = ov_home(ov, ov->key[x]);
-
-		if (((x - h) & mask) >= ((x - i) & mask)) {
-			ov->key[i] = ov->key[x];
-			ov->val[i] = ov->val[x];
-			i = x;
-		}
-	}
-	ov->key[i] = UINT64_MAX;
-}
-
-int parsa_pcount_ov_grow(struct parsa_pcount_ov *ov, uint64_t more)
-{
-	struct parsa_pcount_ov nv = { NULL, NULL, ov->cap ? ov->cap : 64, 0 };
-
-	while (ov->n + more > nv.cap / 2)
-		nv.cap *= 2;
-	if (nv.cap == ov->cap)
-		return 0;
-	nv.key = malloc(nv.cap * sizeof(uint64_t));
-	nv.val = malloc(nv.cap * sizeof(uint16_t));
-	if (!nv.key || !nv.val) {
-		free(nv.key);
-		free(nv.val);
-		return -1;
-	}
-	memset(nv.key, 0xff, nv.cap * sizeof(uint64_t));
-	for (uint64_t i = 0; i < ov->cap; i++)
-		if (ov->key[i] != UINT64_MAX) {
-			uint64_t x = ov_find(&nv, ov->key[i]);
-
-			nv.key[x] = ov->key[i];
-			nv.val[x] = ov->val[i];
-			nv.n++;
-		}
-	free(ov->key);
-	free(ov->val);
-	*ov = nv;
-	return 0;
-}
-
-static void ov_release(struct parsa_pcount_ov *ov)
-{
-	free(ov->key);
-	free(ov->val);
-	memset(ov, 0, sizeof(*ov));
-}
-
-/* ---- the counts ---------------------------------------------------------- */
-
 void parsa_pcount_release(struct parsa_pcount *pc)
 {
 	if (!pc)
 		return;
 	free(pc->hdr);
 	free(pc->pool);
-	ov_release(&pc->ov);
 	memset(pc, 0, sizeof(*pc));
 }
 
 uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 {
-	return (uint64_t)pc->n_feat * sizeof(uint64_t) + pc->alloc +
-	       pc->ov.cap * (sizeof(uint64_t) + sizeof(uint16_t));
-}
-
-/* A count of the build up by one, in its slot c or the table ov (with
- * room made: -1 when out of memory). */
-static int count_up(struct parsa_pcount_ov *ov, uint8_t *c, uint32_t v,
-		    uint32_t j, int *sat)
-{
-	uint32_t x;
-
-	if (*c < PARSA_PCOUNT_ESC - 1) {
-		++*c;
-		return 0;
-	}
-	if (parsa_pcount_ov_room(ov, 1))
-		return -1;
-	if (*c == PARSA_PCOUNT_ESC - 1) {
-		*c = PARSA_PCOUNT_ESC;
-		parsa_pcount_ov_set(ov, v, j, PARSA_PCOUNT_ESC);
-		return 0;
-	}
-	x = parsa_pcount_ov_get(ov, v, j);
-	if (x < PARSA_PCOUNT_SAT)
-		parsa_pcount_ov_set(ov, v, j, ++x);
-	*sat |= x == PARSA_PCOUNT_SAT;
-	return 0;
+	return (uint64_t)pc->n_feat * sizeof(uint64_t) +
+	       pc->alloc * sizeof(uint16_t);
 }
 
 /* Fetch ahead (the nonzeros are a stream; a count's address needs the
@@ -210,14 +76,13 @@ static int it_next(struct range_it *it, uint32_t *v, uint32_t *r)
 /* The counts of part for the features [lo, hi) into pc (regions sized,
  * zero), in three stages PC_AHEAD / 2 nonzeros apart: a nonzero's header
  * and mask fetched, then its slot found (and fetched), then its count
- * raised (counts from PARSA_PCOUNT_ESC into ov).  -1 if a part is
- * missing from a mask of its examples' features, -2 when out of memory. */
-static int count_range(struct parsa_pcount *pc, struct parsa_pcount_ov *ov,
-		       const struct parsa_graph *g, const uint32_t *part,
-		       const struct parsa_nbrset *used, uint32_t lo,
-		       uint32_t hi, int *sat)
+ * raised.  -1 if a part is missing from a mask of its examples'
+ * features. */
+static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
+		       const uint32_t *part, const struct parsa_nbrset *used,
+		       uint32_t lo, uint32_t hi, int *sat)
 {
-	struct { uint32_t v, j; uint8_t *c; } q[2 * PC_AHEAD];
+	struct { uint32_t v, j; uint16_t *c; } q[2 * PC_AHEAD];
 	struct range_it it = { g, lo, hi, 0, 0, 0 };
 	const uint64_t half = PC_AHEAD / 2, qn = 2 * PC_AHEAD;
 	uint64_t in = 0, mid = 0, out = 0;
@@ -245,13 +110,11 @@ static int count_range(struct parsa_pcount *pc, struct parsa_pcount_ov *ov,
 			mid++;
 		}
 		if (out < mid && (mid - out > half || !more)) {
-			uint8_t *c = q[out % qn].c;
+			uint16_t *c = q[out % qn].c;
 
-			if (*c < PARSA_PCOUNT_ESC - 1)
+			if (*c < PARSA_PCOUNT_SAT)
 				++*c;
-			else if (count_up(ov, c, q[out % qn].v, q[out % qn].j,
-					  sat))
-				return -2;
+			*sat |= *c == PARSA_PCOUNT_SAT;
 			out++;
 		}
 		if (!more && out == in)
@@ -266,7 +129,7 @@ static int check_range(const struct parsa_pcount *pc,
 		       uint32_t hi)
 {
 	for (uint32_t v = lo; v < hi; v++) {
-		const uint8_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
 
 		for (uint32_t i = 0, n = parsa_nbrset_count(used, v); i < n; i++)
 			if (c[i] == 0)
@@ -283,7 +146,6 @@ struct count_task {
 	const struct parsa_nbrset *used;
 	uint32_t n;
 	int sat[PARSA_PCOUNT_MAX_TASKS], bad[PARSA_PCOUNT_MAX_TASKS];
-	struct parsa_pcount_ov ov[PARSA_PCOUNT_MAX_TASKS]; /* the tasks' */
 };
 
 static void count_task(void *arg, uint32_t t)
@@ -293,10 +155,9 @@ static void count_task(void *arg, uint32_t t)
 	uint32_t lo = (uint32_t)(nf * t / ct->n);
 	uint32_t hi = (uint32_t)(nf * (t + 1) / ct->n);
 
-	ct->bad[t] = count_range(ct->pc, &ct->ov[t], ct->g, ct->part,
-				 ct->used, lo, hi, &ct->sat[t]);
-	if (!ct->bad[t])
-		ct->bad[t] = check_range(ct->pc, ct->used, lo, hi);
+	ct->bad[t] = count_range(ct->pc, ct->g, ct->part, ct->used, lo, hi,
+				 &ct->sat[t]) ||
+		     check_range(ct->pc, ct->used, lo, hi);
 }
 
 int parsa_pcount_build_par(struct parsa_pcount *pc,
@@ -307,7 +168,6 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 {
 	uint64_t off = 0, alloc;
 	int sat = 0, bad = 0;
-	struct count_task *ct = NULL;
 
 	memset(pc, 0, sizeof(*pc));
 	if (used->n_feat != g->n_cols || used->k > 65536)
@@ -333,54 +193,29 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 	 * huge-page pool held a second copy for a moment (+41 MiB at the
 	 * refinement's peak at 100M nonzeros) */
 	alloc = off + off / 4 + 4096;
-	pc->pool = calloc((size_t)alloc, 1);
+	pc->pool = calloc((size_t)alloc, sizeof(uint16_t));
 	if (!pc->pool)
 		goto nomem;
-	base_huge(pc->pool, (size_t)alloc);
+	base_huge(pc->pool, (size_t)alloc * sizeof(uint16_t));
 	pc->len = off;
 	pc->alloc = alloc;
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		if (part[u] >= pc->k)
 			goto bad;
 	if (tasks > 1 && par) {
-		uint64_t n = 0;
+		struct count_task ct = { pc, g, part, used, 0, { 0 }, { 0 } };
 
-		ct = calloc(1, sizeof(*ct));
-		if (!ct)
-			goto nomem;
-		*ct = (struct count_task){ pc, g, part, used, 0, { 0 }, { 0 },
-					   { { 0 } } };
-		ct->n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
-						       : PARSA_PCOUNT_MAX_TASKS;
-		par(par_arg, ct->n, count_task, ct);
-		for (uint32_t t = 0; t < ct->n; t++) {
-			sat |= ct->sat[t];
-			bad = bad == -2 || ct->bad[t] == -2 ? -2
-							    : bad | ct->bad[t];
-			n += ct->ov[t].n;
+		ct.n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
+						      : PARSA_PCOUNT_MAX_TASKS;
+		par(par_arg, ct.n, count_task, &ct);
+		for (uint32_t t = 0; t < ct.n; t++) {
+			sat |= ct.sat[t];
+			bad |= ct.bad[t];
 		}
-		/* the tasks' tables into one (their features are disjoint) */
-		if (!bad && n && parsa_pcount_ov_room(&pc->ov, n))
-			bad = -2;
-		for (uint32_t t = 0; !bad && t < ct->n; t++)
-			for (uint64_t i = 0; i < ct->ov[t].cap; i++)
-				if (ct->ov[t].key[i] != UINT64_MAX)
-					parsa_pcount_ov_set(
-						&pc->ov,
-						(uint32_t)(ct->ov[t].key[i] >> 16),
-						(uint32_t)(ct->ov[t].key[i] & 0xffff),
-						ct->ov[t].val[i]);
-		for (uint32_t t = 0; t < ct->n; t++)
-			ov_release(&ct->ov[t]);
-		free(ct);
 	} else {
-		bad = count_range(pc, &pc->ov, g, part, used, 0, g->n_cols,
-				  &sat);
-		if (!bad)
-			bad = check_range(pc, used, 0, g->n_cols);
+		bad = count_range(pc, g, part, used, 0, g->n_cols, &sat) ||
+		      check_range(pc, used, 0, g->n_cols);
 	}
-	if (bad == -2)
-		goto nomem;
 	if (bad)
 		goto bad;
 	*saturated = sat;
@@ -419,13 +254,13 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 	}
 	if (off + nc > pc->alloc) {
 		uint64_t na = pc->alloc + pc->alloc / 4 + 4096;
-		uint8_t *p;
+		uint16_t *p;
 
 		if (na < off + nc)
 			na = off + nc;
 		if (na > PARSA_PCOUNT_OFF)
 			return -1;
-		p = realloc(pc->pool, (size_t)na);
+		p = realloc(pc->pool, (size_t)na * sizeof(uint16_t));
 		if (!p)
 			return -1;
 		pc->pool = p;
@@ -433,7 +268,7 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 	}
 	if (off != (pc->hdr[v] & PARSA_PCOUNT_OFF))
 		memcpy(pc->pool + off, pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF),
-		       (size_t)lam);
+		       (size_t)lam * sizeof(uint16_t));
 	pc->len = off + nc;
 	pc->hdr[v] = off | nc << PARSA_PCOUNT_CAP_SHIFT;
 	return 0;

@@ -22,20 +22,9 @@
  * A part leaving never shrinks the region, so undoing a move (the moves
  * of parsa_pcount_move in reverse order) never needs room.
  *
- * Counts in one byte: a slot holds a count up to PARSA_PCOUNT_ESC - 1
- * (254); PARSA_PCOUNT_ESC says the count is larger and held in `ov`, a
- * hash table keyed by (v, j) of the larger counts (up to PARSA_PCOUNT_SAT,
- * as the 2-byte slots were), so the counts, and the sweeps' moves, are
- * those of 2-byte slots.  A count enters the table at 255 and leaves it
- * at 254; the table never shrinks, and parsa_pcount_ov_room makes room
- * for a move's entries before it (an undo needs none: see there).
- * Measured at 10M nonzeros, k = 64: the slots 2.2 MB instead of 4.4,
- * the refinement's peak 2 MiB lower, the same placements.
- *
- * Memory: 8 bytes per feature plus 1 byte per slot; built with
+ * Memory: 8 bytes per feature plus 2 bytes per slot; built with
  * cap(v) = min(λ_v + 1, k) (rounded up to 4, as it was, the slots were
- * 23% more than Σ λ_v at 100M nonzeros and k = 64; 9% so).  Ownership: owns hdr, pool and ov.
- * Not
+ * 23% more than Σ λ_v at 100M nonzeros and k = 64; 9% so).  Ownership: owns hdr and pool.  Not
  * thread-safe for writing; concurrent readers are fine.
  */
 #ifndef PARSA_PCOUNT_H
@@ -49,24 +38,13 @@
 #include "parsa_nbrset.h"
 
 #define PARSA_PCOUNT_SAT UINT16_MAX
-#define PARSA_PCOUNT_ESC UINT8_MAX /* a slot's count is in the table */
 #define PARSA_PCOUNT_CAP_SHIFT 47
 #define PARSA_PCOUNT_OFF ((1ULL << PARSA_PCOUNT_CAP_SHIFT) - 1)
-
-/* The counts of at least PARSA_PCOUNT_ESC: open addressing (linear
- * probing, deletion by backward shift), keys v << 16 | j, UINT64_MAX
- * empty; n < cap / 2 after parsa_pcount_ov_room. */
-struct parsa_pcount_ov {
-	uint64_t *key;
-	uint16_t *val;
-	uint64_t cap, n; /* cap: 0 or a power of two */
-};
 
 struct parsa_pcount {
 	uint32_t n_feat, k, words;
 	uint64_t *hdr;   /* n_feat: offset | cap << PARSA_PCOUNT_CAP_SHIFT */
-	uint8_t *pool;   /* the regions: counts, PARSA_PCOUNT_ESC: in ov */
-	struct parsa_pcount_ov ov;
+	uint16_t *pool;  /* the regions */
 	uint64_t len;    /* slots handed out */
 	uint64_t alloc;  /* slots allocated */
 	uint64_t waste;  /* slots of regions left behind by growth */
@@ -102,7 +80,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 
 void parsa_pcount_release(struct parsa_pcount *pc);
 
-/* Bytes held (header, pool and table, as allocated). */
+/* Bytes held (header and pool, as allocated). */
 uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc);
 
 /*
@@ -119,29 +97,6 @@ static inline int parsa_pcount_reserve(struct parsa_pcount *pc, uint32_t v,
 		       : parsa_pcount_grow(pc, v, lam);
 }
 
-/*
- * The table (struct parsa_pcount_ov): the count of (v, j), which must be
- * there; set (inserted or updated: n < cap needed); removed (if there).
- * Room: n + more entries at most cap / 2 (grown, rehashed): 0, or -1 when
- * out of memory (nothing changed).  A move inserts at most one entry a
- * feature of the example, so room for its row length before a move
- * suffices; the moves undone in reverse order stay within the room made
- * before the first of them (each undone feature takes back an entry its
- * move removed, or removes one it inserted).
- */
-uint32_t parsa_pcount_ov_get(const struct parsa_pcount_ov *ov, uint32_t v,
-			     uint32_t j);
-void parsa_pcount_ov_set(struct parsa_pcount_ov *ov, uint32_t v, uint32_t j,
-			 uint32_t c);
-void parsa_pcount_ov_del(struct parsa_pcount_ov *ov, uint32_t v, uint32_t j);
-int parsa_pcount_ov_grow(struct parsa_pcount_ov *ov, uint64_t more);
-
-static inline int parsa_pcount_ov_room(struct parsa_pcount_ov *ov,
-				       uint64_t more)
-{
-	return ov->n + more <= ov->cap / 2 ? 0 : parsa_pcount_ov_grow(ov, more);
-}
-
 /* #{set bits of mask m (words words) below bit j}. */
 static inline uint32_t parsa_pcount_rank(const uint64_t *m, uint32_t words,
 					 uint32_t j)
@@ -155,9 +110,8 @@ static inline uint32_t parsa_pcount_rank(const uint64_t *m, uint32_t words,
 	return r + parsa_popcount64(m[w] & ((1ULL << (j & 63)) - 1));
 }
 
-/* The slot of cnt(v, j) (PARSA_PCOUNT_ESC: at least that, the count in
- * the table); bit j of v's mask m must be set. */
-static inline uint8_t *parsa_pcount_slot(const struct parsa_pcount *pc,
+/* The slot of cnt(v, j); bit j of v's mask m must be set. */
+static inline uint16_t *parsa_pcount_slot(const struct parsa_pcount *pc,
 					  const uint64_t *m, uint32_t v,
 					  uint32_t j)
 {
@@ -172,12 +126,8 @@ static inline uint32_t parsa_pcount_get(const struct parsa_pcount *pc,
 {
 	const uint64_t *m = parsa_nbrset_mask(s, v);
 
-	uint32_t c;
-
-	if (!(m[j >> 6] >> (j & 63) & 1))
-		return 0;
-	c = *parsa_pcount_slot(pc, m, v, j);
-	return c == PARSA_PCOUNT_ESC ? parsa_pcount_ov_get(&pc->ov, v, j) : c;
+	return m[j >> 6] >> (j & 63) & 1 ? *parsa_pcount_slot(pc, m, v, j)
+					 : 0;
 }
 
 /*
@@ -186,8 +136,7 @@ static inline uint32_t parsa_pcount_get(const struct parsa_pcount *pc,
  * leaves S_a (bit, size, *lam) when it hits 0; v joins S_b when cnt(v, b)
  * was 0 (which needs room: parsa_pcount_reserve(pc, v, *lam) before,
  * unless this undoes the last moves in reverse order); cnt(v, b) up
- * (saturating, *saturated set).  The table needs room for one entry
- * (parsa_pcount_ov_room, with the same exception).  *lam = λ_v.  Returns the change of
+ * (saturating, *saturated set).  *lam = λ_v.  Returns the change of
  * Σ_j |S_j|: -1, 0 or +1.  The same as parsa_conn_move_feature on dense
  * counts.
  */
@@ -197,20 +146,13 @@ static inline int parsa_pcount_move(struct parsa_pcount *pc,
 				    int *saturated)
 {
 	uint64_t *m = s->bits + (uint64_t)v * s->words;
-	uint8_t *base = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
-	uint32_t ra = parsa_pcount_rank(m, s->words, a), rb, c;
+	uint16_t *base = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+	uint32_t ra = parsa_pcount_rank(m, s->words, a), rb;
 	int delta = 0;
 
-	if (base[ra] == PARSA_PCOUNT_ESC) {
-		c = parsa_pcount_ov_get(&pc->ov, v, a);
-		if (c != PARSA_PCOUNT_SAT && --c < PARSA_PCOUNT_ESC) {
-			parsa_pcount_ov_del(&pc->ov, v, a);
-			base[ra] = (uint8_t)c;
-		} else if (c != PARSA_PCOUNT_SAT) {
-			parsa_pcount_ov_set(&pc->ov, v, a, c);
-		}
-	} else if (--base[ra] == 0) {
-		memmove(base + ra, base + ra + 1, (size_t)(*lam - ra - 1));
+	if (base[ra] != PARSA_PCOUNT_SAT && --base[ra] == 0) {
+		memmove(base + ra, base + ra + 1,
+			(size_t)(*lam - ra - 1) * sizeof(uint16_t));
 		m[a >> 6] &= ~(1ULL << (a & 63));
 		s->size[a]--;
 		--*lam;
@@ -218,26 +160,17 @@ static inline int parsa_pcount_move(struct parsa_pcount *pc,
 	}
 	rb = parsa_pcount_rank(m, s->words, b);
 	if (!(m[b >> 6] >> (b & 63) & 1)) {
-		memmove(base + rb + 1, base + rb, (size_t)(*lam - rb));
+		memmove(base + rb + 1, base + rb,
+			(size_t)(*lam - rb) * sizeof(uint16_t));
 		base[rb] = 1;
 		m[b >> 6] |= 1ULL << (b & 63);
 		s->size[b]++;
 		++*lam;
 		return delta + 1;
 	}
-	if (base[rb] < PARSA_PCOUNT_ESC - 1) {
+	if (base[rb] < PARSA_PCOUNT_SAT)
 		++base[rb];
-		return delta;
-	}
-	if (base[rb] == PARSA_PCOUNT_ESC - 1) {
-		base[rb] = PARSA_PCOUNT_ESC;
-		parsa_pcount_ov_set(&pc->ov, v, b, PARSA_PCOUNT_ESC);
-		return delta;
-	}
-	c = parsa_pcount_ov_get(&pc->ov, v, b);
-	if (c < PARSA_PCOUNT_SAT)
-		parsa_pcount_ov_set(&pc->ov, v, b, ++c);
-	*saturated |= c == PARSA_PCOUNT_SAT;
+	*saturated |= base[rb] == PARSA_PCOUNT_SAT;
 	return delta;
 }
 
