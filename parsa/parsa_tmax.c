@@ -49,6 +49,9 @@ struct tmax_ctx {
 	int64_t *pb;          /* k: the most any example of part q can
 			       * lower T_p by moving into p (swap_off) */
 	uint8_t *dirty;       /* k: changed by a move since the kick */
+	int64_t tsum;         /* the sum of T (kept by apply_move) */
+	int64_t tsum_lim;     /* largest T_sum a move may create (or
+			       * INT64_MAX) */
 	int only_dirty;       /* polish: only examples of dirty parts */
 	const struct parsa_tmax_opts *o;
 	uint64_t polls;
@@ -303,8 +306,10 @@ static int apply_move(struct tmax_ctx *x, uint32_t u, uint32_t p, uint32_t q)
 			x->lam[v]++;
 		}
 	}
-	for (uint32_t i = 0; i < x->n_touched; i++)
+	for (uint32_t i = 0; i < x->n_touched; i++) {
 		x->T[x->touched[i]] += x->delta[x->touched[i]];
+		x->tsum += x->delta[x->touched[i]];
+	}
 	untouch(x);
 	x->part[u] = q;
 	x->dirty[p] = x->dirty[q] = 1;
@@ -341,11 +346,13 @@ static int64_t tmax_of(const struct tmax_ctx *x, uint32_t *arg)
 	return m;
 }
 
-/* The move of u (in p) to q is allowed by the balance cap and m_limit
- * (delta of the move in x). */
-static int caps_ok(const struct tmax_ctx *x, uint32_t q, uint64_t madd)
+/* The move of u (in p) to q is allowed by m_limit and the T_sum cap
+ * (delta of the move in x: madd features for q, ds on T_sum). */
+static int caps_ok(const struct tmax_ctx *x, uint32_t q, uint64_t madd,
+		   int64_t ds)
 {
-	return madd == 0 || x->used->size[q] + madd <= x->o->m_limit;
+	return (madd == 0 || x->used->size[q] + madd <= x->o->m_limit) &&
+	       (ds <= 0 || x->tsum + ds <= x->tsum_lim);
 }
 
 /*
@@ -370,7 +377,7 @@ static uint32_t best_target(struct tmax_ctx *x, uint32_t u, uint32_t p,
 		eval_move(x, u, a, q, &ds, &madd);
 		tp = x->T[p] + x->delta[p];
 		if ((!need_fall || tp < tm) && within(x, tm - 1) &&
-		    caps_ok(x, q, madd) &&
+		    caps_ok(x, q, madd, ds) &&
 		    (best == UINT32_MAX || tp < best_tp ||
 		     (tp == best_tp && ds < best_sum))) {
 			best = q;
@@ -554,7 +561,10 @@ static int swap_off(struct tmax_ctx *x, uint32_t u, uint32_t p, int64_t tm,
 			if (w == u || w == UINT32_MAX || x->part[w] != q)
 				continue;
 			eval_move(x, w, q, p, &ds, &madd);
-			ok = x->T[p] + x->delta[p] < tm;
+			/* the pair as a whole within the T_sum cap (u's
+			 * move alone may have passed it) */
+			ok = x->T[p] + x->delta[p] < tm &&
+			     x->tsum + ds <= x->tsum_lim;
 			for (uint32_t j = 0; ok && j < x->k; j++) {
 				int64_t t2 = x->T[j] + x->delta[j];
 				uint64_t m2 = x->used->size[j] +
@@ -940,7 +950,7 @@ static int polish(struct tmax_ctx *x, struct parsa_tmax_stats *st,
 					continue;
 				eval_move(x, u, p, q, &ds, &madd);
 				if (ds < best_sum && within(x, tm) &&
-				    caps_ok(x, q, madd)) {
+				    caps_ok(x, q, madd, ds)) {
 					best = q;
 					best_sum = ds;
 				}
@@ -1020,7 +1030,7 @@ static int kick(struct tmax_ctx *x, struct parsa_rng *r, uint32_t size)
 				if (q == p || x->usz[q] + 1 > x->o->cap)
 					continue;
 				eval_move(x, u, p, q, &ds, &madd);
-				if (caps_ok(x, q, madd) &&
+				if (caps_ok(x, q, madd, ds) &&
 				    (best == UINT32_MAX ||
 				     x->T[q] + x->delta[q] < best_t)) {
 					best = q;
@@ -1055,6 +1065,7 @@ static int restore(struct tmax_ctx *x, const uint32_t *bpart,
 	}
 	memcpy(x->owner, bown, (size_t)x->g->n_cols * sizeof(*bown));
 	recount_T(x);
+	x->tsum = (int64_t)tsum_of(x);
 	return 0;
 }
 
@@ -1162,6 +1173,12 @@ int parsa_tmax_refine(const struct parsa_graph *g, uint32_t *part,
 	parsa_rng_seed(&r, o->seed);
 	s.tmax_before = (uint64_t)tmax_of(&x, NULL);
 	s.tsum_before = tsum_of(&x);
+	x.tsum = (int64_t)s.tsum_before;
+	x.tsum_lim = INT64_MAX;
+	if (o->tsum_cap && o->tsum_cap < (uint64_t)INT64_MAX)
+		x.tsum_lim = (int64_t)(o->tsum_cap > s.tsum_before
+					       ? o->tsum_cap
+					       : s.tsum_before);
 	if (x.k > 1)
 		rc = search_kicks(&x, &s, &r);
 	if (rc) {

@@ -124,6 +124,10 @@ struct parsa_tmax_opts {
 	int exhaustive_swaps;   /* 1: no pair is skipped by the swaps'
 				 * bound (the same placement, slower; for
 				 * the tests) */
+	uint64_t tsum_cap;      /* 0: none; else no move (kicks included)
+				 * raises T_sum above max(tsum_cap, T_sum
+				 * on entry), so T_max and M_max fall under
+				 * a T_sum budget */
 };
 
 struct parsa_tmax_stats {

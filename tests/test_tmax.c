@@ -524,6 +524,92 @@ static void test_tmax_kicks_stop(void)
 	}
 }
 
+/* The T_sum cap (tsum_cap): on random starts, with kicks, swaps and
+ * group moves, T_sum never ends above max(cap, its value on entry), the
+ * bookkeeping stays exact, T_max never rises, the caps hold; with the
+ * cap at T_sum on entry T_max still falls on some starts; phase 1 alone
+ * (no polish, no kicks) ends above the bound without the cap on some
+ * starts, and never with it (the cap binds). */
+static void test_tmax_tsum_cap(void)
+{
+	struct parsa_rng r;
+	uint64_t lowered = 0, bound = 0;
+
+	parsa_rng_seed(&r, 23);
+	for (int iter = 0; iter < 80; iter++) {
+		struct start s, t, f;
+		uint32_t k;
+		uint64_t *T0, *M0, *U0, *T, *M, *U, *Tm, cap, s0 = 0, lim, sum = 0;
+		struct parsa_tmax_opts o = { 1000000, 2, 0, UINT64_MAX,
+					     (uint64_t)iter, NULL, 2,
+					     iter % 2 ? 20 : 0, 2, 5, 2, 20, 3,
+					     iter % 3 == 0, 0 };
+		struct parsa_tmax_stats st, sf;
+
+		start_make(&s, &r, iter);
+		k = s.k;
+		T0 = calloc(k, 8), M0 = calloc(k, 8), U0 = calloc(k, 8);
+		T = calloc(k, 8), M = calloc(k, 8), U = calloc(k, 8);
+		Tm = calloc(k, 8);
+		brute(&s, T0, M0, U0);
+		for (uint32_t j = 0; j < k; j++)
+			s0 += T0[j];
+		cap = tu_max_of(U0, k) + (uint64_t)parsa_rng_below(&r, 3);
+		o.cap = cap;
+		o.m_limit = iter % 4 == 0 ? UINT64_MAX : tu_max_of(M0, k);
+		/* the cap: T_sum on entry, a little above, or below it (then
+		 * T_sum on entry is the bound) */
+		o.tsum_cap = iter % 3 == 0 ? 1
+			     : iter % 3 == 1 ? s0 + (uint64_t)parsa_rng_below(&r, 8)
+					     : (s0 > 4 ? s0 - 4 : 1);
+		lim = o.tsum_cap > s0 ? o.tsum_cap : s0;
+		start_copy(&t, &s);
+		start_copy(&f, &s);
+		REQUIRE(parsa_tmax_refine(&t.g, t.part, &t.used, t.owner, &o, Tm,
+					  &st, NULL) == 0);
+		brute(&t, T, M, U);
+		for (uint32_t j = 0; j < k; j++) {
+			CHECK_INT(Tm[j], ==, T[j]);
+			CHECK(U[j] <= (cap > U0[j] ? cap : U0[j]));
+			CHECK(M[j] <= M0[j] || M[j] <= o.m_limit);
+			sum += T[j];
+		}
+		CHECK_INT(st.tsum_before, ==, s0);
+		CHECK_INT(st.tsum_after, ==, sum);
+		CHECK(sum <= lim);
+		CHECK_INT(st.tmax_after, ==, tu_max_of(T, k));
+		CHECK(st.tmax_after <= st.tmax_before);
+		tu_check_used(&t.g, t.part, &t.used);
+		check_owners(&t);
+		lowered += st.tmax_after < st.tmax_before;
+		/* without the polish and kicks, phase 1 alone: uncapped it
+		 * ends above the bound on some starts, capped never */
+		o.polish_passes = 0;
+		o.kicks = 0;
+		o.tsum_cap = 0;
+		{
+			struct start c;
+			struct parsa_tmax_stats sc;
+
+			start_copy(&c, &s);
+			REQUIRE(parsa_tmax_refine(&f.g, f.part, &f.used, f.owner,
+						  &o, NULL, &sf, NULL) == 0);
+			o.tsum_cap = lim;
+			REQUIRE(parsa_tmax_refine(&c.g, c.part, &c.used, c.owner,
+						  &o, NULL, &sc, NULL) == 0);
+			CHECK(sc.tsum_after <= lim);
+			bound += sf.tsum_after > lim;
+			start_free(&c, 0);
+		}
+		free(T0), free(M0), free(U0), free(T), free(M), free(U), free(Tm);
+		start_free(&t, 0);
+		start_free(&f, 0);
+		start_free(&s, 1);
+	}
+	CHECK(lowered > 10);
+	CHECK(bound > 0); /* 4 of the 80 */
+}
+
 /* Refinement progress of a run: the last fraction, and whether it ever
  * went back or past 1. */
 struct prog {
@@ -607,5 +693,6 @@ int main(void)
 	RUN(test_tmax_kick_levels);
 	RUN(test_tmax_kicks_stop);
 	RUN(test_tmax_pipeline);
+	RUN(test_tmax_tsum_cap);
 	return harness_done();
 }
