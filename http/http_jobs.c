@@ -105,6 +105,9 @@ int http_job_spec_parse(json_t *body, struct http_job_spec *s, char *field,
 	if (o->parallel && o->run.method != PART_METHOD_PARSA)
 		return bad(field, "workers", err,
 			   "(and tau, syncs) need method parsa");
+	if (o->run.max_tsum.v != 0 && o->run.objective != PART_OBJ_TMAX)
+		return bad(field, "max_tsum", err,
+			   "applies to objective tmax only");
 	return 0;
 }
 

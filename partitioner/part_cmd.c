@@ -208,8 +208,9 @@ static int check_stream_opts(struct cmd_opts *c)
 	if (c->o.run.time_limit > 0)
 		return die_usage("%s", "--stream: --time-limit does not apply (the streaming pass has no refinement phases)");
 	if (c->o.run.guard_slack > 1.0 || c->o.run.objective != PART_OBJ_DEFAULT ||
-	    c->o.run.max_memory.v != 0 || c->o.run.max_traffic.v != 0)
-		return die_usage("%s", "--stream: --guard-slack, --objective, --max-memory and --max-traffic do not apply (the streaming pass has no refinement phases)");
+	    c->o.run.max_memory.v != 0 || c->o.run.max_traffic.v != 0 ||
+	    c->o.run.max_tsum.v != 0)
+		return die_usage("%s", "--stream: --guard-slack, --objective, --max-memory, --max-traffic and --max-tsum do not apply (the streaming pass has no refinement phases)");
 	return -1;
 }
 
@@ -217,6 +218,8 @@ static int check_partition_opts(struct cmd_opts *c)
 {
 	if (!part_opts_given(&c->o, "k"))
 		return die_usage("%s", "-k K is required");
+	if (c->o.run.max_tsum.v != 0 && c->o.run.objective != PART_OBJ_TMAX)
+		return die_usage("%s", "--max-tsum applies to --objective tmax only");
 	if (c->o.run.pu.blocks && c->o.run.pu.init_blocks > c->o.run.pu.blocks)
 		return die_usage("%s", "--init-blocks cannot exceed --blocks");
 	if ((c->o.init_from != NULL) != (c->o.init_data != NULL))

@@ -346,6 +346,14 @@ const struct part_opt part_opts_table[] = {
 	 .report_when = PART_REP_PARSA,
 	 .help = "Parsa: the same cap on T_max (default: the\n"
 		 "objective's)"},
+	{.name = "max-tsum", .key = "max_tsum", .where = P | H,
+	 .type = PART_OPT_CAP, AT(run.max_tsum), .arg = "N|Fx|inf",
+	 .what = "must be a number >= 1, a factor such as 1.05x, or inf",
+	 .report_when = PART_REP_PARSA,
+	 .help = "Parsa, --objective tmax: its search never raises\n"
+		 "T_sum above N, or F times the T_sum it starts\n"
+		 "from (each candidate's refinement result); inf =\n"
+		 "none (default: none)"},
 	{.name = "param-imbalance", .key = "param_imbalance", .where = P,
 	 .flags = PART_OPT_ZERO, .type = PART_OPT_NUM,
 	 AT(run.param_imbalance), .dlo = 1.0, .dhi = 1e6, .arg = "X",

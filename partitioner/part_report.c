@@ -149,13 +149,14 @@ static json_t *memory_json(const struct part_report_info *in)
 }
 
 /* What Parsa's refinement phases did (part_run.h); bound_M_max/T_max:
- * what the last round kept them under (null: no bound), caps_met: false
- * when a --max-memory/--max-traffic below the step-1 result was held at
- * it. */
+ * what the last round kept them under (null: no bound); bound_T_sum: the
+ * objective tmax search's (--max-tsum; null: none); caps_met: false when
+ * a --max-memory/--max-traffic below the step-1 result (or a --max-tsum
+ * below the search's start) was held at it. */
 static json_t *refine_json(const struct part_result *r)
 {
 	json_t *j = json_pack("{s:I, s:I, s:i, s:I, s:I, s:I, s:i, s:b, s:b, s:I, "
-			 "s:I, s:o, s:o, s:b}",
+			 "s:I, s:o, s:o, s:o, s:b}",
 			 "mmax_moves", (json_int_t)r->refine_stats.moves,
 			 "tsum_moves", (json_int_t)r->fm_stats.moves,
 			 "tsum_passes", (int)r->fm_stats.passes,
@@ -169,6 +170,7 @@ static json_t *refine_json(const struct part_result *r)
 			 "step1_M_max", (json_int_t)r->step1_mmax,
 			 "bound_T_max", bound_json(r->bound_tmax),
 			 "bound_M_max", bound_json(r->bound_mmax),
+			 "bound_T_sum", bound_json(r->bound_tsum),
 			 "caps_met", r->step1_tmax ? r->caps_met : 1);
 
 	/* objective tmax: what its phase did (parsa_tmax.h) */

@@ -978,6 +978,44 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 	return b;
 }
 
+/* T_sum of the placement whose used sets are used (each feature's c_v
+ * parts: 2 (c_v - 1), as parsa_metrics and parsa_tmax count it). */
+static uint64_t used_tsum(const struct parsa_nbrset *used)
+{
+	uint64_t s = 0;
+
+	for (uint32_t v = 0; v < used->n_feat; v++) {
+		uint32_t c = parsa_nbrset_count(used, v);
+
+		s += c ? 2 * (uint64_t)(c - 1) : 0;
+	}
+	return s;
+}
+
+/*
+ * Objective tmax: the bound on T_sum of its search (--max-tsum) when the
+ * search starts from T_sum ts, the refinement's result, into
+ * r->bound_tsum (UINT64_MAX: none, the default).  A bound below ts holds
+ * the search at ts (parsa_tmax's tsum_cap): then caps_met = 0.
+ */
+static void set_tsum_bound(const struct part_run_opts *o, uint64_t ts,
+			   struct part_result *r)
+{
+	const struct part_cap *c = &o->max_tsum;
+	uint64_t b;
+
+	r->bound_tsum = UINT64_MAX;
+	if (c->v == 0 || isinf(c->v))
+		return;
+	b = c->factor ? guard_bound(ts, c->v)
+		      : c->v >= 1.8e19 ? UINT64_MAX : (uint64_t)floor(c->v);
+	if (b < ts) {
+		r->caps_met = 0;
+		b = ts;
+	}
+	r->bound_tsum = b;
+}
+
 /* 1: the multilevel candidate tries the deeper start (part_comm). */
 static int deep_wanted(const struct part_run_opts *o,
 		       const struct parsa_graph *g)
@@ -1166,6 +1204,7 @@ static int run_tmax(const struct part_dataset *ds,
 		kicks, PART_TMAX_KICK_SIZE, PART_TMAX_KICK_PATIENCE,
 		kicks ? PART_TMAX_KICK_LEVELS : 0, PART_TMAX_KICK_MORE,
 		PART_TMAX_KICK_PATIENCE_MORE, 0,
+		r->bound_tsum == UINT64_MAX ? 0 : r->bound_tsum,
 	};
 	double t0 = part_now();
 	int rc;
@@ -1230,9 +1269,11 @@ static int tmax_candidates(const struct part_dataset *ds,
 	unsigned n = tmax_loosened(o, m0, mb);
 	struct cand strict, best;
 	struct parsa_tmax_stats bst;
-	uint64_t ts, bmb, btb;
+	uint64_t ts, bmb, btb, bts;
 	int rc = place_v(o, used, r->owner, &r->pv_stats, &ts, NULL, err);
 
+	/* each candidate's search under --max-tsum of its own start */
+	set_tsum_bound(o, used_tsum(used), r);
 	if (rc == 0)
 		rc = cand_save(&strict, g, r->part, r->owner, used, ts, m0, err);
 	if (rc)
@@ -1249,12 +1290,14 @@ static int tmax_candidates(const struct part_dataset *ds,
 	bst = r->tmax_stats;
 	bmb = m0;
 	btb = ts;
+	bts = r->bound_tsum;
 	for (unsigned i = 0; rc == 0 && i < n && !parsa_stop_due(stop); i++) {
 		uint64_t mi = given ? mb : guard_bound(m0, tmax_factors[i]);
 
 		cand_take(&strict, g, r, used);
 		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, comm,
 			     err);
+		set_tsum_bound(o, used_tsum(used), r);
 		if (rc == 0)
 			rc = run_tmax(ds, o, stop, r, used, mi, 0, err);
 		if (rc == 0 && tmax_better(&r->tmax_stats, &bst)) {
@@ -1264,6 +1307,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 			bst = r->tmax_stats;
 			bmb = mi;
 			btb = tb;
+			bts = r->bound_tsum;
 			if (rc) /* best released by cand_save */
 				best.part = NULL;
 		}
@@ -1273,6 +1317,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 		r->tmax_stats = bst;
 		r->bound_mmax = bmb;
 		r->bound_tmax = btb;
+		r->bound_tsum = bts; /* the kicks: the best candidate's bound */
 		if (!parsa_stop_due(stop)) {
 			rc = run_tmax(ds, o, stop, r, used, bmb, PART_TMAX_KICKS,
 				      err);
@@ -1344,6 +1389,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	int rc;
 
 	r->bound_tmax = r->bound_mmax = UINT64_MAX; /* until phases 2-3 run */
+	r->bound_tsum = UINT64_MAX;
 	if (o->method == PART_METHOD_RANDOM)
 		return 0;
 	rc = parsa_nbrset_init(&used, ds->g.n_cols, r->k, err);
@@ -1408,6 +1454,8 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 		r->time_limited = parsa_stop_due(&st) == PARSA_STOP_DEADLINE;
 	} else if (rc == 0 && parsa && r->k > 1 && tmax_on(o)) {
 		int met = 1;
+
+		set_tsum_bound(o, used_tsum(&used), r);
 
 		rc = run_tmax(ds, o, stop, r, &used,
 			      cap_bound(o, &o->max_memory, m0, &met),
@@ -1596,6 +1644,10 @@ int part_run(const struct part_dataset *ds, const struct part_run_opts *opts,
 
 	if (o->pu.k < 1)
 		return parsa_fail(err, PARSA_EINVAL, "k must be at least 1");
+	if (o->max_tsum.v != 0 && o->objective != PART_OBJ_TMAX)
+		return parsa_fail(err, PARSA_EINVAL,
+				  "--max-tsum (max_tsum) applies to "
+				  "--objective tmax only");
 	if (o->init_S && (o->init_S->n_feat != g->n_cols ||
 			  o->init_S->k != o->pu.k))
 		return parsa_fail(err, PARSA_EINVAL,

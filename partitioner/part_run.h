@@ -184,6 +184,11 @@ struct part_run_opts {
 	enum part_objective objective; /* Parsa: what phases 2-3 minimize */
 	struct part_cap max_memory;  /* Parsa: caps of phases 2-3 on M_max */
 	struct part_cap max_traffic; /* ... and on T_max (see part_cap) */
+	struct part_cap max_tsum;    /* objective tmax: cap of its search on
+				      * T_sum (a factor: of T_sum where each
+				      * candidate's search starts, its
+				      * refinement's result); none: no
+				      * bound */
 	double param_imbalance;     /* Algorithm 11: max features per server /
 				     * ceil(|V_used| / k); 0 = no cap */
 	enum part_quality quality;  /* the preset the options came from */
@@ -249,6 +254,8 @@ struct part_result {
 	uint64_t bound_mmax;     /* the bounds phases 2-3 ended under (the
 				  * last round's; UINT64_MAX: none) */
 	uint64_t bound_tmax;
+	uint64_t bound_tsum;     /* objective tmax: its search's T_sum bound
+				  * (--max-tsum; UINT64_MAX: none) */
 	int caps_met;            /* 0: a cap given was below the step-1
 				  * result, so the step-1 value bound it */
 	int time_limited;        /* 1: the time limit was reached before the

@@ -2,7 +2,8 @@
 """CLI tests of `parsa partition --objective tmax` (parsa/parsa_tmax.h): on
 the bundled samples a valid placement that `parsa eval` agrees with, a T_max
 no higher than the default objective's, M_max within its bound, the report's
-params and refine.tmax; --max-memory bounds it; a time limit and --help.
+params and refine.tmax; --max-memory bounds it, --max-tsum its T_sum; a
+time limit and --help.
 Ends with "N passed, N failed[, N skipped]"."""
 from clitest import SAMPLES, check_placement, eval_agrees, finish, part, run, test, tmp
 
@@ -43,6 +44,41 @@ def test_tmax_memory_cap_and_determinism():
     assert r["bound_M_max"] == r["step1_M_max"] and a["metrics"]["M_max"] <= r["step1_M_max"], r
     assert open(tmp("cap-a") + ".examples").read() == open(tmp("cap-b") + ".examples").read()
     assert open(tmp("cap-a") + ".features").read() == open(tmp("cap-b") + ".features").read()
+
+
+@test
+def test_tmax_tsum_cap():
+    # --max-tsum: the search never ends above the bound the report gives
+    # (a factor of its start: the best candidate's), valid and
+    # deterministic; without it no bound; it asks for objective tmax
+    data = "data/reuters-sample.svm.gz"
+    free = part(data, 8, tmp("ts-free"), "--quality", "best", "--objective", "tmax")
+    assert free["refine"]["bound_T_sum"] is None and free["params"]["max_tsum"] is None
+    for cap in ("1x", "1.02x"):
+        a = part(data, 8, tmp("ts-a" + cap), "--quality", "best", "--objective", "tmax",
+                 "--max-tsum", cap)
+        b = part(data, 8, tmp("ts-b" + cap), "--quality", "best", "--objective", "tmax",
+                 "--max-tsum", cap)
+        check_placement(tmp("ts-a" + cap), 8)
+        eval_agrees(data, tmp("ts-a" + cap), a, [])
+        m, r = a["metrics"], a["refine"]
+        assert a["params"]["max_tsum"] == cap, a["params"]
+        assert r["bound_T_sum"] is not None and m["T_sum"] <= r["bound_T_sum"], (m, r)
+        assert r["caps_met"] is True
+        assert m["T_max"] <= r["tmax"]["T_max_before"]
+        assert open(tmp("ts-a" + cap) + ".examples").read() == \
+            open(tmp("ts-b" + cap) + ".examples").read()
+    # an absolute bound below any start: held at each start, and said
+    lo = part(data, 8, tmp("ts-lo"), "--quality", "best", "--objective", "tmax",
+              "--max-tsum", 1)
+    assert lo["refine"]["caps_met"] is False, lo["refine"]
+    assert lo["metrics"]["T_sum"] <= lo["refine"]["bound_T_sum"], lo
+    for args in (["--max-tsum", "1.1x"], ["--objective", "tsum", "--max-tsum", "1.1x"],
+                 ["--objective", "tmax", "--max-tsum", "0.5x"],
+                 ["--objective", "tmax", "--max-tsum", "x"],
+                 ["--stream", "--max-tsum", "1.1x"]):
+        p = run("partition", data, "-k", 4, *args, ok=False)
+        assert p.returncode == 2 and "parsa:" in p.stderr, (args, p.returncode, p.stderr)
 
 
 @test

@@ -229,11 +229,23 @@ def test_objective_and_caps_job_match_cli():
         got = s.req("GET", "/v1/jobs/%s/placement/%s" % (j["id"], ext))[2]
         with open(prefix + "." + ext, "rb") as f:
             assert got == f.read(), "tmax job's %s differ from the CLI's" % ext
+    # max_tsum (objective tmax): the same placement as --max-tsum
+    j = s.wait_job(submit(s, {"dataset": ds["id"], "k": 8, "objective": "tmax",
+                              "max_tsum": "1.05x"})["id"])
+    assert j["state"] == "succeeded" and j["params"]["max_tsum"] == "1.05x", j
+    assert j["report"]["metrics"]["T_sum"] <= j["report"]["refine"]["bound_T_sum"], j["report"]
+    run("partition", ML, "-k", 8, "--objective", "tmax", "--max-tsum", "1.05x",
+        "--out", prefix, "-q")
+    for ext in ("examples", "features"):
+        got = s.req("GET", "/v1/jobs/%s/placement/%s" % (j["id"], ext))[2]
+        with open(prefix + "." + ext, "rb") as f:
+            assert got == f.read(), "max_tsum job's %s differ from the CLI's" % ext
     for bad in ({"objective": "tmin"}, {"max_memory": "0.5x"}, {"max_memory": -1},
-                {"max_traffic": "lots"}, {"max_traffic": True}):
+                {"max_traffic": "lots"}, {"max_traffic": True}, {"max_tsum": "1.1x"},
+                {"objective": "tmax", "max_tsum": "0.9x"}):
         b = dict({"dataset": ds["id"], "k": 8}, **bad)
         st, _, out = s.req("POST", "/v1/jobs", b)
-        assert st == 422 and list(bad)[0] in out.decode(), (bad, st, out)
+        assert st == 422 and list(bad)[-1] in out.decode(), (bad, st, out)
     assert s.stop() == 0
 
 
