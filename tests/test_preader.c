@@ -315,13 +315,27 @@ static void test_random_files(void)
 	free(text);
 }
 
+/* The n bytes of text as the file name (and name.gz) in tmpdir, read
+ * both ways (compare), then removed. */
+static void compare_text(const char *name, const char *text, size_t n)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	write_pair(path, text, n);
+	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
+	remove(path);
+	snprintf(path, sizeof(path), "%s/%s.gz", tmpdir, name);
+	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
+	remove(path);
+}
+
 /* Rows of 1 to 700 distinct indices in random order, some repeated: the
  * rank sort of short rows and the merge sort of long ones. */
 static void test_long_rows(void)
 {
-	size_t cap = 8 << 20, n = 0;
-	char *text = malloc(cap);
-	char path[512];
+	size_t n = 0;
+	char *text = malloc(8 << 20);
 
 	REQUIRE(text);
 	rng_state = 12345;
@@ -334,23 +348,17 @@ static void test_long_rows(void)
 					     rnd(i % 3 ? 100000 : 1000));
 		text[n++] = '\n';
 	}
-	snprintf(path, sizeof(path), "%s/long.svm", tmpdir);
-	write_pair(path, text, n);
-	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
-	remove(path);
-	snprintf(path, sizeof(path), "%s/long.svm.gz", tmpdir);
-	remove(path);
+	compare_text("long.svm", text, n);
 	free(text);
 }
 
 /* Long rows over 100,000s of distinct features: chunks written through
- * their transpose, the keys' radix sort taking three passes (global ids
- * above 2^16), beside chunks of short rows sorted row by row. */
+ * their transpose, the keys' radix sort taking two passes (global ids
+ * above 2^11 ... 2^22), beside chunks of short rows sorted row by row. */
 static void test_wide_rows(void)
 {
-	size_t cap = 8 << 20, n = 0;
-	char *text = malloc(cap);
-	char path[512];
+	size_t n = 0;
+	char *text = malloc(8 << 20);
 
 	REQUIRE(text);
 	rng_state = 777;
@@ -363,12 +371,7 @@ static void test_wide_rows(void)
 					     1 + rnd(j % 4 ? 400000 : 5000));
 		text[n++] = '\n';
 	}
-	snprintf(path, sizeof(path), "%s/wide.svm", tmpdir);
-	write_pair(path, text, n);
-	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
-	remove(path);
-	snprintf(path, sizeof(path), "%s/wide.svm.gz", tmpdir);
-	remove(path);
+	compare_text("wide.svm", text, n);
 	free(text);
 }
 
