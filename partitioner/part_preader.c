@@ -667,21 +667,22 @@ static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
 }
 
 /*
- * The direct slots of a row's indices, for map_row (keys beyond the array:
- * its first slot).  Branch-free on purpose: GCC 12 at -O2 deleted the
- * whole loop when the prefetch sat under an `if` (a loop it took for one
- * without effects), and map_row then waited on every slot.
+ * The slots of a row's indices, for map_row: the direct array's, or for
+ * keys beyond it the table's first probe (base_prefetch: GCC kept no bare
+ * prefetch of this loop).
  */
 static inline void prefetch_row(const struct pr_worker *w,
 				const uint64_t *ids, long k)
 {
 	const struct pr_dslot *d = w->dir;
-	uint64_t cap = w->dcap;
+	uint64_t cap = w->dcap, mask = w->hcap ? w->hcap - 1 : 0;
 
-	if (!d)
-		return;
-	for (long i = 0; i < k; i++)
-		base_prefetch(&d[ids[i] < cap ? ids[i] : 0]);
+	for (long i = 0; i < k; i++) {
+		if (ids[i] < cap)
+			base_prefetch(&d[ids[i]]);
+		else if (mask) /* keys beyond the direct array: their slot */
+			base_prefetch(&w->tab[pr_mix(ids[i]) & mask]);
+	}
 }
 
 /*
