@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base_hash.h"
+#include "base_prefetch.h"
 #include "parsa_err.h"
 
 #define PART_IDMAP_MAX (UINT32_MAX - 1u)
@@ -59,6 +61,17 @@ int part_idmap_get(struct part_idmap *m, uint64_t key, uint32_t *id,
 
 /* 1 and *id set when key is stored, else 0. */
 int part_idmap_find(const struct part_idmap *m, uint64_t key, uint32_t *id);
+
+/* A hint that key is looked up soon: its dense entry, or its first table
+ * slot, is fetched into the cache (nothing else changes). */
+static inline void part_idmap_prefetch(const struct part_idmap *m,
+				       uint64_t key)
+{
+	if (key < m->dense_cap)
+		base_prefetch(&m->dense[key]);
+	else if (m->cap)
+		base_prefetch(&m->slot[base_mix64(key) & (m->cap - 1)]);
+}
 
 /*
  * Hand over the ids array (exactly n entries, or NULL when n == 0; the

@@ -1166,9 +1166,9 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 		     1024))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory merging");
 	for (uint32_t k = 0; k < c->nkeys; k++) {
-		/* the map's direct part, a few keys ahead */
-		if (k + 16 < c->nkeys && c->keys[k + 16] < r->fmap.dense_cap)
-			base_prefetch(&r->fmap.dense[c->keys[k + 16]]);
+		/* the map's entry (dense or table), a few keys ahead */
+		if (k + 16 < c->nkeys)
+			part_idmap_prefetch(&r->fmap, c->keys[k + 16]);
 		rc = part_idmap_get(&r->fmap, c->keys[k], &c->xl[k], NULL,
 				    "features", err);
 		if (rc)
