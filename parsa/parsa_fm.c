@@ -322,10 +322,15 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
 }
 
 /* A feature's header and mask, then (FM_AHEAD later) its count, are
- * fetched ahead: the count's address needs the first two. */
+ * fetched ahead: the count's address needs the first two.  With the
+ * singleton masks (k <= 64) the evaluation reads those instead of the
+ * counts. */
 static void fetch_ahead(const struct fm *f, uint32_t v)
 {
-	base_prefetch(&f->pc.hdr[v]);
+	if (f->single)
+		base_prefetch(&f->single[v]);
+	else
+		base_prefetch(&f->pc.hdr[v]);
 	base_prefetch(parsa_nbrset_mask(f->used, v));
 	if (f->used->words > 1)
 		base_prefetch(&f->lam[v]);
