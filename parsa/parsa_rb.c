@@ -16,6 +16,10 @@
 
 #define NONE UINT32_MAX
 #define RB_MAX_PASSES 16
+#define RB_ML_COARSEST 160  /* multilevel starts: coarsest vertices */
+#define RB_ML_MAXW_DIV 80   /* a cluster weighs at most wsum / this */
+#define RB_ML_PIN_BUDGET 2048 /* pins rated per vertex at most */
+#define RB_ML_LEVELS 40
 
 /* A sub-hypergraph: n vertices (global row vid[i], weight w[i]) and m nets
  * of >= 2 pins; vertex -> nets (vptr/vnet) and net -> pins (eptr/epin). */
@@ -508,44 +512,57 @@ static void ensure_counts(struct fm *f, uint32_t k0, uint32_t k1)
 		}
 }
 
-/*
- * The best bisection of h into sides of weight shares k0 : k1 over
- * o->tries starts; side[] receives it and *cut its cut.
- */
-static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
-		  const struct parsa_rb_opts *o, struct parsa_rng *rng,
-		  uint8_t *side, uint64_t *cut)
+static void fm_free(struct fm *f)
 {
-	struct fm f;
-	uint64_t best_over = UINT64_MAX, best_cut = UINT64_MAX, wmax = 0;
-	double share0 = (double)h->wsum * k0 / (k0 + k1);
-	uint64_t target0 = (uint64_t)llround(share0);
-	int rc = 0;
+	free(f->side);
+	free(f->locked);
+	free(f->pc);
+	free(f->ps);
+	free(f->gain);
+	free(f->tie);
+	free(f->next);
+	free(f->prev);
+	free(f->inq);
+	free(f->head[0]);
+	free(f->head[1]);
+	free(f->moves);
+	memset(f, 0, sizeof(*f));
+}
 
-	memset(&f, 0, sizeof(f));
-	f.h = h;
-	f.side = malloc((size_t)h->n + 1);
-	f.locked = malloc((size_t)h->n + 1);
-	f.pc = malloc((2 * (size_t)h->m + 1) * sizeof(uint32_t));
-	f.ps = malloc((2 * (size_t)h->m + 1) * sizeof(uint64_t));
-	f.gain = malloc(((size_t)h->n + 1) * sizeof(int32_t));
-	f.tie = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
-	f.next = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
-	f.prev = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
-	f.inq = malloc((size_t)h->n + 1);
-	f.moves = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
+/* f's scratch for bisections of h into weight shares k0 : k1 (the side
+ * bounds f->max from eps); *target0: side 0's share.  0 or
+ * PARSA_ENOMEM. */
+static int fm_init(struct fm *f, const struct hg *h, uint32_t k0,
+		   uint32_t k1, double eps, uint64_t *target0)
+{
+	uint64_t wmax = 0;
+	double share0 = (double)h->wsum * k0 / (k0 + k1);
+
+	memset(f, 0, sizeof(*f));
+	*target0 = (uint64_t)llround(share0);
+	f->h = h;
+	f->side = malloc((size_t)h->n + 1);
+	f->locked = malloc((size_t)h->n + 1);
+	f->pc = malloc((2 * (size_t)h->m + 1) * sizeof(uint32_t));
+	f->ps = malloc((2 * (size_t)h->m + 1) * sizeof(uint64_t));
+	f->gain = malloc(((size_t)h->n + 1) * sizeof(int32_t));
+	f->tie = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
+	f->next = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
+	f->prev = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
+	f->inq = malloc((size_t)h->n + 1);
+	f->moves = malloc(((size_t)h->n + 1) * sizeof(uint32_t));
 	for (uint32_t v = 0; v < h->n; v++) {
 		uint64_t d = h->vptr[v + 1] - h->vptr[v];
 
-		f.G = d > f.G ? (uint32_t)d : f.G;
+		f->G = d > f->G ? (uint32_t)d : f->G;
 	}
-	f.head[0] = malloc((2 * (size_t)f.G + 1) * sizeof(uint32_t));
-	f.head[1] = malloc((2 * (size_t)f.G + 1) * sizeof(uint32_t));
-	if (!f.side || !f.locked || !f.pc || !f.ps || !f.gain || !f.tie ||
-	    !f.next || !f.prev || !f.inq || !f.moves || !f.head[0] ||
-	    !f.head[1]) {
-		rc = PARSA_ENOMEM;
-		goto out;
+	f->head[0] = malloc((2 * (size_t)f->G + 1) * sizeof(uint32_t));
+	f->head[1] = malloc((2 * (size_t)f->G + 1) * sizeof(uint32_t));
+	if (!f->side || !f->locked || !f->pc || !f->ps || !f->gain ||
+	    !f->tie || !f->next || !f->prev || !f->inq || !f->moves ||
+	    !f->head[0] || !f->head[1]) {
+		fm_free(f);
+		return PARSA_ENOMEM;
 	}
 	for (uint32_t v = 0; v < h->n; v++)
 		if (h->w[v] > wmax)
@@ -554,11 +571,59 @@ static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 	 * vertex less than the heaviest where the weights are too coarse */
 	for (uint8_t s = 0; s < 2; s++) {
 		double share = s ? (double)h->wsum - share0 : share0;
-		uint64_t m = (uint64_t)floor(share * (1.0 + o->eps));
+		uint64_t m = (uint64_t)floor(share * (1.0 + eps));
 		uint64_t lo = (uint64_t)ceil(share) + wmax - 1;
 
-		f.max[s] = m > lo ? m : lo;
+		f->max[s] = m > lo ? m : lo;
 	}
+	return 0;
+}
+
+/* FM passes on f->side (set by the caller) in a random order, until one
+ * gains nothing, then the counts ensured. */
+static void fm_improve(struct fm *f, uint32_t k0, uint32_t k1,
+		       const struct parsa_rb_opts *o, struct parsa_rng *rng)
+{
+	const struct hg *h = f->h;
+
+	for (uint32_t v = 0; v < h->n; v++)
+		f->tie[v] = v;
+	parsa_rng_shuffle_u32(rng, f->tie, h->n);
+	fm_count(f);
+	for (uint32_t p = 0; p < RB_MAX_PASSES && !parsa_stop_due(o->stop) &&
+			    fm_pass(f); p++)
+		;
+	ensure_counts(f, k0, k1);
+}
+
+/* f's bisection replaces (side, *over, *cut) when better: the smaller
+ * overweight, then the smaller cut. */
+static void keep_best(const struct fm *f, uint8_t *side, uint64_t *over,
+		      uint64_t *cut)
+{
+	uint64_t ov = overweight(f);
+
+	if (ov < *over || (ov == *over && f->cut < *cut)) {
+		*over = ov;
+		*cut = f->cut;
+		memcpy(side, f->side, f->h->n);
+	}
+}
+
+/*
+ * o->tries flat starts on h (half greedy growing, half random fills,
+ * each improved by FM); the best replaces (side, *over, *cut) when
+ * better (keep_best).
+ */
+static int flat_tries(const struct hg *h, uint32_t k0, uint32_t k1,
+		      const struct parsa_rb_opts *o, struct parsa_rng *rng,
+		      uint8_t *side, uint64_t *over, uint64_t *cut)
+{
+	struct fm f;
+	uint64_t target0;
+
+	if (fm_init(&f, h, k0, k1, o->eps, &target0))
+		return PARSA_ENOMEM;
 	for (uint32_t t = 0; t < o->tries && (t == 0 || !parsa_stop_due(o->stop));
 	     t++) {
 		for (uint32_t v = 0; v < h->n; v++)
@@ -572,28 +637,224 @@ static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 				    !parsa_stop_due(o->stop) && fm_pass(&f); p++)
 			;
 		ensure_counts(&f, k0, k1);
-		if (overweight(&f) < best_over ||
-		    (overweight(&f) == best_over && f.cut < best_cut)) {
-			best_over = overweight(&f);
-			best_cut = f.cut;
-			memcpy(side, f.side, h->n);
-		}
+		keep_best(&f, side, over, cut);
 	}
-	*cut = best_cut;
+	fm_free(&f);
+	return 0;
+}
+
+/*
+ * One level of the multilevel starts: h's vertices, in a random order,
+ * each unmatched one paired with its unmatched neighbour of the highest
+ * rating Σ 1/(|e| − 1) over their shared nets (ties: the lowest index;
+ * the pair weighing at most maxw; at most RB_ML_PIN_BUDGET pins rated
+ * per vertex), or left alone.  map[v] receives v's vertex of c, the
+ * contracted hypergraph (weights summed; each net's pins mapped, the
+ * duplicates dropped, the nets left with one pin dropped; nets are not
+ * merged, so c's cut of a bisection is h's cut of its projection).
+ * 0 or PARSA_ENOMEM.
+ */
+static int hg_coarsen(const struct hg *h, uint64_t maxw, struct parsa_rng *rng,
+		      uint32_t *map, struct hg *c)
+{
+	size_t n1 = (size_t)h->n + 1;
+	uint32_t *order = malloc(n1 * sizeof(uint32_t));
+	uint32_t *touched = malloc(n1 * sizeof(uint32_t));
+	uint32_t *stamp = NULL;
+	float *score = calloc(n1, sizeof(float));
+	uint64_t pins = 0;
+	uint32_t nc = 0;
+	int rc = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!order || !touched || !score) {
+		rc = PARSA_ENOMEM;
+		goto out;
+	}
+	for (uint32_t v = 0; v < h->n; v++) {
+		order[v] = v;
+		map[v] = NONE;
+	}
+	parsa_rng_shuffle_u32(rng, order, h->n);
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t u = order[i], nt = 0, best = NONE;
+		uint32_t budget = RB_ML_PIN_BUDGET;
+
+		if (map[u] != NONE)
+			continue;
+		for (uint64_t p = h->vptr[u]; p < h->vptr[u + 1]; p++) {
+			uint32_t e = h->vnet[p];
+			uint64_t d = h->eptr[e + 1] - h->eptr[e];
+			float r;
+
+			if (d > budget)
+				continue;
+			budget -= (uint32_t)d;
+			r = 1.0f / (float)(d - 1);
+			for (uint64_t q = h->eptr[e]; q < h->eptr[e + 1]; q++) {
+				uint32_t x = h->epin[q];
+
+				if (x == u || map[x] != NONE ||
+				    h->w[u] + h->w[x] > maxw)
+					continue;
+				if (score[x] == 0.0f)
+					touched[nt++] = x;
+				score[x] += r;
+			}
+		}
+		for (uint32_t t = 0; t < nt; t++) {
+			uint32_t x = touched[t];
+
+			if (best == NONE || score[x] > score[best] ||
+			    (score[x] == score[best] && x < best))
+				best = x;
+		}
+		for (uint32_t t = 0; t < nt; t++)
+			score[touched[t]] = 0.0f;
+		map[u] = nc;
+		if (best != NONE)
+			map[best] = nc;
+		nc++;
+	}
+	c->n = nc;
+	c->vid = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	c->w = calloc((size_t)nc + 1, sizeof(uint32_t));
+	c->eptr = malloc(((size_t)h->m + 1) * sizeof(uint64_t));
+	c->epin = malloc(((h->m ? h->eptr[h->m] : 0) + 1) * sizeof(uint32_t));
+	stamp = malloc(((size_t)nc + 1) * sizeof(uint32_t));
+	if (!c->vid || !c->w || !c->eptr || !c->epin || !stamp) {
+		rc = PARSA_ENOMEM;
+		goto out;
+	}
+	for (uint32_t x = 0; x < nc; x++) {
+		c->vid[x] = x;
+		stamp[x] = NONE;
+	}
+	for (uint32_t v = 0; v < h->n; v++) {
+		c->w[map[v]] += h->w[v];
+		c->wsum += h->w[v];
+	}
+	c->eptr[0] = 0;
+	for (uint32_t e = 0; e < h->m; e++) {
+		uint64_t at = pins;
+
+		for (uint64_t q = h->eptr[e]; q < h->eptr[e + 1]; q++) {
+			uint32_t x = map[h->epin[q]];
+
+			if (stamp[x] != e) {
+				stamp[x] = e;
+				c->epin[pins++] = x;
+			}
+		}
+		if (pins - at >= 2)
+			c->eptr[++c->m] = pins;
+		else
+			pins = at;
+	}
+	rc = hg_vertex_side(c);
 out:
-	free(f.side);
-	free(f.locked);
-	free(f.pc);
-	free(f.ps);
-	free(f.gain);
-	free(f.tie);
-	free(f.next);
-	free(f.prev);
-	free(f.inq);
-	free(f.head[0]);
-	free(f.head[1]);
-	free(f.moves);
+	free(order);
+	free(touched);
+	free(score);
+	free(stamp);
+	if (rc)
+		hg_release(c);
 	return rc;
+}
+
+/*
+ * One multilevel start on h (parsa_rb_opts.ml): coarsen, o->tries flat
+ * starts on the coarsest, FM on every level back up; the result replaces
+ * (side, *over, *cut) when better (keep_best).
+ */
+static int ml_start(const struct hg *h, uint32_t k0, uint32_t k1,
+		    const struct parsa_rb_opts *o, struct parsa_rng *rng,
+		    uint8_t *side, uint64_t *over, uint64_t *cut)
+{
+	struct hg lv[RB_ML_LEVELS + 1];
+	uint32_t *map[RB_ML_LEVELS + 1];
+	uint8_t *cs = NULL, *fs = NULL;
+	uint64_t maxw = h->wsum / RB_ML_MAXW_DIV, cover = UINT64_MAX;
+	uint64_t ccut = UINT64_MAX, target0;
+	uint32_t nl = 0;
+	int rc = 0;
+
+	memset(lv, 0, sizeof(lv));
+	memset(map, 0, sizeof(map));
+	for (uint32_t v = 0; v < h->n; v++) /* at least a pair's weight */
+		maxw = 2 * (uint64_t)h->w[v] > maxw ? 2 * (uint64_t)h->w[v] : maxw;
+	while (rc == 0 && nl < RB_ML_LEVELS) {
+		const struct hg *f = nl ? &lv[nl] : h;
+
+		if (f->n <= RB_ML_COARSEST)
+			break;
+		map[nl] = malloc(((size_t)f->n + 1) * sizeof(uint32_t));
+		rc = map[nl] ? hg_coarsen(f, maxw, rng, map[nl], &lv[nl + 1])
+			     : PARSA_ENOMEM;
+		if (rc)
+			break;
+		nl++;
+		if ((uint64_t)lv[nl].n * 10 > (uint64_t)f->n * 9)
+			break; /* shrinks by less than 10%: the last level */
+	}
+	if (rc == 0 && nl == 0) /* h is the coarsest */
+		rc = flat_tries(h, k0, k1, o, rng, side, over, cut);
+	else if (rc == 0) {
+		cs = malloc((size_t)lv[nl].n + 1);
+		rc = cs ? flat_tries(&lv[nl], k0, k1, o, rng, cs, &cover, &ccut)
+			: PARSA_ENOMEM;
+	}
+	for (uint32_t l = nl; rc == 0 && l >= 1; l--) {
+		const struct hg *f = l > 1 ? &lv[l - 1] : h;
+		struct fm fm;
+
+		fs = malloc((size_t)f->n + 1);
+		if (!fs || fm_init(&fm, f, k0, k1, o->eps, &target0)) {
+			rc = PARSA_ENOMEM;
+			break;
+		}
+		for (uint32_t v = 0; v < f->n; v++)
+			fm.side[v] = cs[map[l - 1][v]];
+		fm_improve(&fm, k0, k1, o, rng);
+		memcpy(fs, fm.side, f->n);
+		if (l == 1)
+			keep_best(&fm, side, over, cut);
+		fm_free(&fm);
+		free(cs);
+		cs = fs;
+		fs = NULL;
+	}
+	free(cs);
+	free(fs);
+	for (uint32_t l = 1; l <= nl; l++)
+		hg_release(&lv[l]);
+	for (uint32_t l = 0; l <= RB_ML_LEVELS; l++)
+		free(map[l]);
+	return rc;
+}
+
+/*
+ * The best bisection of h into sides of weight shares k0 : k1 over
+ * o->tries flat starts, or o->ml multilevel ones when o->ml > 0; side[]
+ * receives it and *cut its cut.
+ */
+static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
+		  const struct parsa_rb_opts *o, struct parsa_rng *rng,
+		  uint8_t *side, uint64_t *cut)
+{
+	uint64_t over = UINT64_MAX;
+
+	*cut = UINT64_MAX;
+	if (o->ml == 0)
+		return flat_tries(h, k0, k1, o, rng, side, &over, cut);
+	for (uint32_t t = 0; t < o->ml && (t == 0 || !parsa_stop_due(o->stop));
+	     t++) {
+		int rc = ml_start(h, k0, k1, o, rng, side, &over, cut);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* Parts base .. base + k - 1 for h's vertices; h is released. */

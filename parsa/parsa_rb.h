@@ -47,6 +47,18 @@ struct parsa_rb_opts {
 	 * of what it has (its first start at least), so the result is
 	 * still a valid k-way partition, only a worse one */
 	const struct parsa_stop *stop;
+	/* multilevel starts per bisection instead of the flat ones (0:
+	 * none, the flat starts): each coarsens the sub-hypergraph by
+	 * heavy-edge matching (pairs; rating Σ 1/(|e| − 1) over the shared
+	 * nets, at most 2048 pins rated per vertex, a pair weighing at most
+	 * 1/80 of the whole or twice the heaviest vertex) down to 160
+	 * vertices or until a level shrinks by less than 10%, bisects the
+	 * coarsest with `tries` flat starts and refines the bisection with
+	 * FM passes on every level on the way back (the nets are kept, not
+	 * merged: the cut of a level is the cut of its projection); the
+	 * best of the `ml` results is kept (the smaller overweight, then
+	 * the fewer cut nets) */
+	uint32_t ml;
 };
 
 /*

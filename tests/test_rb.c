@@ -27,11 +27,13 @@ static void test_rb_properties(void)
 	parsa_rng_seed(&r, 5);
 	for (int iter = 0; iter < 300; iter++) {
 		uint32_t k = 1 + (uint32_t)parsa_rng_below(&r, iter % 10 == 0 ? 40 : 12);
-		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&r, 400);
+		uint32_t rows = 1 + (uint32_t)parsa_rng_below(&r, iter % 3 == 2 ? 1200 : 400);
 		uint32_t cols = 1 + (uint32_t)parsa_rng_below(&r, 300);
 		struct parsa_rb_opts o = { k, iter % 4 == 0 ? 0.0 : 0.03,
 					   1 + (uint32_t)parsa_rng_below(&r, 6),
-					   (uint64_t)iter };
+					   (uint64_t)iter, NULL,
+					   /* multilevel starts on a third */
+					   iter % 3 == 2 ? 1 + (uint32_t)(iter % 4) : 0 };
 		struct parsa_graph g;
 		uint32_t *part = malloc(rows * sizeof(uint32_t));
 		uint32_t *w = iter % 3 == 1 ? malloc(rows * sizeof(uint32_t)) : NULL;
@@ -85,6 +87,10 @@ static void test_rb_deterministic(void)
 
 	parsa_rng_seed(&r, 9);
 	tu_heavy_graph(&g, &r, 300, 200, 10, 100);
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, a, NULL, NULL) == 0);
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, b, NULL, NULL) == 0);
+	CHECK(memcmp(a, b, sizeof(a)) == 0);
+	o.ml = 3; /* the multilevel starts too */
 	REQUIRE(parsa_rb_partition(&g, NULL, &o, a, NULL, NULL) == 0);
 	REQUIRE(parsa_rb_partition(&g, NULL, &o, b, NULL, NULL) == 0);
 	CHECK(memcmp(a, b, sizeof(a)) == 0);
@@ -175,6 +181,11 @@ static void test_rb_planted(void)
 		pconn = tu_brute_conn(&g, planted, k, M);
 		REQUIRE(parsa_rb_partition(&g, NULL, &o, part, &conn, NULL) == 0);
 		CHECK_INT(conn, <=, pconn);
+		o.ml = 2; /* multilevel starts (coarsened: n > 160 from k = 8) */
+		REQUIRE(parsa_rb_partition(&g, NULL, &o, part, &conn, NULL) == 0);
+		CHECK_INT(conn, ==, tu_brute_conn(&g, part, k, M));
+		CHECK_INT(conn, <=, pconn);
+		o.ml = 0;
 		parsa_graph_release(&g);
 		free(part);
 		free(planted);
@@ -207,6 +218,16 @@ static void test_rb_stop(void)
 		for (uint32_t j = 0; j < k; j++)
 			CHECK_INT(size[j], >, 0);
 	}
+	o.stop = NULL;
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, b, NULL, NULL) == 0);
+	o.stop = &never;
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, c, NULL, NULL) == 0);
+	CHECK(memcmp(b, c, sizeof(b)) == 0);
+	/* the same with multilevel starts: one per bisection once due */
+	o.ml = 3;
+	o.stop = &due;
+	REQUIRE(parsa_rb_partition(&g, NULL, &o, a, &conn, NULL) == 0);
+	CHECK_INT(conn, ==, tu_brute_conn(&g, a, k, M));
 	o.stop = NULL;
 	REQUIRE(parsa_rb_partition(&g, NULL, &o, b, NULL, NULL) == 0);
 	o.stop = &never;
