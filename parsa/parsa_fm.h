@@ -135,6 +135,10 @@ struct parsa_fm_opts {
 			       * deeper start that does (parsa_ml.h) */
 	int deep;             /* parsa_ml_partition only: the deeper start
 			       * also without comm (coarsening unrestricted) */
+	uint32_t rb_ml;       /* parsa_ml_partition only: a third start on
+			       * the coarsest level, recursive bisection
+			       * with this many multilevel starts per
+			       * bisection (parsa_rb_opts.ml); 0 = none */
 };
 
 struct parsa_fm_stats {

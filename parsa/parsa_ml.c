@@ -714,15 +714,51 @@ static uint32_t rb_tries(uint64_t pins)
 }
 
 /*
- * The two starts of parsa_ml_partition on the coarsest level: Algorithm
- * 13 (balance by clusters; the refinement rebalances by weight) and
- * recursive bisection (parsa_rb.h, by weight).  With coarse levels
- * (nl > 0) each start is refined on the coarsest level and the better
- * (better_result: M_j and the connectivity do not change as the parts
- * are projected down) is uncoarsened; without (nl == 0: the coarsest is
- * g) each is refined on g and the better kept.  part/used/s receive it.
+ * With coarse levels, the start rbp (recursive bisection with multilevel
+ * starts) refined on the coarsest level and uncoarsened on its own; its
+ * result replaces part/used when strictly better (better_result: the
+ * coarse levels' connectivity predicts g's poorly, measured in
+ * BENCHMARKS.md).  s adds its passes and moves.
  */
-static int two_starts(struct ml_level *lv, uint32_t nl,
+static int third_start(struct ml_level *lv, uint32_t nl,
+		       const struct parsa_graph *g, const uint32_t *rbp,
+		       uint32_t *part, struct parsa_nbrset *used,
+		       const struct parsa_fm_opts *o, struct parsa_fm_stats *s,
+		       struct parsa_err *err)
+{
+	struct parsa_nbrset u2 = { 0 };
+	uint32_t *p2 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
+	int rc = p2 ? parsa_nbrset_init(&u2, g->n_cols, used->k, err)
+		    : parsa_fail(err, PARSA_ENOMEM, "out of memory (multilevel)");
+
+	if (rc == 0) {
+		memcpy(lv[nl].part, rbp, (size_t)lv[nl].g.n_rows * sizeof(uint32_t));
+		rc = refine_level(&lv[nl], used->k, o, s, NULL, err);
+	}
+	if (rc == 0)
+		rc = uncoarsen(lv, nl, g, p2, &u2, o, 1, s, err);
+	if (rc == 0 && !better_result(used, &u2, o->m_limit)) {
+		memcpy(part, p2, (size_t)g->n_rows * sizeof(uint32_t));
+		parsa_nbrset_copy(used, &u2);
+	}
+	s->conn_after = parsa_connectivity(used);
+	parsa_nbrset_release(&u2);
+	free(p2);
+	return rc;
+}
+
+/*
+ * The starts of parsa_ml_partition on the coarsest level: Algorithm 13
+ * (balance by clusters; the refinement rebalances by weight), recursive
+ * bisection (parsa_rb.h, by weight) and, with o->rb_ml, recursive
+ * bisection with o->rb_ml multilevel starts per bisection.  With coarse
+ * levels (nl > 0) each start is refined on the coarsest level and the
+ * best (better_result: M_j and the connectivity do not change as the
+ * parts are projected down; ties: the earlier start) is uncoarsened;
+ * without (nl == 0: the coarsest is g) each is refined on g and the best
+ * kept.  part/used/s receive it.
+ */
+static int coarsest_starts(struct ml_level *lv, uint32_t nl,
 		      const struct parsa_graph *g,
 		      const struct parsa_partu_opts *pu, uint32_t *part,
 		      struct parsa_nbrset *used, const struct parsa_fm_opts *o,
@@ -730,71 +766,84 @@ static int two_starts(struct ml_level *lv, uint32_t nl,
 {
 	const struct parsa_graph *cg = nl ? &lv[nl].g : g;
 	uint32_t *cpart = nl ? lv[nl].part : part, k = used->k;
+	uint32_t cn = cg->n_rows, ns = o->rb_ml && nl == 0 ? 3 : 2;
 	struct parsa_partu_opts cpu = *pu;
 	struct parsa_rb_opts ro = { k, ML_RB_EPS, rb_tries(parsa_graph_nnz(cg)),
-				    o->seed, o->stop };
+				    o->seed, o->stop, 0 };
 	struct parsa_fm_stats s1 = { 0 };
-	struct parsa_nbrset S = { 0 }, u1 = { 0 }, u2 = { 0 };
-	uint32_t *rbp = malloc(((size_t)cg->n_rows + 1) * sizeof(uint32_t));
-	uint32_t *p1 = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	int rc = rbp && p1 ? 0 : parsa_fail(err, PARSA_ENOMEM,
-					    "out of memory (multilevel)");
+	struct parsa_nbrset S = { 0 }, ub = { 0 }, uc = { 0 };
+	uint32_t *rbp[2] = { NULL, NULL };
+	uint32_t *pb = malloc(((size_t)cn + 1) * sizeof(uint32_t));
+	int rc = pb ? 0 : parsa_fail(err, PARSA_ENOMEM,
+				     "out of memory (multilevel)");
 
 	cpu.progress = NULL;
 	cpu.init_blocks = 0;
 	cpu.blocks = 1;
 	*s = (struct parsa_fm_stats){ 0 };
-	if (rc == 0)
-		rc = parsa_rb_partition(cg, nl ? lv[nl].w : NULL, &ro, rbp,
-					NULL, err);
+	for (uint32_t i = 0; rc == 0 && i < (o->rb_ml ? 2u : 1u); i++) {
+		ro.ml = i ? o->rb_ml : 0;
+		rbp[i] = malloc(((size_t)cn + 1) * sizeof(uint32_t));
+		rc = rbp[i] ? parsa_rb_partition(cg, nl ? lv[nl].w : NULL, &ro,
+						 rbp[i], NULL, err)
+			    : parsa_fail(err, PARSA_ENOMEM,
+					 "out of memory (multilevel)");
+	}
 	if (rc == 0)
 		rc = parsa_nbrset_init(&S, g->n_cols, k, err);
 	if (rc == 0)
 		rc = parsa_partition_u(cg, &cpu, &S, cpart, NULL, err);
 	parsa_nbrset_release(&S);
 	if (rc == 0)
-		rc = parsa_nbrset_init(&u1, cg->n_cols, k, err);
-	if (rc == 0 && nl > 0) {
-		rc = parsa_nbrset_init(&u2, cg->n_cols, k, err);
-		if (rc == 0)
-			rc = refine_level(&lv[nl], k, o, s, &u1, err);
-		if (rc == 0) { /* keep Algorithm 13's, refine the bisection */
-			memcpy(p1, cpart, (size_t)cg->n_rows * sizeof(uint32_t));
-			memcpy(cpart, rbp, (size_t)cg->n_rows * sizeof(uint32_t));
-			rc = refine_level(&lv[nl], k, o, s, &u2, err);
-		}
-		if (rc == 0 && better_result(&u1, &u2, o->m_limit))
-			memcpy(cpart, p1, (size_t)cg->n_rows * sizeof(uint32_t));
-		if (rc == 0)
-			rc = uncoarsen(lv, nl, g, part, used, o, 1, s, err);
-	} else if (rc == 0) {
-		rc = parsa_used_sets(g, part, used, err);
-		if (rc == 0)
-			rc = uncoarsen(lv, 0, g, part, used, o, 0, &s1, err);
-		if (rc == 0) { /* keep Algorithm 13's, refine the bisection */
-			parsa_nbrset_copy(&u1, used);
-			memcpy(p1, part, (size_t)g->n_rows * sizeof(uint32_t));
-			memcpy(part, rbp, (size_t)g->n_rows * sizeof(uint32_t));
+		rc = parsa_nbrset_init(&ub, cg->n_cols, k, err);
+	if (rc == 0)
+		rc = parsa_nbrset_init(&uc, cg->n_cols, k, err);
+	/* start 0 is Algorithm 13's (in cpart), start i > 0 rbp[i - 1]; the
+	 * best so far in pb/ub (and s1, without coarse levels) */
+	for (uint32_t i = 0; rc == 0 && i < ns; i++) {
+		struct parsa_fm_stats si = { 0 };
+
+		if (i > 0)
+			memcpy(cpart, rbp[i - 1], (size_t)cn * sizeof(uint32_t));
+		if (nl > 0) {
+			rc = refine_level(&lv[nl], k, o, s, &uc, err);
+		} else {
 			rc = parsa_used_sets(g, part, used, err);
+			if (rc == 0)
+				rc = uncoarsen(lv, 0, g, part, used, o, 0, &si,
+					       err);
+			if (rc == 0)
+				parsa_nbrset_copy(&uc, used);
 		}
-		if (rc == 0)
-			rc = uncoarsen(lv, 0, g, part, used, o, 0, s, err);
-		if (rc == 0 && better_result(&u1, used, o->m_limit)) {
-			memcpy(part, p1, (size_t)g->n_rows * sizeof(uint32_t));
-			parsa_nbrset_copy(used, &u1);
+		if (rc == 0 && (i == 0 || !better_result(&ub, &uc, o->m_limit))) {
+			memcpy(pb, cpart, (size_t)cn * sizeof(uint32_t));
+			parsa_nbrset_copy(&ub, &uc);
+			s1 = si;
+		}
+	}
+	if (rc == 0) {
+		memcpy(cpart, pb, (size_t)cn * sizeof(uint32_t));
+		if (nl > 0) {
+			rc = uncoarsen(lv, nl, g, part, used, o, 1, s, err);
+		} else {
+			parsa_nbrset_copy(used, &ub);
 			*s = s1;
 		}
 	}
-	parsa_nbrset_release(&u1);
-	parsa_nbrset_release(&u2);
-	free(rbp);
-	free(p1);
+	if (rc == 0 && nl > 0 && o->rb_ml) /* the third start, compared
+					     * on g */
+		rc = third_start(lv, nl, g, rbp[1], part, used, o, s, err);
+	parsa_nbrset_release(&ub);
+	parsa_nbrset_release(&uc);
+	free(rbp[0]);
+	free(rbp[1]);
+	free(pb);
 	return rc;
 }
 
 /*
  * parsa_ml_partition's body: coarsen (restricted to comm, may be NULL)
- * down to per_part clusters per part, the two starts, refined back.
+ * down to per_part clusters per part, the starts, refined back.
  */
 static int partition_at(const struct parsa_graph *g,
 			const struct parsa_partu_opts *pu, uint32_t *part,
@@ -820,7 +869,7 @@ static int partition_at(const struct parsa_graph *g,
 	for (uint32_t l = 1; l <= nl; l++)
 		lv[l].m_limit = UINT64_MAX;
 	if (rc == 0)
-		rc = two_starts(lv, nl, g, pu, part, used, o, s, err);
+		rc = coarsest_starts(lv, nl, g, pu, part, used, o, s, err);
 	for (uint32_t l = 1; l <= nl; l++)
 		level_release(&lv[l]);
 	return rc;

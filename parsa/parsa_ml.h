@@ -117,7 +117,12 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
  * kept when it is strictly better (the same order): community-aware
  * coarsening goes deeper without joining across communities, and the
  * flat start still wins where the coarse levels do not help (measured:
- * BENCHMARKS.md).  0, PARSA_ENOMEM or PARSA_EINVAL.
+ * BENCHMARKS.md).  With o->rb_ml (objective tsum), a third start:
+ * recursive bisection with o->rb_ml multilevel starts per bisection
+ * (parsa_rb_opts.ml), compared with the other two on the coarsest level
+ * when there are no coarse levels, else refined and uncoarsened on its
+ * own and kept when strictly better on g (the same order).  0,
+ * PARSA_ENOMEM or PARSA_EINVAL.
  */
 int parsa_ml_partition(const struct parsa_graph *g,
 		       const struct parsa_partu_opts *pu, uint32_t *part,

@@ -314,6 +314,67 @@ static void test_ml_properties(void)
 	}
 }
 
+/* parsa_ml_partition's third start (o->rb_ml: recursive bisection with
+ * multilevel starts): cap kept, used exact, conn_after the brute-force
+ * connectivity, never worse than without it (it replaces the result only
+ * when strictly better), the same partition for a seed with 1 and 3
+ * tasks per chunk. */
+static void test_ml_rb_ml(void)
+{
+	struct parsa_rng r;
+
+	parsa_rng_seed(&r, 31);
+	for (int iter = 0; iter < 16; iter++) {
+		uint32_t k = 2 + (uint32_t)parsa_rng_below(&r, 6);
+		/* from a few hundred rows (no coarse level) to several
+		 * thousand (coarse levels above 512 per part) */
+		uint32_t rows = 200 + (uint32_t)parsa_rng_below(&r, iter % 2 ? 4000 : 800);
+		struct parsa_graph g;
+		struct parsa_nbrset used;
+		struct parsa_fm_stats st;
+		struct parsa_partu_opts pu;
+		uint32_t *p0 = malloc(rows * sizeof(uint32_t));
+		uint32_t *p1 = malloc(rows * sizeof(uint32_t));
+		uint64_t *M = calloc(k, sizeof(uint64_t));
+		uint64_t cap = parsa_balance_cap(rows, k, 1.03), c0, c1;
+		struct parsa_fm_opts o = { 4, cap, UINT64_MAX, 0.0, (uint64_t)iter, 1, 0, 0, NULL };
+
+		o.fm_passes = 2;
+		o.deep = iter % 3 == 0;
+		tu_heavy_graph(&g, &r, rows,
+			       50 + (uint32_t)parsa_rng_below(&r, 600), 8, 300);
+		parsa_partu_opts_default(&pu);
+		pu.k = k;
+		pu.seed = (uint64_t)iter;
+		REQUIRE(parsa_nbrset_init(&used, g.n_cols, k, NULL) == 0);
+		REQUIRE(parsa_ml_partition(&g, &pu, p0, &used, &o, 8, &st, NULL) == 0);
+		c0 = tu_brute_conn(&g, p0, k, M);
+		o.rb_ml = 2;
+		REQUIRE(parsa_ml_partition(&g, &pu, p1, &used, &o, 8, &st, NULL) == 0);
+		c1 = tu_brute_conn(&g, p1, k, M);
+		CHECK_INT(c1, <=, c0);
+		CHECK_INT(st.conn_after, ==, c1);
+		CHECK_INT(tu_max_size(p1, NULL, rows, k), <=, cap);
+		tu_check_used(&g, p1, &used);
+		/* chunked sweeps on 1 and 3 tasks: the same partition */
+		o.chunk = 16;
+		o.chunk_min_rows = 1;
+		o.par_tasks = 1;
+		REQUIRE(parsa_ml_partition(&g, &pu, p0, &used, &o, 8, &st, NULL) == 0);
+		o.par_tasks = 3;
+		o.par = par_test;
+		REQUIRE(parsa_ml_partition(&g, &pu, p1, &used, &o, 8, &st, NULL) == 0);
+		CHECK(memcmp(p0, p1, rows * sizeof(uint32_t)) == 0);
+		CHECK_INT(tu_max_size(p1, NULL, rows, k), <=, cap);
+		tu_check_used(&g, p1, &used);
+		free(p0);
+		free(p1);
+		free(M);
+		parsa_nbrset_release(&used);
+		parsa_graph_release(&g);
+	}
+}
+
 /* The parameter cap: no server above it; T kept equal to the metrics'. */
 static void test_param_cap(void)
 {
@@ -521,6 +582,7 @@ int main(void)
 	RUN(test_fm_rebalances);
 	RUN(test_fm_saturated_counts);
 	RUN(test_ml_properties);
+	RUN(test_ml_rb_ml);
 	RUN(test_param_cap);
 	RUN(test_quality_guard);
 	RUN(test_planted_partition);
