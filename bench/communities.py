@@ -23,7 +23,9 @@ import tempfile
 from tmax import anchor_cells, configs, run_row  # the 22 configurations
 
 BASE = ["--quality", "best", "--objective", "tsum"]
-VARIANTS = {"off": ["--ml-communities", "off"],
+VARIANTS = {"auto": [],  # the default (deep with --objective tsum)
+            "auto-flow": ["--flow-passes", "2"],
+            "off": ["--ml-communities", "off"],
             "on": ["--ml-communities", "on"],
             "off-flow": ["--ml-communities", "off", "--flow-passes", "2"],
             "on-flow": ["--ml-communities", "on", "--flow-passes", "2"]}
