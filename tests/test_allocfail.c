@@ -360,6 +360,20 @@ static int run_ml_partition(struct parsa_err *err)
 	return parsa_ml_partition(&G, &pu, part, &used, &o, 4, NULL, err);
 }
 
+/* The same with the third start of objective tsum (o.rb_ml). */
+static int run_ml_partition_rb_ml(struct parsa_err *err)
+{
+	struct parsa_partu_opts pu;
+	struct parsa_fm_opts o = { 2, parsa_balance_cap(G.n_rows, K, 1.03),
+				   UINT64_MAX, 0.0, 5, 1, 0, 0, NULL, 1, NULL };
+
+	o.rb_ml = 2;
+	parsa_partu_opts_default(&pu);
+	pu.k = K;
+	pu.seed = 9;
+	return parsa_ml_partition(&G, &pu, part, &used, &o, 4, NULL, err);
+}
+
 static void setup_empty_used(void)
 {
 	memset(part, 0, G.n_rows * sizeof(uint32_t));
@@ -370,6 +384,14 @@ static void setup_empty_used(void)
 static int run_rb(struct parsa_err *err)
 {
 	struct parsa_rb_opts o = { K, 0.03, 3, 11, NULL };
+
+	return parsa_rb_partition(&G, NULL, &o, part, NULL, err);
+}
+
+/* With multilevel starts per bisection (300 rows: the top ones coarsen). */
+static int run_rb_ml(struct parsa_err *err)
+{
+	struct parsa_rb_opts o = { K, 0.03, 3, 11, NULL, 2 };
 
 	return parsa_rb_partition(&G, NULL, &o, part, NULL, err);
 }
@@ -489,6 +511,8 @@ static const struct scenario scenarios[] = {
 	{ "ml_refine", setup_used, run_ml, release_used, same_part, save_part, nothing },
 	{ "ml_partition", setup_empty_used, run_ml_partition, release_used, same_part, save_part, nothing },
 	{ "rb_partition", setup_empty_used, run_rb, release_used, same_part, save_part, nothing },
+	{ "rb_partition_ml", setup_empty_used, run_rb_ml, release_used, same_part, save_part, nothing },
+	{ "ml_partition_rb_ml", setup_empty_used, run_ml_partition_rb_ml, release_used, same_part, save_part, nothing },
 	{ "metrics", setup_metrics, run_metrics, release_metrics, same_metrics, save_metrics, nothing },
 	{ "ps_threads", setup_ps, run_ps, release_ps, same_ps, save_ps, nothing },
 };
