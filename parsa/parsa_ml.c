@@ -750,8 +750,9 @@ static int third_start(struct ml_level *lv, uint32_t nl,
 /*
  * The starts of parsa_ml_partition on the coarsest level: Algorithm 13
  * (balance by clusters; the refinement rebalances by weight), recursive
- * bisection (parsa_rb.h, by weight) and, with o->rb_ml, recursive
- * bisection with o->rb_ml multilevel starts per bisection.  With coarse
+ * bisection (parsa_rb.h, by weight) and, with o->rb_ml (and at most
+ * ML_RB_ML_PINS pins), recursive bisection with o->rb_ml multilevel
+ * starts per bisection.  With coarse
  * levels (nl > 0) each start is refined on the coarsest level and the
  * best (better_result: M_j and the connectivity do not change as the
  * parts are projected down; ties: the earlier start) is uncoarsened;
@@ -766,7 +767,9 @@ static int coarsest_starts(struct ml_level *lv, uint32_t nl,
 {
 	const struct parsa_graph *cg = nl ? &lv[nl].g : g;
 	uint32_t *cpart = nl ? lv[nl].part : part, k = used->k;
-	uint32_t cn = cg->n_rows, ns = o->rb_ml && nl == 0 ? 3 : 2;
+	uint32_t cn = cg->n_rows;
+	uint32_t rb_ml = parsa_graph_nnz(cg) <= ML_RB_ML_PINS ? o->rb_ml : 0;
+	uint32_t ns = rb_ml && nl == 0 ? 3 : 2;
 	struct parsa_partu_opts cpu = *pu;
 	struct parsa_rb_opts ro = { k, ML_RB_EPS, rb_tries(parsa_graph_nnz(cg)),
 				    o->seed, o->stop, 0 };
@@ -781,8 +784,8 @@ static int coarsest_starts(struct ml_level *lv, uint32_t nl,
 	cpu.init_blocks = 0;
 	cpu.blocks = 1;
 	*s = (struct parsa_fm_stats){ 0 };
-	for (uint32_t i = 0; rc == 0 && i < (o->rb_ml ? 2u : 1u); i++) {
-		ro.ml = i ? o->rb_ml : 0;
+	for (uint32_t i = 0; rc == 0 && i < (rb_ml ? 2u : 1u); i++) {
+		ro.ml = i ? rb_ml : 0;
 		rbp[i] = malloc(((size_t)cn + 1) * sizeof(uint32_t));
 		rc = rbp[i] ? parsa_rb_partition(cg, nl ? lv[nl].w : NULL, &ro,
 						 rbp[i], NULL, err)
@@ -830,7 +833,7 @@ static int coarsest_starts(struct ml_level *lv, uint32_t nl,
 			*s = s1;
 		}
 	}
-	if (rc == 0 && nl > 0 && o->rb_ml) /* the third start, compared
+	if (rc == 0 && nl > 0 && rb_ml) /* the third start, compared
 					     * on g */
 		rc = third_start(lv, nl, g, rbp[1], part, used, o, s, err);
 	parsa_nbrset_release(&ub);

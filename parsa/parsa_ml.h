@@ -92,6 +92,9 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
 #define ML_RB_EPS 0.01
 #define ML_RB_TRIES 8
 #define ML_RB_PINS 500000 /* fewer starts above this many pins */
+/* The third start (o->rb_ml) only on coarsest graphs of at most this
+ * many pins (each multilevel start coarsens the whole of it). */
+#define ML_RB_ML_PINS 4000000
 
 /*
  * A multilevel partition from scratch: coarsen across parts (same rating,
@@ -119,7 +122,8 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
  * flat start still wins where the coarse levels do not help (measured:
  * BENCHMARKS.md).  With o->rb_ml (objective tsum), a third start:
  * recursive bisection with o->rb_ml multilevel starts per bisection
- * (parsa_rb_opts.ml), compared with the other two on the coarsest level
+ * (parsa_rb_opts.ml; on coarsest graphs of at most ML_RB_ML_PINS pins),
+ * compared with the other two on the coarsest level
  * when there are no coarse levels, else refined and uncoarsened on its
  * own and kept when strictly better on g (the same order).  0,
  * PARSA_ENOMEM or PARSA_EINVAL.
