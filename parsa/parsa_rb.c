@@ -19,6 +19,7 @@
 #define RB_ML_COARSEST 160  /* multilevel starts: coarsest vertices */
 #define RB_ML_MAXW_DIV 80   /* a cluster weighs at most wsum / this */
 #define RB_ML_PIN_BUDGET 2048 /* pins rated per vertex at most */
+#define RB_ML_NET_MAX 256   /* larger nets are not rated */
 #define RB_ML_LEVELS 40
 
 /* A sub-hypergraph: n vertices (global row vid[i], weight w[i]) and m nets
@@ -687,7 +688,7 @@ static int hg_coarsen(const struct hg *h, uint64_t maxw, struct parsa_rng *rng,
 			uint64_t d = h->eptr[e + 1] - h->eptr[e];
 			float r;
 
-			if (d > budget)
+			if (d > RB_ML_NET_MAX || d > budget)
 				continue;
 			budget -= (uint32_t)d;
 			r = 1.0f / (float)(d - 1);
@@ -765,11 +766,13 @@ out:
 /*
  * One multilevel start on h (parsa_rb_opts.ml): coarsen, o->tries flat
  * starts on the coarsest, FM on every level back up; the result replaces
- * (side, *over, *cut) when better (keep_best).
+ * (side, *over, *cut) when better (keep_best).  *flat = 1 when h did not
+ * coarsen (its first level shrank by less than 10%): the start was
+ * o->tries flat ones on h.
  */
 static int ml_start(const struct hg *h, uint32_t k0, uint32_t k1,
 		    const struct parsa_rb_opts *o, struct parsa_rng *rng,
-		    uint8_t *side, uint64_t *over, uint64_t *cut)
+		    uint8_t *side, uint64_t *over, uint64_t *cut, int *flat)
 {
 	struct hg lv[RB_ML_LEVELS + 1];
 	uint32_t *map[RB_ML_LEVELS + 1];
@@ -793,10 +796,14 @@ static int ml_start(const struct hg *h, uint32_t k0, uint32_t k1,
 			     : PARSA_ENOMEM;
 		if (rc)
 			break;
+		if ((uint64_t)lv[nl + 1].n * 10 > (uint64_t)f->n * 9) {
+			hg_release(&lv[nl + 1]); /* shrinks by less than 10%:
+						  * f is the coarsest */
+			break;
+		}
 		nl++;
-		if ((uint64_t)lv[nl].n * 10 > (uint64_t)f->n * 9)
-			break; /* shrinks by less than 10%: the last level */
 	}
+	*flat = nl == 0;
 	if (rc == 0 && nl == 0) /* h is the coarsest */
 		rc = flat_tries(h, k0, k1, o, rng, side, over, cut);
 	else if (rc == 0) {
@@ -835,8 +842,9 @@ static int ml_start(const struct hg *h, uint32_t k0, uint32_t k1,
 
 /*
  * The best bisection of h into sides of weight shares k0 : k1 over
- * o->tries flat starts, or o->ml multilevel ones when o->ml > 0; side[]
- * receives it and *cut its cut.
+ * o->tries flat starts, or o->ml multilevel ones when o->ml > 0 (one
+ * when h does not coarsen: those are flat); side[] receives it and *cut
+ * its cut.
  */
 static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 		  const struct parsa_rb_opts *o, struct parsa_rng *rng,
@@ -849,9 +857,10 @@ static int bisect(const struct hg *h, uint32_t k0, uint32_t k1,
 		return flat_tries(h, k0, k1, o, rng, side, &over, cut);
 	for (uint32_t t = 0; t < o->ml && (t == 0 || !parsa_stop_due(o->stop));
 	     t++) {
-		int rc = ml_start(h, k0, k1, o, rng, side, &over, cut);
+		int flat = 0, rc = ml_start(h, k0, k1, o, rng, side, &over, cut,
+					    &flat);
 
-		if (rc)
+		if (rc || flat) /* (flat: the same again would be flat) */
 			return rc;
 	}
 	return 0;

@@ -50,9 +50,11 @@ struct parsa_rb_opts {
 	/* multilevel starts per bisection instead of the flat ones (0:
 	 * none, the flat starts): each coarsens the sub-hypergraph by
 	 * heavy-edge matching (pairs; rating Σ 1/(|e| − 1) over the shared
-	 * nets, at most 2048 pins rated per vertex, a pair weighing at most
-	 * 1/80 of the whole or twice the heaviest vertex) down to 160
-	 * vertices or until a level shrinks by less than 10%, bisects the
+	 * nets of at most 256 pins, at most 2048 pins rated per vertex, a
+	 * pair weighing at most 1/80 of the whole or twice the heaviest
+	 * vertex) down to 160 vertices or until a level would shrink by
+	 * less than 10% (when already the first would, the start is
+	 * `tries` flat ones and the only one: more would be the same), bisects the
 	 * coarsest with `tries` flat starts and refines the bisection with
 	 * FM passes on every level on the way back (the nets are kept, not
 	 * merged: the cut of a level is the cut of its projection); the
