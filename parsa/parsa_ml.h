@@ -120,7 +120,7 @@ int parsa_ml_cluster(const struct parsa_graph *g, const uint32_t *part,
  * kept when it is strictly better (the same order): community-aware
  * coarsening goes deeper without joining across communities, and the
  * flat start still wins where the coarse levels do not help (measured:
- * BENCHMARKS.md).  With o->rb_ml (objective tsum), a third start:
+ * BENCHMARKS.md).  With o->rb_ml (--ml-rb-starts), a third start:
  * recursive bisection with o->rb_ml multilevel starts per bisection
  * (parsa_rb_opts.ml; on coarsest graphs of at most ML_RB_ML_PINS pins),
  * compared with the other two on the coarsest level

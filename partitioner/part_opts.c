@@ -222,6 +222,12 @@ const struct part_opt part_opts_table[] = {
 	 .help = "Parsa: rounds of the two-way flow refinement\n"
 		 "(max-flow min-cut on pairs of parts) after the\n"
 		 "refinement sweeps and FM; 0 = off (default {})"},
+	{.name = "ml-rb-starts", .key = "ml_rb_starts", .where = P,
+	 .type = PART_OPT_UINT, AT(run.ml_rb_starts), .lo = 0, .hi = 64,
+	 .arg = "N", .report_when = PART_REP_PARSA,
+	 .help = "Parsa: the multilevel candidate also tries recursive\n"
+		 "bisection with N multilevel starts per bisection,\n"
+		 "kept where T_sum ends lower; 0 = off (default {})"},
 	{.name = "restream", .key = "restream", .where = P,
 	 .type = PART_OPT_UINT, AT(run.restream), .lo = 0, .hi = 1000,
 	 .arg = "N", .report_when = PART_REP_PARSA,

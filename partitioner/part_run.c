@@ -35,10 +35,6 @@
 #define PART_BEST_ML_LEVELS 8 /* best: levels of the in-part V-cycle */
 #define PART_BEST_ML_CYCLES 3 /* best: V-cycles at most */
 #define PART_BEST_ML_CHAINS 2 /* best: independent chains of V-cycles */
-#define PART_TSUM_RB_ML 4 /* objective tsum: the multilevel candidate's
-			   * third start, recursive bisection with this
-			   * many multilevel starts per bisection
-			   * (parsa_fm_opts.rb_ml; BENCHMARKS.md) */
 #define PART_TMAX_ROUNDS 1000000 /* objective tmax: rounds at most (it
 				  * ends at a local minimum long before) */
 #define PART_TMAX_POLISH 2    /* objective tmax: T_sum passes after it */
@@ -1116,7 +1112,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 		return rc;
 	fo.comm = comm;
 	fo.deep = deep_wanted(o, g);
-	fo.rb_ml = o->objective == PART_OBJ_TSUM ? PART_TSUM_RB_ML : 0;
+	fo.rb_ml = o->ml_rb_starts;
 	rpace_init(&pace, o, round, rounds);
 
 	/* attempt 0: the options as given; if the guard rejects it, 1: plain

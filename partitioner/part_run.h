@@ -161,6 +161,10 @@ struct part_run_opts {
 				     * deeper start whose coarsening joins
 				     * only examples of one Louvain community
 				     * (parsa_louvain.h, parsa_ml.h) */
+	uint32_t ml_rb_starts;      /* Parsa: ml_scratch also tries a third
+				     * start, recursive bisection with this
+				     * many multilevel starts per bisection
+				     * (parsa_fm_opts.rb_ml); 0 = off */
 	uint32_t threads;           /* Parsa: threads for the independent
 				     * chains of V-cycles (part_pool.h; the
 				     * result does not depend on it);

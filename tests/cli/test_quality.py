@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """CLI tests of `parsa partition --quality fast|default|best` and the
 refinement options (--refine-passes, --fm-passes, --flow-passes, --restream, --ml-levels,
---ml-cycles, --ml-chains, --multilevel, --ml-communities, --param-imbalance, --time-limit,
+--ml-cycles, --ml-chains, --multilevel, --ml-communities, --ml-rb-starts, --param-imbalance, --time-limit,
 --guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
 import math
 import os
@@ -440,6 +440,48 @@ def test_ml_communities_same_for_every_thread_count_and_time_limit():
         prefix = tmp("cm-tl")
         rep = part(data, k, prefix, "--quality", "best", "--ml-communities", "on",
                    "--time-limit", "0.000001", *extra)
+        check_placement(prefix, k)
+        assert rep["refine"]["time_limited"] is True, rep["refine"]
+        assert rep["metrics"]["T_sum"] <= fast["metrics"]["T_sum"]
+
+
+@test
+def test_ml_rb_starts_same_for_every_thread_count_and_time_limit():
+    # --ml-rb-starts N (the multilevel candidate's third start, recursive
+    # bisection with N multilevel starts per bisection): in the report's
+    # params, a valid placement eval agrees with, the same for 1, 2 and 3
+    # threads; 0 (the default) is the placement without the option; under
+    # a time limit too short for any refinement it is still valid, cut
+    # and no worse than fast
+    for f, k, extra in (("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
+                        ("reuters-sample.svm.gz", 8, [])):
+        data = "data/" + f
+        base = None
+        for t in (1, 2, 3):
+            prefix = tmp("rbs-%d" % t)
+            rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
+                       "--ml-rb-starts", 4, "--threads", t, *extra)
+            assert rep["params"]["ml_rb_starts"] == 4, rep["params"]
+            got = [read_lines(prefix + e) for e in (".examples", ".features")]
+            if base is None:
+                base = got
+                check_placement(prefix, k)
+                eval_agrees(data, prefix, rep, extra)
+                assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
+            else:
+                assert got == base, (f, t)
+        plain = part(data, k, tmp("rbs-plain"), "--quality", "best", "--objective", "tsum",
+                     *extra)
+        zero = part(data, k, tmp("rbs-0"), "--quality", "best", "--objective", "tsum",
+                    "--ml-rb-starts", 0, *extra)
+        assert plain["params"]["ml_rb_starts"] == 0
+        assert read_lines(tmp("rbs-plain") + ".examples") == \
+            read_lines(tmp("rbs-0") + ".examples"), f
+        assert plain["metrics"] == zero["metrics"]
+        fast = part(data, k, tmp("rbs-f"), "--quality", "fast", *extra)
+        prefix = tmp("rbs-tl")
+        rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
+                   "--ml-rb-starts", 4, "--time-limit", "0.000001", *extra)
         check_placement(prefix, k)
         assert rep["refine"]["time_limited"] is True, rep["refine"]
         assert rep["metrics"]["T_sum"] <= fast["metrics"]["T_sum"]
