@@ -394,6 +394,26 @@ def test_flow_passes_keep_the_guard_lower_tsum_and_repeat():
             assert m["imbalance"] <= 1.03 + 1e-9
 
 
+def same_on_1_to_3_threads(data, k, tag, extra, *args):
+    """`--quality best --objective tsum` with args on 1, 2 and 3 threads:
+    the same placement each time, valid, eval agrees, balanced.  Returns
+    the first report."""
+    base = first = None
+    for t in (1, 2, 3):
+        prefix = tmp("%s-%d" % (tag, t))
+        rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum", *args,
+                   "--threads", t, *extra)
+        got = [read_lines(prefix + e) for e in (".examples", ".features")]
+        if base is None:
+            base, first = got, rep
+            check_placement(prefix, k)
+            eval_agrees(data, prefix, rep, extra)
+            assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
+        else:
+            assert got == base, (data, t)
+    return first
+
+
 @test
 def test_ml_communities_same_for_every_thread_count_and_time_limit():
     # --ml-communities on (the multilevel candidate's deeper start, its
@@ -405,20 +425,8 @@ def test_ml_communities_same_for_every_thread_count_and_time_limit():
     for f, k, extra in (("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
                         ("reuters-sample.svm.gz", 8, [])):
         data = "data/" + f
-        base = None
-        for t in (1, 2, 3):
-            prefix = tmp("cm-%d" % t)
-            rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
-                       "--ml-communities", "on", "--threads", t, *extra)
-            assert rep["params"]["ml_communities"] == "on", rep["params"]
-            got = [read_lines(prefix + e) for e in (".examples", ".features")]
-            if base is None:
-                base = got
-                check_placement(prefix, k)
-                eval_agrees(data, prefix, rep, extra)
-                assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
-            else:
-                assert got == base, (f, t)
+        rep = same_on_1_to_3_threads(data, k, "cm", extra, "--ml-communities", "on")
+        assert rep["params"]["ml_communities"] == "on", rep["params"]
         # auto (the default) is the deeper start without communities
         # (deep) with --objective tsum, off otherwise
         auto = part(data, k, tmp("cm-auto"), "--quality", "best", "--objective", "tsum",
@@ -456,20 +464,8 @@ def test_ml_rb_starts_same_for_every_thread_count_and_time_limit():
     for f, k, extra in (("facebook-sample.txt.gz", 16, ["--graph", "edges"]),
                         ("reuters-sample.svm.gz", 8, [])):
         data = "data/" + f
-        base = None
-        for t in (1, 2, 3):
-            prefix = tmp("rbs-%d" % t)
-            rep = part(data, k, prefix, "--quality", "best", "--objective", "tsum",
-                       "--ml-rb-starts", 4, "--threads", t, *extra)
-            assert rep["params"]["ml_rb_starts"] == 4, rep["params"]
-            got = [read_lines(prefix + e) for e in (".examples", ".features")]
-            if base is None:
-                base = got
-                check_placement(prefix, k)
-                eval_agrees(data, prefix, rep, extra)
-                assert rep["metrics"]["imbalance"] <= 1.03 + 1e-9
-            else:
-                assert got == base, (f, t)
+        rep = same_on_1_to_3_threads(data, k, "rbs", extra, "--ml-rb-starts", 4)
+        assert rep["params"]["ml_rb_starts"] == 4, rep["params"]
         plain = part(data, k, tmp("rbs-plain"), "--quality", "best", "--objective", "tsum",
                      *extra)
         zero = part(data, k, tmp("rbs-0"), "--quality", "best", "--objective", "tsum",
