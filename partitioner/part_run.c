@@ -978,20 +978,6 @@ static uint64_t cap_bound(const struct part_run_opts *o,
 	return b;
 }
 
-/* T_sum of the placement whose used sets are used (each feature's c_v
- * parts: 2 (c_v - 1), as parsa_metrics and parsa_tmax count it). */
-static uint64_t used_tsum(const struct parsa_nbrset *used)
-{
-	uint64_t s = 0;
-
-	for (uint32_t v = 0; v < used->n_feat; v++) {
-		uint32_t c = parsa_nbrset_count(used, v);
-
-		s += c ? 2 * (uint64_t)(c - 1) : 0;
-	}
-	return s;
-}
-
 /*
  * Objective tmax: the bound on T_sum of its search (--max-tsum) when the
  * search starts from T_sum ts, the refinement's result, into
@@ -1274,7 +1260,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 	int rc = place_v(o, used, r->owner, &r->pv_stats, &ts, NULL, err);
 
 	/* each candidate's search under --max-tsum of its own start */
-	set_tsum_bound(o, used_tsum(used), r);
+	set_tsum_bound(o, 2 * parsa_connectivity(used), r);
 	if (rc == 0)
 		rc = cand_save(&strict, g, r->part, r->owner, used, ts, m0, err);
 	if (rc)
@@ -1298,7 +1284,7 @@ static int tmax_candidates(const struct part_dataset *ds,
 		cand_take(&strict, g, r, used);
 		rc = improve(ds, o, stop, r, used, tb, mi, 1 + i, 1 + n, comm,
 			     err);
-		set_tsum_bound(o, used_tsum(used), r);
+		set_tsum_bound(o, 2 * parsa_connectivity(used), r);
 		if (rc == 0)
 			rc = run_tmax(ds, o, stop, r, used, mi, 0, err);
 		if (rc == 0 && tmax_better(&r->tmax_stats, &bst)) {
@@ -1456,7 +1442,7 @@ static int run_v(const struct part_dataset *ds, const struct part_run_opts *o,
 	} else if (rc == 0 && parsa && r->k > 1 && tmax_on(o)) {
 		int met = 1;
 
-		set_tsum_bound(o, used_tsum(&used), r);
+		set_tsum_bound(o, 2 * parsa_connectivity(&used), r);
 
 		rc = run_tmax(ds, o, stop, r, &used,
 			      cap_bound(o, &o->max_memory, m0, &met),
