@@ -5,14 +5,16 @@
  *   1. the reading thread hands over a batch: whole lines in one buffer
  *      (its own thread reads the next one meanwhile);
  *   2. the batch is cut into chunks at line boundaries and `threads` tasks
- *      parse them, each taking the next chunk (an atomic counter) with its
- *      own id map and row scratch;
- *   3. the calling thread merges the chunks in order: global compact ids
- *      for each chunk's distinct features (in its order of first
- *      appearance, so the global order is the file's), row offsets, line
- *      numbers, the first error;
- *   4. the tasks write each chunk's rows into the CSR, translated and
- *      sorted (the CSR was grown once in step 3).
+ *      parse them, each taking the next chunk with its own id map and row
+ *      scratch;
+ *   3. one task at a time merges the parsed chunks in order: global
+ *      compact ids for each chunk's distinct features (in its order of
+ *      first appearance, so the global order is the file's), row offsets
+ *      (growing the CSR), line numbers, the first error;
+ *   4. the tasks write each merged chunk's rows into the CSR, translated
+ *      and sorted.
+ * Steps 2-4 overlap (batch_task): the serial merge of a chunk runs while
+ * the other tasks parse the next ones or write the merged ones.
  * The reading thread mirrors part_io's buffer: it asks for exactly the
  * bytes part_lines_next would ask for (the first read 1 MiB, then its
  * buffer size minus the partial line, the buffer doubling when the partial
@@ -22,7 +24,6 @@
 #include "part_preader.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,6 +289,7 @@ struct pr_chunk {
 	uint32_t nrows;
 	size_t rlen_cap;
 	uint64_t col_at;         /* the chunk's first entry in the CSR */
+	int parsed;              /* step 2 done (under pr_ctx.mu) */
 	uint64_t lines, entries, dups, empty;
 	int bad;                 /* PR_BAD_*: parsing stopped at bad_line */
 	uint64_t bad_line;       /* 1-based, in the chunk */
@@ -330,13 +332,26 @@ struct pr_worker {
 	char pad[64];            /* workers' hot fields on their own lines */
 };
 
+struct pr_read;
+
+/*
+ * One batch's pipeline (batch_task).  Under mu: the next chunk to parse,
+ * the chunks merged (in order, one merge at a time), the next merged chunk
+ * to write, the first failure.  The merge grows the CSR's col under the
+ * write side of grow; the writes into it hold its read side.
+ */
 struct pr_ctx {
 	const char *name;
 	struct pr_chunk *ch;
 	uint32_t nch;
-	atomic_uint next;        /* the next chunk to take */
 	struct pr_worker *w;     /* one per task */
-	const struct parsa_graph *g;
+	struct pr_read *r;
+	struct parsa_err *err;   /* the merge's failure */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_rwlock_t grow;
+	uint32_t pnext, mdone, wnext;
+	int merging, rc;
 };
 
 /* Character classes of the fast line parser, one table load a byte:
@@ -845,17 +860,6 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 	}
 }
 
-static int parse_task(void *arg, uint32_t t, struct parsa_err *err)
-{
-	struct pr_ctx *cx = arg;
-	unsigned i;
-
-	(void)err;
-	while ((i = atomic_fetch_add(&cx->next, 1u)) < cx->nch)
-		parse_chunk(cx, &cx->w[t], &cx->ch[i]);
-	return 0;
-}
-
 /* Four ids at once (GCC/Clang vector extensions: SSE2 on x86-64, NEON on
  * arm64, plain code elsewhere), as signed numbers with the top bit
  * flipped, which order as the ids do (SSE2 compares signed numbers only). */
@@ -1076,20 +1080,17 @@ static int write_transposed(const struct pr_chunk *c, uint32_t *dst)
 	return 0;
 }
 
-/* Step 4: chunk t's rows into the CSR, global ids, sorted. */
-static int write_task(void *arg, uint32_t t, struct parsa_err *err)
+/* Step 4: chunk c's rows into the CSR's col (from dst), global ids,
+ * sorted. */
+static void write_chunk(const struct pr_chunk *c, uint32_t *dst)
 {
-	struct pr_ctx *cx = arg;
-	struct pr_chunk *c = &cx->ch[t];
-	uint32_t *dst = cx->g->col + c->col_at, *buf = NULL;
 	const uint32_t *src = c->col;
-	uint32_t longest = 0;
+	uint32_t longest = 0, *buf = NULL;
 
-	(void)err;
 	/* rows longer than a rank sort's on average: the transpose */
 	if (c->ncol > (size_t)PR_RANK_MAX * c->nrows &&
 	    write_transposed(c, dst) == 0)
-		return 0;
+		return;
 	for (uint32_t r = 0; r < c->nrows; r++)
 		if (c->rlen[r] > longest)
 			longest = c->rlen[r];
@@ -1114,7 +1115,6 @@ static int write_task(void *arg, uint32_t t, struct parsa_err *err)
 		src += n;
 	}
 	free(buf);
-	return 0;
 }
 
 /* ---- the read ------------------------------------------------------------- */
@@ -1131,18 +1131,25 @@ struct pr_read {
 	uint32_t nch_cap;
 };
 
+/* row_ptr and col for rows and nnz; col moves only under the write side
+ * of grow (the other chunks' writes into it hold the read side). */
 static int grow_graph(struct pr_read *r, uint64_t rows, uint64_t nnz,
-		      struct parsa_err *err)
+		      pthread_rwlock_t *grow, struct parsa_err *err)
 {
 	struct parsa_graph *g = &r->ds.g;
 	size_t rcap = (size_t)g->row_cap, ccap = (size_t)g->col_cap;
-	int first = !g->row_ptr;
+	int first = !g->row_ptr, bad;
 
-	if (rows > SIZE_MAX || nnz > SIZE_MAX ||
-	    grow_arr((void **)&g->row_ptr, &rcap, (size_t)rows,
-		     sizeof(uint64_t), 1024) ||
-	    grow_arr((void **)&g->col, &ccap, (size_t)nnz, sizeof(uint32_t),
-		     4096))
+	bad = rows > SIZE_MAX || nnz > SIZE_MAX ||
+	      grow_arr((void **)&g->row_ptr, &rcap, (size_t)rows,
+		       sizeof(uint64_t), 1024);
+	if (!bad && nnz > ccap) {
+		pthread_rwlock_wrlock(grow);
+		bad = grow_arr((void **)&g->col, &ccap, (size_t)nnz,
+			       sizeof(uint32_t), 4096);
+		pthread_rwlock_unlock(grow);
+	}
+	if (bad)
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for %llu rows of %llu entries",
 				  (unsigned long long)rows,
@@ -1156,7 +1163,7 @@ static int grow_graph(struct pr_read *r, uint64_t rows, uint64_t nnz,
 
 /* Step 3 for chunk c: ids, rows, counters; its error if it has one. */
 static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
-		       struct parsa_err *err)
+		       pthread_rwlock_t *grow, struct parsa_err *err)
 {
 	struct parsa_graph *g = &r->ds.g;
 	uint64_t nnz = g->row_ptr ? g->row_ptr[g->n_rows] : 0;
@@ -1178,7 +1185,7 @@ static int merge_chunk(struct pr_read *r, struct pr_chunk *c,
 		return parsa_fail(err, PARSA_ERANGE, "more than %u examples",
 				  UINT32_MAX - 1u);
 	rc = grow_graph(r, (uint64_t)g->n_rows + c->nrows + 1, nnz + c->ncol,
-			err);
+			grow, err);
 	if (rc)
 		return rc;
 	c->col_at = nnz;
@@ -1263,6 +1270,7 @@ static int cut(struct pr_read *r, struct pr_batch *b, uint32_t *n)
 		c->nrows = 0;
 		c->col_at = c->lines = c->entries = c->dups = c->empty = 0;
 		c->bad = PR_OK;
+		c->parsed = 0;
 		c->bad_line = 0;
 		c->bad_text = NULL;
 		c->bad_col = 0;
@@ -1272,12 +1280,69 @@ static int cut(struct pr_read *r, struct pr_batch *b, uint32_t *n)
 	return 0;
 }
 
+/*
+ * Steps 2-4 for one batch's chunks, as a pipeline: each task takes, in
+ * this order, the merge of the next chunk once it is parsed (the merge is
+ * serial, so it never waits for a parse or a write that could wait), the
+ * parse of the next chunk, the write of the next merged chunk; it sleeps
+ * when there is none, and stops when every write is taken or a merge
+ * failed (the first failure in the file's order: merges go in order).
+ */
+static int batch_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	struct pr_ctx *cx = arg;
+
+	(void)err;
+	pthread_mutex_lock(&cx->mu);
+	while (!cx->rc && cx->wnext < cx->nch) {
+		uint32_t i;
+
+		if (!cx->merging && cx->mdone < cx->nch &&
+		    cx->ch[cx->mdone].parsed) {
+			int rc;
+
+			i = cx->mdone;
+			cx->merging = 1;
+			pthread_mutex_unlock(&cx->mu);
+			rc = merge_chunk(cx->r, &cx->ch[i], &cx->grow, cx->err);
+			pthread_mutex_lock(&cx->mu);
+			cx->merging = 0;
+			if (rc)
+				cx->rc = rc;
+			else
+				cx->mdone++;
+			pthread_cond_broadcast(&cx->cv);
+		} else if (cx->pnext < cx->nch) {
+			i = cx->pnext++;
+			pthread_mutex_unlock(&cx->mu);
+			parse_chunk(cx, &cx->w[t], &cx->ch[i]);
+			pthread_mutex_lock(&cx->mu);
+			cx->ch[i].parsed = 1;
+			if (i == cx->mdone)
+				pthread_cond_broadcast(&cx->cv);
+		} else if (cx->wnext < cx->mdone) {
+			struct pr_chunk *c = &cx->ch[cx->wnext++];
+
+			pthread_mutex_unlock(&cx->mu);
+			pthread_rwlock_rdlock(&cx->grow);
+			write_chunk(c, cx->r->ds.g.col + c->col_at);
+			pthread_rwlock_unlock(&cx->grow);
+			pthread_mutex_lock(&cx->mu);
+		} else {
+			pthread_cond_wait(&cx->cv, &cx->mu);
+		}
+	}
+	pthread_cond_broadcast(&cx->cv);
+	pthread_mutex_unlock(&cx->mu);
+	return 0;
+}
+
 /* Steps 2-4 for one batch. */
 static int do_batch(struct pr_read *r, struct pr_batch *b,
 		    struct parsa_err *err)
 {
 	struct pr_ctx cx;
-	uint32_t n, i, tasks;
+	uint32_t n, tasks;
 	int rc = 0;
 
 	memset(&cx, 0, sizeof(cx));
@@ -1287,20 +1352,32 @@ static int do_batch(struct pr_read *r, struct pr_batch *b,
 	cx.ch = r->ch;
 	cx.nch = n;
 	cx.w = r->w;
-	atomic_init(&cx.next, 0u);
+	cx.r = r;
+	cx.err = err;
 	tasks = r->threads < n ? r->threads : n;
-	if (n)
-		rc = part_pool_run(tasks, tasks, parse_task, &cx, err);
-	for (i = 0; i < n && !rc; i++)
-		rc = merge_chunk(r, &cx.ch[i], err);
+	if (n) {
+		if (pthread_mutex_init(&cx.mu, NULL))
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		if (pthread_cond_init(&cx.cv, NULL)) {
+			pthread_mutex_destroy(&cx.mu);
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		}
+		if (pthread_rwlock_init(&cx.grow, NULL)) {
+			pthread_cond_destroy(&cx.cv);
+			pthread_mutex_destroy(&cx.mu);
+			return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+		}
+		rc = part_pool_run(tasks, tasks, batch_task, &cx, err);
+		if (!rc)
+			rc = cx.rc;
+		pthread_rwlock_destroy(&cx.grow);
+		pthread_cond_destroy(&cx.cv);
+		pthread_mutex_destroy(&cx.mu);
+	}
 	if (!rc && b->io_rc) {
 		if (err && !err->code)
 			*err = b->io_err;
 		rc = b->io_rc;
-	}
-	if (!rc && n) {
-		cx.g = &r->ds.g;
-		rc = part_pool_run(n, tasks, write_task, &cx, err);
 	}
 	return rc;
 }
