@@ -81,6 +81,8 @@ struct fm {
 	uint32_t chunk, ntasks;
 	struct fm_eval *ev;     /* chunk entries: the moves chosen */
 	uint32_t *rows;         /* chunk entries: the chunk's order3 */
+	uint32_t *mvu, *mvi;    /* chunk entries: the chunk's moves, their
+				 * examples and entries, in order */
 	struct fm_scratch *tsc; /* ntasks evaluation scratch sets */
 	void *tsc_mem;
 	parsa_fm_par_fn par;
@@ -168,6 +170,8 @@ static void fm_free(struct fm *f)
 	free(f->single);
 	free(f->entry);
 	free(f->ev);
+	free(f->mvu);
+	free(f->mvi);
 	free(f->tsc);
 	free(f->tsc_mem);
 }
@@ -819,9 +823,12 @@ static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
 	f->ev = malloc((size_t)f->chunk * sizeof(*f->ev));
 	f->rows = f->order3 ? malloc((size_t)f->chunk * sizeof(uint32_t))
 			    : NULL;
+	f->mvu = malloc((size_t)f->chunk * sizeof(uint32_t));
+	f->mvi = malloc((size_t)f->chunk * sizeof(uint32_t));
 	f->tsc = calloc(f->ntasks, sizeof(*f->tsc));
 	f->tsc_mem = calloc(f->ntasks, per);
-	if (!f->ev || !f->tsc || !f->tsc_mem || (f->order3 && !f->rows))
+	if (!f->ev || !f->mvu || !f->mvi || !f->tsc || !f->tsc_mem ||
+	    (f->order3 && !f->rows))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 				  "%u tasks of chunked sweeps)", f->ntasks);
 	p = f->tsc_mem;
@@ -936,14 +943,17 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 		else
 			for (uint32_t t = 0; t < f->ntasks; t++)
 				chunk_task(&cj, t);
+		/* the moves listed, the swap wishes taken (an example
+		 * without a move keeps its part through the chunk's moves) */
+		uint32_t nm = 0;
+
 		for (uint32_t i = 0; i < cj.n; i++) {
 			uint32_t u = cj.rows[i];
 			const struct fm_eval *e = &f->ev[i];
 
 			if (e->mv.to != UINT32_MAX) {
-				if (still_good(f, u, e->mv.to) &&
-				    try_move(f, u, e->mv.to, NULL))
-					++*moves;
+				f->mvu[nm] = u;
+				f->mvi[nm++] = i;
 			} else if (e->full.to != UINT32_MAX && f->swaps &&
 				   cand_room(f, nc)) {
 				f->cand[nc++] = (struct fm_cand){
@@ -951,6 +961,16 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 					(uint16_t)e->full.to,
 					clamp32(e->full.gain), u };
 			}
+		}
+		/* the moves in order, if still good; the next ones' rows
+		 * fetched ahead (one move's random reads at a time
+		 * otherwise) */
+		for (uint32_t x = 0; x < nm; x++) {
+			uint32_t u = f->mvu[x], to = f->ev[f->mvi[x]].mv.to;
+
+			fetch_rows(f, f->mvu, x, nm);
+			if (still_good(f, u, to) && try_move(f, u, to, NULL))
+				++*moves;
 		}
 	}
 	if (nc)

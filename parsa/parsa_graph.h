@@ -71,6 +71,25 @@ int parsa_graph_transpose(const struct parsa_graph *g, struct parsa_graph *t,
 /* Check the invariants above; PARSA_EINVAL with a message if broken. */
 int parsa_graph_validate(const struct parsa_graph *g, struct parsa_err *err);
 
+/*
+ * Cuts of the features into n ranges of about equal nonzeros, for tasks
+ * that each take the features [cut[t], cut[t+1]) (a range's work grows
+ * with its nonzeros; even ranges of ids leave the first task most of
+ * the work where low ids are the popular ones, as in Zipf-like data):
+ * 0 = cut[0] <= cut[1] <= ... <= cut[n] = n_cols, every inner cut a
+ * multiple of 64.  From a histogram of col in buckets of 64 or more
+ * features, built by up to n tasks over ranges of rows through par
+ * (which must call fn(fn_arg, t) once for every t in [0, n) and return
+ * when all have returned; NULL: one task).  The cuts depend on g and n
+ * only.  0, or PARSA_ENOMEM with even cuts in cut (still valid ranges).
+ */
+typedef void (*parsa_graph_task_fn)(void *fn_arg, uint32_t t);
+typedef void (*parsa_graph_par_fn)(void *par_arg, uint32_t n,
+				   parsa_graph_task_fn fn, void *fn_arg);
+int parsa_graph_col_cuts(const struct parsa_graph *g, uint32_t n,
+			 uint32_t *cut, parsa_graph_par_fn par,
+			 void *par_arg);
+
 /* Bytes held by the arrays in use (for memory reports). */
 uint64_t parsa_graph_bytes(const struct parsa_graph *g);
 

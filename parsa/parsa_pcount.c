@@ -138,22 +138,21 @@ static int check_range(const struct parsa_pcount *pc,
 	return 0;
 }
 
-/* One task of parsa_pcount_build_par: a range of the features. */
+/* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1]). */
 struct count_task {
 	struct parsa_pcount *pc;
 	const struct parsa_graph *g;
 	const uint32_t *part;
 	const struct parsa_nbrset *used;
 	uint32_t n;
+	uint32_t cut[PARSA_PCOUNT_MAX_TASKS + 1];
 	int sat[PARSA_PCOUNT_MAX_TASKS], bad[PARSA_PCOUNT_MAX_TASKS];
 };
 
 static void count_task(void *arg, uint32_t t)
 {
 	struct count_task *ct = arg;
-	uint64_t nf = ct->g->n_cols;
-	uint32_t lo = (uint32_t)(nf * t / ct->n);
-	uint32_t hi = (uint32_t)(nf * (t + 1) / ct->n);
+	uint32_t lo = ct->cut[t], hi = ct->cut[t + 1];
 
 	ct->bad[t] = count_range(ct->pc, ct->g, ct->part, ct->used, lo, hi,
 				 &ct->sat[t]) ||
@@ -203,10 +202,14 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 		if (part[u] >= pc->k)
 			goto bad;
 	if (tasks > 1 && par) {
-		struct count_task ct = { pc, g, part, used, 0, { 0 }, { 0 } };
+		struct count_task ct = { pc, g, part, used, 0, { 0 }, { 0 },
+					 { 0 } };
 
 		ct.n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
 						      : PARSA_PCOUNT_MAX_TASKS;
+		/* ranges of equal nonzeros (on failure even ones: slower,
+		 * the same counts) */
+		(void)parsa_graph_col_cuts(g, ct.n, ct.cut, par, par_arg);
 		par(par_arg, ct.n, count_task, &ct);
 		for (uint32_t t = 0; t < ct.n; t++) {
 			sat |= ct.sat[t];

@@ -1321,22 +1321,22 @@ static int tmax_candidates(const struct part_dataset *ds,
 }
 
 /* parsa_used_sets on up to `threads` threads, each over a range of the
- * features (the same sets: every bit is set by one task). */
+ * features of about equal work (parsa_graph_col_cuts; the same sets:
+ * every bit is set by one task). */
 struct used_task {
 	const struct parsa_graph *g;
 	const uint32_t *part;
 	struct parsa_nbrset *used;
 	uint32_t n;
+	uint32_t cut[PART_POOL_MAX_THREADS + 1];
 };
 
 static int used_task(void *arg, uint32_t t, struct parsa_err *err)
 {
 	struct used_task *ut = arg;
-	uint64_t nc = ut->g->n_cols;
 
-	if (parsa_used_sets_range(ut->g, ut->part, ut->used,
-				  (uint32_t)(nc * t / ut->n),
-				  (uint32_t)(nc * (t + 1) / ut->n)) != 0)
+	if (parsa_used_sets_range(ut->g, ut->part, ut->used, ut->cut[t],
+				  ut->cut[t + 1]) != 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: a feature is out of range");
 	return 0;
@@ -1346,16 +1346,20 @@ static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
 			 struct parsa_nbrset *used, uint32_t threads,
 			 struct parsa_err *err)
 {
-	struct used_task ut = { g, part, used, threads ? threads
-						      : part_pool_cpus() };
+	struct used_task ut = { g, part, used,
+				threads ? threads : part_pool_cpus(), { 0 } };
 	int rc;
 
+	if (ut.n > PART_POOL_MAX_THREADS)
+		ut.n = PART_POOL_MAX_THREADS;
 	/* below a million nonzeros one thread is as quick */
 	if (ut.n <= 1 || parsa_graph_nnz(g) < (1u << 20))
 		return parsa_used_sets(g, part, used, err);
 	rc = parsa_used_sets_check(g, part, used, err);
 	if (rc)
 		return rc;
+	/* (out of memory: even ranges, the same sets) */
+	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, fm_par, &ut.n);
 	parsa_nbrset_clear(used);
 	rc = part_pool_run(ut.n, ut.n, used_task, &ut, err);
 	if (rc == 0)

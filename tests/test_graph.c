@@ -176,6 +176,93 @@ static void test_rng(void)
 	}
 }
 
+/* par for parsa_graph_col_cuts: the tasks in reverse order */
+static void par_reverse(void *arg, uint32_t n, parsa_graph_task_fn fn,
+			void *fn_arg)
+{
+	(void)arg;
+	for (uint32_t t = n; t-- > 0;)
+		fn(fn_arg, t);
+}
+
+/* Cuts on random graphs: ordered, multiples of 64 inside, from 0 to
+ * n_cols, the same with and without tasks; features of equal frequency
+ * get ranges of equal nonzeros within a bucket's; skewed frequencies
+ * (feature v used by about 1 / (v + 1) of the rows) give the first task
+ * fewer features than an even split, and still every task some work. */
+static void test_col_cuts(void)
+{
+	static const uint32_t ncols[] = { 1, 63, 64, 1000, 70000, 3000000 };
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 7);
+	for (size_t c = 0; c < sizeof(ncols) / sizeof(ncols[0]); c++) {
+		for (int skew = 0; skew < 2; skew++) {
+			struct parsa_graph g;
+			uint32_t nc = ncols[c], row[64];
+			uint32_t cut[9], cut2[9];
+			uint64_t *bnnz;
+			uint32_t nb = nc / 64 + 1;
+
+			parsa_graph_init(&g);
+			for (uint32_t r = 0; r < 4000; r++) {
+				size_t n = 0;
+
+				for (int j = 0; j < 40; j++)
+					row[n++] = skew ? (uint32_t)(
+						(uint64_t)nc >> parsa_rng_below(
+							&rng, 22)) % nc
+						: (uint32_t)parsa_rng_below(
+							&rng, nc);
+				REQUIRE(parsa_graph_add_row(&g, row, n, NULL) ==
+					0);
+			}
+			g.n_cols = nc;
+			bnnz = calloc(nb, sizeof(uint64_t));
+			REQUIRE(bnnz != NULL);
+			for (uint64_t e = 0; e < parsa_graph_nnz(&g); e++)
+				bnnz[g.col[e] / 64]++;
+			for (uint32_t n = 1; n <= 8; n++) {
+				REQUIRE(parsa_graph_col_cuts(&g, n, cut, NULL,
+							     NULL) == 0);
+				REQUIRE(parsa_graph_col_cuts(&g, n, cut2,
+							     par_reverse,
+							     NULL) == 0);
+				CHECK(memcmp(cut, cut2,
+					     (n + 1) * sizeof(uint32_t)) == 0);
+				CHECK_INT(cut[0], ==, 0);
+				CHECK_INT(cut[n], ==, nc);
+				for (uint32_t t = 1; t <= n; t++) {
+					CHECK(cut[t - 1] <= cut[t]);
+					CHECK(t == n || cut[t] % 64 == 0 ||
+					      cut[t] == nc);
+				}
+				if (!skew && nc >= 64000 && n > 1) {
+					/* even nonzeros, within 2 buckets
+					 * (a bucket is at most 64 wide
+					 * below 4M features) */
+					uint64_t tot = parsa_graph_nnz(&g);
+
+					for (uint32_t t = 0; t < n; t++) {
+						uint64_t s = 0;
+
+						for (uint32_t b = cut[t] / 64;
+						     b < (cut[t + 1] + 63) / 64;
+						     b++)
+							s += bnnz[b];
+						CHECK(s * n <= tot +
+						      2 * n * (tot / nb + 64));
+					}
+				}
+				if (skew && nc >= 3000000 && n > 1)
+					CHECK(cut[1] < nc / n);
+			}
+			free(bnnz);
+			parsa_graph_release(&g);
+		}
+	}
+}
+
 int main(void)
 {
 	RUN(test_add_row_sorts_and_dedupes);
@@ -184,5 +271,6 @@ int main(void)
 	RUN(test_validate_rejects);
 	RUN(test_err_first_wins);
 	RUN(test_rng);
+	RUN(test_col_cuts);
 	return harness_done();
 }
