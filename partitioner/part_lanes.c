@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base_prefetch.h"
 #include "part_pool.h"
 
 /* A thread's scratch: the feature marks (all zero between uses), the block
@@ -428,14 +429,42 @@ static int run_rounds(struct lanes_run *r, uint32_t *part,
 	return rc;
 }
 
+/* to_row_order's scatter: task t's share of the positions. */
+struct scatter_job {
+	const uint32_t *perm, *part;
+	uint32_t *out;
+	uint32_t n, T;
+};
+
+static int scatter_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	const struct scatter_job *sj = arg;
+	uint32_t lo = (uint32_t)((uint64_t)sj->n * t / sj->T);
+	uint32_t hi = (uint32_t)((uint64_t)sj->n * (t + 1) / sj->T);
+
+	(void)err;
+	for (uint32_t i = lo; i < hi; i++) {
+		if (i + 16 < hi)
+			base_prefetch_w(&sj->out[sj->perm[i + 16]]);
+		sj->out[sj->perm[i]] = sj->part[i];
+	}
+	return 0;
+}
+
 /* part[i] is the partition of row perm[i] (the split's permutation):
- * draw perm again and put part in row order, following the permutation's
- * cycles in place (perm marks the positions done). */
+ * draw perm again and put part in row order.  Scattered into a second
+ * array by T tasks (each position is written once, whatever the tasks),
+ * then copied back: the lanes are freed by then, so the second array
+ * does not raise the phase's peak.  Without memory for it, the
+ * permutation's cycles are followed in place (perm marks the positions
+ * done): one thread and a dependent random read a row, 0.86 s at 100M
+ * nonzeros (5M rows) against 0.1 s scattered on 2 threads. */
 static int to_row_order(uint32_t n, uint32_t b, uint64_t seed, uint32_t *part,
-			struct parsa_err *err)
+			uint32_t T, struct parsa_err *err)
 {
 	uint32_t *perm = malloc((size_t)n * sizeof(uint32_t));
 	uint32_t *start = malloc(((size_t)b + 1) * sizeof(uint32_t));
+	uint32_t *out;
 
 	if (!perm || !start) {
 		free(perm);
@@ -444,6 +473,21 @@ static int to_row_order(uint32_t n, uint32_t b, uint64_t seed, uint32_t *part,
 				  "out of memory for %u examples", n);
 	}
 	parsa_blocks_split(n, b, seed, perm, start, NULL);
+	free(start);
+	out = malloc((size_t)n * sizeof(uint32_t));
+	if (out) {
+		struct scatter_job sj = { perm, part, out, n, T ? T : 1 };
+		struct parsa_err e;
+
+		/* (the pool fails only before its tasks run: then here) */
+		if (part_pool_run(sj.T, sj.T, scatter_task, &sj, &e))
+			for (uint32_t t = 0; t < sj.T; t++)
+				(void)scatter_task(&sj, t, &e);
+		memcpy(part, out, (size_t)n * sizeof(uint32_t));
+		free(out);
+		free(perm);
+		return 0;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t v = part[i], q = perm[i];
 
@@ -461,7 +505,6 @@ static int to_row_order(uint32_t n, uint32_t b, uint64_t seed, uint32_t *part,
 		part[i] = v;
 	}
 	free(perm);
-	free(start);
 	return 0;
 }
 
@@ -531,7 +574,7 @@ int part_lanes_partition_u(const struct parsa_graph *g,
 		*ls = r.ls;
 	lanes_free(&r);
 	if (!rc)
-		rc = to_row_order(g->n_rows, r.b, o->seed, part, err);
+		rc = to_row_order(g->n_rows, r.b, o->seed, part, r.T, err);
 	pthread_mutex_destroy(&r.mu);
 	return rc;
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "part_lanes.h"
 #include "parsa_fm.h"
 #include "parsa_kfm.h"
 #include "parsa_metrics.h"
@@ -289,6 +290,21 @@ static int run_partu(struct parsa_err *err)
 	return parsa_partition_u(&G, &o, &used, part, NULL, err);
 }
 
+/* Algorithm 13 in lanes on 2 threads (partitioner/part_lanes: its
+ * scatter back to row order falls back to the cycles in place) */
+static int run_lanes(struct parsa_err *err)
+{
+	struct parsa_partu_opts o;
+
+	parsa_partu_opts_default(&o);
+	o.k = K;
+	o.blocks = 8;
+	o.init_blocks = 0;
+	o.seed = 3;
+	return part_lanes_partition_u(&G, &o, 4, 2, &used, part, NULL, NULL,
+				      err);
+}
+
 static int run_partv(struct parsa_err *err)
 {
 	return parsa_partition_v(&used, 4, owner, NULL, err);
@@ -502,6 +518,7 @@ static int same_ps(void)
 
 static const struct scenario scenarios[] = {
 	{ "partition_u", setup_s, run_partu, release_used, same_part, save_part, nothing },
+	{ "lanes_partition_u", setup_s, run_lanes, release_used, same_part, save_part, nothing },
 	{ "partition_v", setup_used, run_partv, release_used, same_owner, save_owner, nothing },
 	{ "param_cap", setup_pcap, run_pcap, release_used, same_owner, save_owner, nothing },
 	{ "refine_mmax", setup_used, run_mmax, release_used, same_part, save_part, nothing },
