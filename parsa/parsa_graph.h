@@ -90,6 +90,58 @@ int parsa_graph_col_cuts(const struct parsa_graph *g, uint32_t n,
 			 uint32_t *cut, parsa_graph_par_fn par,
 			 void *par_arg);
 
+/*
+ * The nonzeros whose column is in [lo, hi), row by row: a row's columns
+ * are sorted, so those in range are one run of it (found by a scan from
+ * the row's start).  parsa_range_it_init, then parsa_range_it_next gives
+ * 1 with *v, *r (column, row) until it gives 0.
+ */
+struct parsa_range_it {
+	const struct parsa_graph *g;
+	uint32_t lo, hi, r; /* r: the row of e, or n_rows when done */
+	uint64_t e, end;
+};
+
+static inline void parsa_range_it_row(struct parsa_range_it *it)
+{
+	const struct parsa_graph *g = it->g;
+
+	for (; it->r < g->n_rows; it->r++) {
+		it->e = g->row_ptr[it->r];
+		it->end = g->row_ptr[it->r + 1];
+		while (it->e < it->end && g->col[it->e] < it->lo)
+			it->e++;
+		if (it->e < it->end && g->col[it->e] < it->hi)
+			return;
+	}
+}
+
+static inline void parsa_range_it_init(struct parsa_range_it *it,
+				       const struct parsa_graph *g,
+				       uint32_t lo, uint32_t hi)
+{
+	it->g = g;
+	it->lo = lo;
+	it->hi = hi;
+	it->r = 0;
+	it->e = it->end = 0;
+	parsa_range_it_row(it);
+}
+
+static inline int parsa_range_it_next(struct parsa_range_it *it,
+				      uint32_t *v, uint32_t *r)
+{
+	if (it->r >= it->g->n_rows)
+		return 0;
+	*v = it->g->col[it->e];
+	*r = it->r;
+	if (++it->e >= it->end || it->g->col[it->e] >= it->hi) {
+		it->r++;
+		parsa_range_it_row(it);
+	}
+	return 1;
+}
+
 /* Bytes held by the arrays in use (for memory reports). */
 uint64_t parsa_graph_bytes(const struct parsa_graph *g);
 

@@ -52,8 +52,11 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 			  struct parsa_nbrset *used, uint32_t lo, uint32_t hi)
 {
 	const uint32_t *col = g->col;
-	uint32_t words = used->words;
-	uint64_t nnz = parsa_graph_nnz(g);
+	uint32_t words = used->words, v, r;
+	uint64_t nnz = parsa_graph_nnz(g), in = 0, out = 0;
+	struct parsa_range_it it;
+	struct { uint64_t *m; uint32_t j; } q[USED_AHEAD];
+	int more = 1;
 
 	if (lo == 0 && hi >= g->n_cols) {
 		/* every feature: rows in any order, each column checked */
@@ -75,26 +78,31 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 		}
 		return 0;
 	}
-	/* a row's columns are sorted: those in [lo, hi) are one run of it;
-	 * the next rows' masks in the range fetched ahead */
-	for (uint32_t r = 0; r < g->n_rows; r++) {
-		uint64_t *bits = used->bits + (part[r] >> 6);
-		uint64_t b = 1ULL << (part[r] & 63);
-		uint64_t e = g->row_ptr[r], end = g->row_ptr[r + 1];
-
-		if (e < end && col[end - 1] >= g->n_cols)
+	/* every row's last column checked (rows are sorted), then the
+	 * entries in [lo, hi) (parsa_range_it) through a ring of USED_AHEAD
+	 * whose masks are fetched on entry (the next in-range entries may
+	 * be rows away) */
+	for (uint32_t r = 0; r < g->n_rows; r++)
+		if (g->row_ptr[r + 1] > g->row_ptr[r] &&
+		    col[g->row_ptr[r + 1] - 1] >= g->n_cols)
 			return -1;
-		while (e < end && col[e] < lo)
-			e++;
-		for (; e < end && col[e] < hi; e++) {
-			uint64_t a = e + USED_AHEAD;
-
-			if (a < nnz && col[a] >= lo && col[a] < hi)
-				base_prefetch_w(used->bits + (uint64_t)col[a] * words);
-			bits[(uint64_t)col[e] * words] |= b;
+	parsa_range_it_init(&it, g, lo, hi);
+	for (;;) {
+		if (more && (more = parsa_range_it_next(&it, &v, &r))) {
+			q[in % USED_AHEAD].m = used->bits + (uint64_t)v * words;
+			q[in % USED_AHEAD].j = part[r];
+			base_prefetch_w(q[in % USED_AHEAD].m);
+			in++;
 		}
+		if (out < in && (in - out == USED_AHEAD || !more)) {
+			uint32_t j = q[out % USED_AHEAD].j;
+
+			q[out % USED_AHEAD].m[j >> 6] |= 1ULL << (j & 63);
+			out++;
+		}
+		if (!more && out == in)
+			return 0;
 	}
-	return 0;
 }
 
 int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,

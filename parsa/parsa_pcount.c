@@ -37,42 +37,6 @@ uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 #define PC_AHEAD 16
 #endif
 
-/* Rows' nonzeros with a column in [lo, hi): rows' columns are sorted
- * (parsa_graph.h), so a row's are one run of it. */
-struct range_it {
-	const struct parsa_graph *g;
-	uint32_t lo, hi, r; /* r: the row of e, or n_rows when done */
-	uint64_t e, end;
-};
-
-static void it_row(struct range_it *it)
-{
-	const struct parsa_graph *g = it->g;
-
-	for (; it->r < g->n_rows; it->r++) {
-		it->e = g->row_ptr[it->r];
-		it->end = g->row_ptr[it->r + 1];
-		while (it->e < it->end && g->col[it->e] < it->lo)
-			it->e++;
-		if (it->e < it->end && g->col[it->e] < it->hi)
-			return;
-	}
-}
-
-/* The next nonzero of the range: 1 and *v, *r, or 0 when done. */
-static int it_next(struct range_it *it, uint32_t *v, uint32_t *r)
-{
-	if (it->r >= it->g->n_rows)
-		return 0;
-	*v = it->g->col[it->e];
-	*r = it->r;
-	if (++it->e >= it->end || it->g->col[it->e] >= it->hi) {
-		it->r++;
-		it_row(it);
-	}
-	return 1;
-}
-
 /* The counts of part for the features [lo, hi) into pc (regions sized,
  * zero), in three stages PC_AHEAD / 2 nonzeros apart: a nonzero's header
  * and mask fetched, then its slot found (and fetched), then its count
@@ -83,16 +47,16 @@ static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       uint32_t lo, uint32_t hi, int *sat)
 {
 	struct { uint32_t v, j; uint16_t *c; } q[2 * PC_AHEAD];
-	struct range_it it = { g, lo, hi, 0, 0, 0 };
+	struct parsa_range_it it;
 	const uint64_t half = PC_AHEAD / 2, qn = 2 * PC_AHEAD;
 	uint64_t in = 0, mid = 0, out = 0;
 	int more = 1;
 
-	it_row(&it);
+	parsa_range_it_init(&it, g, lo, hi);
 	for (;;) {
 		uint32_t v, r;
 
-		if (more && (more = it_next(&it, &v, &r))) {
+		if (more && (more = parsa_range_it_next(&it, &v, &r))) {
 			q[in % qn].v = v;
 			q[in % qn].j = part[r];
 			base_prefetch(&pc->hdr[v]);
