@@ -34,5 +34,12 @@ check lanes3-threads3 data/a9a-sample.svm.gz -k 8 --blocks 11 --lanes 3 --thread
 # users' lists above k=64
 check vslices5-threads3 data/reuters-sample.svm.gz -k 16 --v-slices 5 --threads 3
 check vslices4-k100-threads2 data/a9a-sample.svm.gz -k 100 --v-slices 4 --threads 2
+# above a million nonzeros the default run's phases split the features
+# into ranges of equal work (the used sets, the FM's counts), the reader
+# pipelines its batches, the lanes scatter back to row order
+"$bin" gen --examples 60000 --features 30000 --avg-nnz 20 --topics 32 \
+	--out "$out/gen.svm" >/dev/null 2>&1
+check default-1m-threads2 "$out/gen.svm" -k 16 --threads 2
+check default-1m-threads3 "$out/gen.svm" -k 64 --threads 3
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
