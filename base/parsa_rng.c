@@ -5,6 +5,7 @@
 #include "parsa_rng.h"
 
 #include "base_hash.h"
+#include "base_prefetch.h"
 
 static uint64_t rotl(uint64_t x, int k)
 {
@@ -55,12 +56,30 @@ double parsa_rng_double(struct parsa_rng *r)
 	return (double)(parsa_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
+/* Draws made this far ahead of their swaps, their targets fetched: the
+ * swaps of a large array wait on memory otherwise (one random line each). */
+#define SHUFFLE_AHEAD 16
+
 void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
 {
+	/* the draws for i = n, n - 1, ..., 2 in that order, as the plain
+	 * loop makes them (the same draws, the same swaps), ring[i % AHEAD]
+	 * holding i's; d is the next i to draw for */
+	uint64_t ring[SHUFFLE_AHEAD], d = n;
+
+	for (; d > 1 && n - d < SHUFFLE_AHEAD; d--) {
+		ring[d % SHUFFLE_AHEAD] = parsa_rng_below(r, d);
+		base_prefetch_w(&a[ring[d % SHUFFLE_AHEAD]]);
+	}
 	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = parsa_rng_below(r, i);
+		uint64_t j = ring[i % SHUFFLE_AHEAD];
 		uint32_t t = a[i - 1];
 
+		if (d > 1) {  /* (d == i - AHEAD: the slot just read) */
+			ring[d % SHUFFLE_AHEAD] = parsa_rng_below(r, d);
+			base_prefetch_w(&a[ring[d % SHUFFLE_AHEAD]]);
+			d--;
+		}
 		a[i - 1] = a[j];
 		a[j] = t;
 	}

@@ -23,6 +23,7 @@
 
 /* features ahead of the current one whose counts and masks are prefetched */
 #define FM_AHEAD 8
+#define FM_SHUFFLE_AHEAD 16 /* draws ahead of their swaps (order_shuffle) */
 
 /* the most rows whose visiting order is kept in 3 bytes an entry */
 #define FM_ORDER3_MAX (1u << 24)
@@ -144,10 +145,24 @@ static void order_shuffle(struct fm *f, struct parsa_rng *rng)
 		parsa_rng_shuffle_u32(rng, f->order, n);
 		return;
 	}
+	/* the draws made FM_SHUFFLE_AHEAD ahead of their swaps, their
+	 * entries fetched (as parsa_rng_shuffle_u32 does) */
+	uint64_t ring[FM_SHUFFLE_AHEAD], d = n;
+
+	for (; d > 1 && n - d < FM_SHUFFLE_AHEAD; d--) {
+		ring[d % FM_SHUFFLE_AHEAD] = parsa_rng_below(rng, d);
+		base_prefetch_w(f->order3 + ring[d % FM_SHUFFLE_AHEAD] * 3);
+	}
 	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = parsa_rng_below(rng, i);
+		uint64_t j = ring[i % FM_SHUFFLE_AHEAD];
 		uint32_t t = get3(f->order3, i - 1);
 
+		if (d > 1) {
+			ring[d % FM_SHUFFLE_AHEAD] = parsa_rng_below(rng, d);
+			base_prefetch_w(f->order3 +
+					ring[d % FM_SHUFFLE_AHEAD] * 3);
+			d--;
+		}
 		put3(f->order3, i - 1, get3(f->order3, j));
 		put3(f->order3, j, t);
 	}

@@ -176,6 +176,40 @@ static void test_rng(void)
 	}
 }
 
+/* The shuffle (its draws made ahead of their swaps) against the plain
+ * Fisher-Yates loop with the same generator: the same permutation and the
+ * same generator state after, for sizes around the look-ahead. */
+static void test_shuffle_oracle(void)
+{
+	static const uint64_t ns[] = { 0, 1, 2, 3, 15, 16, 17, 18, 31, 33,
+				       100, 4097 };
+
+	for (size_t c = 0; c < sizeof(ns) / sizeof(ns[0]); c++) {
+		uint64_t n = ns[c];
+		uint32_t *got = malloc((n + 1) * sizeof(uint32_t));
+		uint32_t *want = malloc((n + 1) * sizeof(uint32_t));
+		struct parsa_rng a, b;
+
+		REQUIRE(got && want);
+		for (uint64_t i = 0; i < n; i++)
+			got[i] = want[i] = (uint32_t)(i * 7 + 3);
+		parsa_rng_seed(&a, 11 + c);
+		parsa_rng_seed(&b, 11 + c);
+		parsa_rng_shuffle_u32(&a, got, n);
+		for (uint64_t i = n; i > 1; i--) {
+			uint64_t j = parsa_rng_below(&b, i);
+			uint32_t t = want[i - 1];
+
+			want[i - 1] = want[j];
+			want[j] = t;
+		}
+		CHECK(n == 0 || memcmp(got, want, n * sizeof(uint32_t)) == 0);
+		CHECK(parsa_rng_next(&a) == parsa_rng_next(&b));
+		free(got);
+		free(want);
+	}
+}
+
 /* par for parsa_graph_col_cuts: the tasks in reverse order */
 static void par_reverse(void *arg, uint32_t n, parsa_graph_task_fn fn,
 			void *fn_arg)
@@ -272,5 +306,6 @@ int main(void)
 	RUN(test_err_first_wins);
 	RUN(test_rng);
 	RUN(test_col_cuts);
+	RUN(test_shuffle_oracle);
 	return harness_done();
 }
