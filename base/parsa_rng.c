@@ -56,31 +56,20 @@ double parsa_rng_double(struct parsa_rng *r)
 	return (double)(parsa_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
-/* Draws made this far ahead of their swaps, their targets fetched: the
- * swaps of a large array wait on memory otherwise (one random line each). */
-#define SHUFFLE_AHEAD 16
+static void swap_u32(void *arg, uint64_t i, uint64_t j)
+{
+	uint32_t *a = arg, t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+static void fetch_u32(void *arg, uint64_t j)
+{
+	base_prefetch_w((uint32_t *)arg + j);
+}
 
 void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
 {
-	/* the draws for i = n, n - 1, ..., 2 in that order, as the plain
-	 * loop makes them (the same draws, the same swaps), ring[i % AHEAD]
-	 * holding i's; d is the next i to draw for */
-	uint64_t ring[SHUFFLE_AHEAD], d = n;
-
-	for (; d > 1 && n - d < SHUFFLE_AHEAD; d--) {
-		ring[d % SHUFFLE_AHEAD] = parsa_rng_below(r, d);
-		base_prefetch_w(&a[ring[d % SHUFFLE_AHEAD]]);
-	}
-	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = ring[i % SHUFFLE_AHEAD];
-		uint32_t t = a[i - 1];
-
-		if (d > 1) {  /* (d == i - AHEAD: the slot just read) */
-			ring[d % SHUFFLE_AHEAD] = parsa_rng_below(r, d);
-			base_prefetch_w(&a[ring[d % SHUFFLE_AHEAD]]);
-			d--;
-		}
-		a[i - 1] = a[j];
-		a[j] = t;
-	}
+	parsa_rng_shuffle_by(r, n, swap_u32, fetch_u32, a);
 }

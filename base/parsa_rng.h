@@ -29,4 +29,41 @@ double parsa_rng_double(struct parsa_rng *r);
 /* Fisher-Yates shuffle of a[0..n). */
 void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n);
 
+/*
+ * The Fisher-Yates shuffle of n entries of any layout: for i = n, ...,
+ * 2, j = parsa_rng_below(r, i), then swap(arg, i - 1, j): the plain
+ * loop's draws, swaps and final state.  Each draw is made
+ * PARSA_RNG_SHUFFLE_AHEAD swaps before its swap and passed to
+ * fetch(arg, j) first, so that the swaps of a large array need not wait
+ * on memory (one random line each).  Inline, for the compiler to inline
+ * swap and fetch at each call site.
+ */
+#define PARSA_RNG_SHUFFLE_AHEAD 16
+
+static inline void parsa_rng_shuffle_by(struct parsa_rng *r, uint64_t n,
+					void (*swap)(void *, uint64_t,
+						     uint64_t),
+					void (*fetch)(void *, uint64_t),
+					void *arg)
+{
+	/* ring[i % AHEAD] holds i's draw; d is the next i to draw for */
+	uint64_t ring[PARSA_RNG_SHUFFLE_AHEAD], d = n;
+
+	for (; d > 1 && n - d < PARSA_RNG_SHUFFLE_AHEAD; d--) {
+		ring[d % PARSA_RNG_SHUFFLE_AHEAD] = parsa_rng_below(r, d);
+		fetch(arg, ring[d % PARSA_RNG_SHUFFLE_AHEAD]);
+	}
+	for (uint64_t i = n; i > 1; i--) {
+		uint64_t j = ring[i % PARSA_RNG_SHUFFLE_AHEAD];
+
+		if (d > 1) {  /* (d == i - AHEAD: the slot just read) */
+			ring[d % PARSA_RNG_SHUFFLE_AHEAD] =
+				parsa_rng_below(r, d);
+			fetch(arg, ring[d % PARSA_RNG_SHUFFLE_AHEAD]);
+			d--;
+		}
+		swap(arg, i - 1, j);
+	}
+}
+
 #endif /* PARSA_RNG_H */

@@ -23,7 +23,6 @@
 
 /* features ahead of the current one whose counts and masks are prefetched */
 #define FM_AHEAD 8
-#define FM_SHUFFLE_AHEAD 16 /* draws ahead of their swaps (order_shuffle) */
 
 /* the most rows whose visiting order is kept in 3 bytes an entry */
 #define FM_ORDER3_MAX (1u << 24)
@@ -136,36 +135,29 @@ static inline uint32_t order_at(const struct fm *f, uint32_t i)
 	return f->order3 ? get3(f->order3, i) : f->order[i];
 }
 
+/* order3's entries i and j swapped; entry j fetched (order_shuffle). */
+static void swap3(void *arg, uint64_t i, uint64_t j)
+{
+	uint8_t *a = arg;
+	uint32_t t = get3(a, i);
+
+	put3(a, i, get3(a, j));
+	put3(a, j, t);
+}
+
+static void fetch3(void *arg, uint64_t j)
+{
+	base_prefetch_w((uint8_t *)arg + 3 * j);
+}
+
 /* parsa_rng_shuffle_u32 of the order (the same draws, the same swaps). */
 static void order_shuffle(struct fm *f, struct parsa_rng *rng)
 {
-	uint64_t n = f->g->n_rows;
-
-	if (!f->order3) {
-		parsa_rng_shuffle_u32(rng, f->order, n);
-		return;
-	}
-	/* the draws made FM_SHUFFLE_AHEAD ahead of their swaps, their
-	 * entries fetched (as parsa_rng_shuffle_u32 does) */
-	uint64_t ring[FM_SHUFFLE_AHEAD], d = n;
-
-	for (; d > 1 && n - d < FM_SHUFFLE_AHEAD; d--) {
-		ring[d % FM_SHUFFLE_AHEAD] = parsa_rng_below(rng, d);
-		base_prefetch_w(f->order3 + ring[d % FM_SHUFFLE_AHEAD] * 3);
-	}
-	for (uint64_t i = n; i > 1; i--) {
-		uint64_t j = ring[i % FM_SHUFFLE_AHEAD];
-		uint32_t t = get3(f->order3, i - 1);
-
-		if (d > 1) {
-			ring[d % FM_SHUFFLE_AHEAD] = parsa_rng_below(rng, d);
-			base_prefetch_w(f->order3 +
-					ring[d % FM_SHUFFLE_AHEAD] * 3);
-			d--;
-		}
-		put3(f->order3, i - 1, get3(f->order3, j));
-		put3(f->order3, j, t);
-	}
+	if (f->order3)
+		parsa_rng_shuffle_by(rng, f->g->n_rows, swap3, fetch3,
+				     f->order3);
+	else
+		parsa_rng_shuffle_u32(rng, f->order, f->g->n_rows);
 }
 
 static void fm_free(struct fm *f)
