@@ -204,6 +204,35 @@ static int fm_chunked(const struct parsa_graph *g,
 						 : PARSA_FM_CHUNK_MIN_ROWS);
 }
 
+/* f->single[v] for the features [lo, hi): the parts of v's mask where
+ * its count is 1 (k <= 64). */
+static void single_range(struct fm *f, uint32_t lo, uint32_t hi)
+{
+	for (uint32_t v = lo; v < hi; v++) {
+		const uint16_t *c = f->pc.pool + (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
+		uint64_t x = f->used->bits[v], one = 0;
+
+		for (; x; x &= x - 1)
+			one |= *c++ == 1 ? x & -x : 0;
+		f->single[v] = one;
+	}
+}
+
+/* The singletons in FM_SINGLE_TASKS ranges of features on the sweeps'
+ * threads (each feature on its own: the same masks for any split); more
+ * ranges than threads, as the features' parts are skewed (1-2 s on one
+ * thread at a billion nonzeros). */
+#define FM_SINGLE_TASKS 16
+
+static void single_task(void *arg, uint32_t t)
+{
+	struct fm *f = arg;
+	uint64_t n = f->g->n_cols;
+
+	single_range(f, (uint32_t)(n * t / FM_SINGLE_TASKS),
+		     (uint32_t)(n * (t + 1) / FM_SINGLE_TASKS));
+}
+
 static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		   struct parsa_nbrset *used, const struct parsa_fm_opts *o,
 		   struct parsa_err *err)
@@ -268,15 +297,10 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		if (!f->single)
 			rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 					"%u features)", g->n_cols);
-		for (uint32_t v = 0; f->single && v < g->n_cols; v++) {
-			const uint16_t *c = f->pc.pool +
-					    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
-			uint64_t x = used->bits[v], one = 0;
-
-			for (; x; x &= x - 1)
-				one |= *c++ == 1 ? x & -x : 0;
-			f->single[v] = one;
-		}
+		else if (fm_chunked(g, o) && o->par)
+			o->par(o->par_arg, FM_SINGLE_TASKS, single_task, f);
+		else
+			single_range(f, 0, g->n_cols);
 	}
 	if (rc)
 		fm_free(f);
