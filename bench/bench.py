@@ -24,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,12 @@ SLACK = {"parsa": ("default", "1"), "parsa-slack-inf": ("default", "inf"),
          "parsa-best": ("best", "1"), "parsa-best-slack-1.25": ("best", "1.25"),
          "parsa-best-slack-inf": ("best", "inf")}
 SLACK_METHODS = ["metis", "zoltan"] + list(SLACK)
+# the objectives of issue 18 (README "Objectives and caps"), as methods
+OBJECTIVE = {"parsa-best-tsum": ["--quality", "best", "--objective", "tsum"],
+             "parsa-best-tmax": ["--quality", "best", "--objective", "tmax"]}
+# Mt-KaHyPar's figures come from this file (it is not built here)
+ANCHORS = os.path.join(os.path.dirname(SHARED.rstrip("/")) or ".", "docs",
+                       "anchors-mtkahypar.md")
 # --time-limit series of best in the trade-off (seconds; gowalla, synthetic)
 LIMITS = {"gowalla": [0.1, 0.2, 0.4, 0.8, 1.6], "synthetic-17M": [2.5, 5, 10, 20, 40]}
 ZOLTAN_H = "/usr/include/trilinos/zoltan.h"
@@ -126,6 +133,9 @@ class Bench:
             method = "parsa"
         elif method in QUALITY:
             extra = list(extra) + ["--quality", QUALITY[method]]
+            method = "parsa"
+        elif method in OBJECTIVE:
+            extra = list(extra) + OBJECTIVE[method]
             method = "parsa"
         for _ in range(reps):
             cmd = [self.bin, "partition", data, "-k", str(k), "--method", method,
@@ -294,8 +304,9 @@ def short_table(rows, out):
     out("|---|---|---|---|---|---|---|")
     for name, k, rep in rows:
         m = rep["metrics"]
+        meth = rep["method"] + (" (anchors file)" if rep.get("source") == "anchors" else "")
         out("| %s | %d | %s | %.0f | %.0f | %.0f | %.3f |" % (
-            name, k, rep["method"], m["M_max"], m["T_max"], m["T_sum"], rep["seconds"]["partition"]))
+            name, k, meth, m["M_max"], m["T_max"], m["T_sum"], rep["seconds"]["partition"]))
 
 
 def issue6(b, ks, only, out=print):
@@ -459,9 +470,34 @@ def issue6_checks(res, failures, out=print):
     out("- T_sum / unlimited best's: geometric mean %.3f" % r)
 
 
+def anchor_reports(path, name, k):
+    """Mt-KaHyPar default's and quality's figures on the shared set whose
+    file name starts with name (mode pairs or libsvm), k, from the anchors
+    file: {method: report}, empty when the file or the row is missing."""
+    out = {}
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(c) < 5 or not c[0].startswith(name + "_") and not c[0].startswith(name + "."):
+            continue
+        if not c[2].isdigit() or int(c[2]) != k:
+            continue
+        for meth, cell in (("mtk-default", c[3]), ("mtk-quality", c[4])):
+            v = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", cell)]
+            out[meth] = {"method": meth, "source": "anchors",
+                         "metrics": {"T_sum": v[0], "T_max": v[1], "M_max": v[2]},
+                         "seconds": {"partition": v[3]}, "dataset": {}}
+    return out
+
+
 def tradeoff(b, synth_path, out=print):
-    """Time vs T_sum / T_max of the three qualities (and METIS, Zoltan) on
-    gowalla and the synthetic set, k=16: {dataset: {method: report}}."""
+    """Time vs T_sum / T_max of the three qualities, best with the T_sum
+    and T_max objectives (and METIS, Zoltan; Mt-KaHyPar from the anchors
+    file where it has the set) on gowalla and the synthetic set, k=16:
+    {dataset: {method: report}}."""
     sets = [("gowalla", os.path.join(SHARED, PAIRS[0]))]
     if synth_path:
         sets.append(("synthetic-17M", synth_path))
@@ -470,10 +506,17 @@ def tradeoff(b, synth_path, out=print):
         res[name] = {}
         rows = []
         reps = 1 if name != "gowalla" else None
-        for meth in ["parsa-fast", "parsa", "parsa-best", "metis", "zoltan"]:
+        for meth in ["parsa-fast", "parsa", "parsa-best", "parsa-best-tsum",
+                     "parsa-best-tmax", "metis", "zoltan"]:
             if meth == "zoltan" and not b.zoltan:
                 continue
+            log_run = time.time()
             rep = b.run(path, 16, meth, reps=reps)
+            print("  %s %s: %.0f s" % (name, meth, time.time() - log_run), file=sys.stderr,
+                  flush=True)
+            res[name][meth] = rep
+            rows.append((name, 16, rep))
+        for meth, rep in anchor_reports(ANCHORS, name, 16).items():
             res[name][meth] = rep
             rows.append((name, 16, rep))
         for lim in LIMITS.get(name, []):
@@ -488,8 +531,11 @@ def tradeoff(b, synth_path, out=print):
 
 
 def slim(rep):
-    return {"method": rep["method"], "metrics": rep["metrics"], "seconds": rep["seconds"],
-            "dataset": rep["dataset"]}
+    r = {"method": rep["method"], "metrics": rep["metrics"], "seconds": rep["seconds"],
+         "dataset": rep["dataset"]}
+    if "source" in rep:
+        r["source"] = rep["source"]
+    return r
 
 
 def save_json(path, dump):
@@ -504,6 +550,25 @@ def save_json(path, dump):
     os.replace(path + ".tmp", path)
 
 
+def synth17m(b):
+    f = os.path.join(b.tmp, "synth17m.svm")
+    subprocess.run([b.bin, "gen", "--examples", "1000000", "--features", "500000",
+                    "--avg-nnz", "17", "--topics", "64", "--seed", "1", "--out", f, "-q"],
+                   check=True)
+    return f
+
+
+def main_tradeoff(args):
+    """--tradeoff without --issue6: the trade-off alone (its JSON has only
+    "tradeoff"; bench/plot_tradeoff.py draws it)."""
+    b = Bench(args.build, args.reps, zoltan=True)
+    print("## Trade-off run of %s on %s (%d cores)" % (time.strftime("%Y-%m-%d %H:%M"),
+          os.uname().nodename, os.cpu_count()))
+    tr = tradeoff(b, None if args.no_synthetic else synth17m(b))
+    save_json(args.json, {"tradeoff": {n: {m: slim(r) for m, r in d.items()}
+                                       for n, d in tr.items()}})
+
+
 def main_issue6(args):
     b = Bench(args.build, args.reps, zoltan=True)
     ks = [int(x) for x in args.ks.split(",")]
@@ -516,11 +581,7 @@ def main_issue6(args):
                        for (g, p, k, m), r in res.items()]}
     save_json(args.json, dump)  # now, and again with the trade-off
     if args.tradeoff:
-        f = os.path.join(b.tmp, "synth17m.svm")
-        subprocess.run([b.bin, "gen", "--examples", "1000000", "--features", "500000",
-                        "--avg-nnz", "17", "--topics", "64", "--seed", "1", "--out", f, "-q"],
-                       check=True)
-        tr = tradeoff(b, f)
+        tr = tradeoff(b, synth17m(b))
         dump["tradeoff"] = {n: {m: slim(r) for m, r in d.items()} for n, d in tr.items()}
     save_json(args.json, dump)
     print("\n%d target(s) missed: %s" % (len(failures), "; ".join(failures)) if failures
@@ -560,7 +621,8 @@ def main():
     ap.add_argument("--ks", default="16,64", help="k values of --issue6")
     ap.add_argument("--only", default="", help="only datasets whose path contains this")
     ap.add_argument("--tradeoff", action="store_true",
-                    help="with --issue6: also the time/quality trade-off on gowalla and 17M synthetic")
+                    help="the time/quality trade-off on gowalla and 17M synthetic (after "
+                    "--issue6's tables, or alone)")
     ap.add_argument("--json", default="", help="with --issue6: write the results here")
     ap.add_argument("--floors-quick", action="store_true",
                     help="only the issue-2 group floors at k=16 for parsa (1 rep)")
@@ -571,6 +633,9 @@ def main():
         sys.exit("bench: shared data not found at %s (set PARSA_SHARED_DATA)" % SHARED)
     if args.issue6:
         main_issue6(args)
+        return
+    if args.tradeoff:
+        main_tradeoff(args)
         return
     if args.slack:
         if args.ks == "16,64":

@@ -5,7 +5,7 @@ matplotlib here).
 
 usage: plot_tradeoff.py RESULTS.json OUT.svg
 
-RESULTS.json is bench.py --issue6 --tradeoff --json: {"tradeoff":
+RESULTS.json is bench.py [--issue6] --tradeoff --json: {"tradeoff":
 {dataset: {method: {"metrics": {...}, "seconds": {"partition": s}}}}}.
 One row per dataset, two panels per row: partition time (log x) against
 T_sum and against T_max.  Methods "parsa-best@L" (best with --time-limit
@@ -18,11 +18,18 @@ import sys
 W, H = 420, 300          # one panel
 ML, MR, MT, MB = 70, 20, 40, 50
 COLORS = {"parsa-fast": "#9ecae1", "parsa": "#3182bd", "parsa-best": "#08519c",
-          "metis": "#e6550d", "zoltan": "#31a354", "parsa-best@": "#6a51a3"}
+          "parsa-best-tsum": "#17becf", "parsa-best-tmax": "#9467bd",
+          "metis": "#e6550d", "zoltan": "#31a354", "parsa-best@": "#6a51a3",
+          "mtk-default": "#fdae6b", "mtk-quality": "#a63603"}
 LABELS = {"parsa-fast": "parsa fast", "parsa": "parsa default",
-          "parsa-best": "parsa best", "metis": "METIS", "zoltan": "Zoltan PHG",
-          "parsa-best@": "best --time-limit"}
-ORDER = ["parsa-fast", "parsa", "parsa-best", "metis", "zoltan"]
+          "parsa-best": "parsa best", "parsa-best-tsum": "best --objective tsum",
+          "parsa-best-tmax": "best --objective tmax", "metis": "METIS",
+          "zoltan": "Zoltan PHG", "parsa-best@": "best --time-limit",
+          "mtk-default": "Mt-KaHyPar default", "mtk-quality": "Mt-KaHyPar quality"}
+ORDER = ["parsa-fast", "parsa", "parsa-best", "parsa-best-tsum", "parsa-best-tmax",
+         "metis", "zoltan", "mtk-default", "mtk-quality"]
+# points from ../shared/docs/anchors-mtkahypar.md (not run here): squares
+SQUARE = ("mtk-default", "mtk-quality")
 ANY = "parsa-best@"
 
 
@@ -89,7 +96,7 @@ def panel(x0, y0, title, pts, ykey, curve=()):
              % (x0 + ML + pw / 2, y0 + H - 12))
     e.append('<text x="%d" y="%d" font-size="11" text-anchor="middle" transform="rotate(-90 %d %d)">%s</text>'
              % (x0 + 14, y0 + MT + ph / 2, x0 + 14, y0 + MT + ph / 2, ykey))
-    line = [p for p in pts if p[0].startswith("parsa")]
+    line = [p for p in pts if p[0] in ("parsa-fast", "parsa", "parsa-best")]
     if len(line) > 1:
         e.append('<polyline fill="none" stroke="#3182bd" stroke-dasharray="4,3" points="%s"/>'
                  % " ".join("%.1f,%.1f" % (X(p[1]), Y(p[2][ykey])) for p in line))
@@ -100,6 +107,10 @@ def panel(x0, y0, title, pts, ykey, curve=()):
         e.append('<g><title>best --time-limit %s: %.3fs, %s %.0f</title><circle cx="%.1f" cy="%.1f" r="3" fill="%s"/></g>'
                  % (meth[len(ANY):], s, ykey, m[ykey], X(s), Y(m[ykey]), COLORS[ANY]))
     for meth, s, m in pts:
+        if meth in SQUARE:
+            e.append('<g><title>%s (anchors file): %.3fs, %s %.0f</title><rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/></g>'
+                     % (LABELS[meth], s, ykey, m[ykey], X(s) - 5, Y(m[ykey]) - 5, COLORS[meth]))
+            continue
         e.append('<g><title>%s: %.3fs, %s %.0f</title><circle cx="%.1f" cy="%.1f" r="5" fill="%s"/></g>'
                  % (LABELS.get(meth, meth), s, ykey, m[ykey], X(s), Y(m[ykey]), COLORS.get(meth, "#000")))
     return e
@@ -110,7 +121,7 @@ def main():
         sys.exit(__doc__)
     data = json.load(open(sys.argv[1]))["tradeoff"]
     rows = list(data.items())
-    width, height = 2 * W, len(rows) * H + 40
+    width, height = 2 * W, len(rows) * H + 64
     e = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif">'
          % (width, height), '<rect width="100%" height="100%" fill="white"/>']
     for r, (name, meths) in enumerate(rows):
@@ -118,11 +129,17 @@ def main():
         curve = [(m, meths[m]["seconds"]["partition"], meths[m]["metrics"]) for m in anytime(meths)]
         for c, key in enumerate(("T_sum", "T_max")):
             e += panel(c * W, r * H, "%s, k=16: time vs %s" % (name, key), pts, key, curve)
-    x = 20
+    x, yl = 20, height - 42
     for m in ORDER + [ANY]:
-        e.append('<circle cx="%d" cy="%d" r="5" fill="%s"/>' % (x, height - 18, COLORS[m]))
-        e.append('<text x="%d" y="%d" font-size="11">%s</text>' % (x + 8, height - 14, LABELS[m]))
-        x += 24 + 7 * len(LABELS[m])
+        w = 24 + 7 * len(LABELS[m])
+        if x + w > width:
+            x, yl = 20, yl + 22
+        if m in SQUARE:
+            e.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>' % (x - 5, yl - 5, COLORS[m]))
+        else:
+            e.append('<circle cx="%d" cy="%d" r="5" fill="%s"/>' % (x, yl, COLORS[m]))
+        e.append('<text x="%d" y="%d" font-size="11">%s</text>' % (x + 8, yl + 4, LABELS[m]))
+        x += w
     e.append("</svg>")
     with open(sys.argv[2], "w") as f:
         f.write("\n".join(e) + "\n")

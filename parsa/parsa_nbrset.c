@@ -131,13 +131,20 @@ void parsa_nbrset_set_mask(struct parsa_nbrset *s, uint32_t v,
 	}
 }
 
+void parsa_nbrset_count_range(const struct parsa_nbrset *s, uint32_t lo,
+			      uint32_t hi, uint64_t *size)
+{
+	uint64_t end = (uint64_t)hi * s->words;
+
+	assert(lo <= hi && hi <= s->n_feat);
+	for (uint64_t j = (uint64_t)lo * s->words; j < end; j++)
+		count_bits(size, (uint32_t)(j % s->words) * 64, s->bits[j], 1);
+}
+
 void parsa_nbrset_recount(struct parsa_nbrset *s)
 {
-	uint64_t n_words = (uint64_t)s->n_feat * s->words;
-
 	memset(s->size, 0, (size_t)s->k * sizeof(uint64_t));
-	for (uint64_t j = 0; j < n_words; j++)
-		count_bits(s->size, (uint32_t)(j % s->words) * 64, s->bits[j], 1);
+	parsa_nbrset_count_range(s, 0, s->n_feat, s->size);
 }
 
 void parsa_nbrset_gather(struct parsa_nbrset *slice,

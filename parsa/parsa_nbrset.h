@@ -93,6 +93,12 @@ uint32_t parsa_nbrset_or_mask(struct parsa_nbrset *s, uint32_t v,
 /* Recount size[] from bits (after bulk writes to bits). */
 void parsa_nbrset_recount(struct parsa_nbrset *s);
 
+/* size[j] += the features of [lo, hi) whose mask holds j (size: k
+ * entries; s unchanged): ranges of features counted on their own threads
+ * and summed give parsa_nbrset_recount's size[]. */
+void parsa_nbrset_count_range(const struct parsa_nbrset *s, uint32_t lo,
+			      uint32_t hi, uint64_t *size);
+
 /*
  * Replace feature v's mask by mask (words words; bits beyond k ignored),
  * keeping size[] right.  O(words + changed bits).

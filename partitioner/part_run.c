@@ -1329,6 +1329,7 @@ struct used_task {
 	struct parsa_nbrset *used;
 	uint32_t n;
 	uint32_t cut[PART_POOL_MAX_THREADS + 1];
+	uint64_t *size; /* n x k: each task's count of its range's sets */
 };
 
 static int used_task(void *arg, uint32_t t, struct parsa_err *err)
@@ -1339,6 +1340,9 @@ static int used_task(void *arg, uint32_t t, struct parsa_err *err)
 				  ut->cut[t + 1]) != 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: a feature is out of range");
+	if (ut->size) /* (else recounted after) */
+		parsa_nbrset_count_range(ut->used, ut->cut[t], ut->cut[t + 1],
+					 ut->size + (size_t)t * ut->used->k);
 	return 0;
 }
 
@@ -1347,7 +1351,7 @@ static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
 			 struct parsa_err *err)
 {
 	struct used_task ut = { g, part, used,
-				threads ? threads : part_pool_cpus(), { 0 } };
+				threads ? threads : part_pool_cpus(), { 0 }, NULL };
 	int rc;
 
 	if (ut.n > PART_POOL_MAX_THREADS)
@@ -1361,9 +1365,17 @@ static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
 	/* (out of memory: even ranges, the same sets) */
 	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, fm_par, &ut.n);
 	parsa_nbrset_clear(used);
+	ut.size = calloc((size_t)ut.n * used->k, sizeof(uint64_t));
 	rc = part_pool_run(ut.n, ut.n, used_task, &ut, err);
-	if (rc == 0)
+	if (rc == 0 && ut.size) { /* the sizes, summed in task order */
+		memset(used->size, 0, (size_t)used->k * sizeof(uint64_t));
+		for (uint32_t t = 0; t < ut.n; t++)
+			for (uint32_t j = 0; j < used->k; j++)
+				used->size[j] += ut.size[(size_t)t * used->k + j];
+	} else if (rc == 0) {
 		parsa_nbrset_recount(used);
+	}
+	free(ut.size);
 	return rc;
 }
 

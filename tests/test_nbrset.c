@@ -94,6 +94,53 @@ static void test_add_has_count(void)
 	}
 }
 
+/* parsa_nbrset_count_range over random splits of the features into
+ * ranges sums to the oracle's sizes (and leaves the sets alone). */
+static void test_count_range(void)
+{
+	for (size_t j = 0; j < NK; j++) {
+		uint32_t k = ks[j], nf = 41;
+		struct parsa_nbrset s;
+		uint8_t *o = calloc((size_t)nf * k, 1);
+		uint64_t *size = calloc(k, sizeof(uint64_t));
+		struct parsa_rng r;
+
+		REQUIRE(parsa_nbrset_init(&s, nf, k, NULL) == 0);
+		parsa_rng_seed(&r, 7 * k + 1);
+		for (int t = 0; t < 2000; t++) {
+			uint32_t v = (uint32_t)parsa_rng_below(&r, nf);
+			uint32_t i = (uint32_t)parsa_rng_below(&r, k);
+
+			parsa_nbrset_add(&s, v, i);
+			o[(size_t)v * k + i] = 1;
+		}
+		for (int split = 0; split < 20; split++) {
+			uint32_t lo = 0;
+
+			memset(size, 0, k * sizeof(uint64_t));
+			while (lo < nf) { /* ranges of 0..nf-lo features */
+				uint32_t hi = lo + (uint32_t)parsa_rng_below(
+							   &r, nf - lo + 1);
+
+				parsa_nbrset_count_range(&s, lo, hi, size);
+				lo = hi;
+			}
+			parsa_nbrset_count_range(&s, nf, nf, size);
+			for (uint32_t i = 0; i < k; i++) {
+				uint64_t c = 0;
+
+				for (uint32_t v = 0; v < nf; v++)
+					c += o[(size_t)v * k + i];
+				CHECK_INT(size[i], ==, c);
+			}
+		}
+		check_against(&s, o);
+		parsa_nbrset_release(&s);
+		free(size);
+		free(o);
+	}
+}
+
 static void test_or_and_set_mask(void)
 {
 	for (size_t j = 0; j < NK; j++) {
@@ -280,6 +327,7 @@ int main(void)
 {
 	RUN(test_init_args);
 	RUN(test_add_has_count);
+	RUN(test_count_range);
 	RUN(test_or_and_set_mask);
 	RUN(test_copy_gather_scatter);
 	RUN(test_scatter_or_range);
