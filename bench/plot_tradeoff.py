@@ -18,7 +18,7 @@ import sys
 W, H = 420, 300          # one panel
 ML, MR, MT, MB = 70, 20, 40, 50
 COLORS = {"parsa-fast": "#9ecae1", "parsa": "#3182bd", "parsa-best": "#08519c",
-          "parsa-best-tsum": "#17becf", "parsa-best-tmax": "#9467bd",
+          "parsa-best-tsum": "#17becf", "parsa-best-tmax": "#e377c2",
           "metis": "#e6550d", "zoltan": "#31a354", "parsa-best@": "#6a51a3",
           "mtk-default": "#fdae6b", "mtk-quality": "#a63603"}
 LABELS = {"parsa-fast": "parsa fast", "parsa": "parsa default",
