@@ -31,12 +31,13 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from tmax import anchor_cells  # (bench/: the script's own folder)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
 LIBSVM = ["libsvm/a9a.train.svm.gz", "libsvm/a9a.test.svm.gz",
@@ -480,23 +481,19 @@ def issue6_checks(res, failures, out=print):
 def anchor_reports(path, name, k):
     """Mt-KaHyPar default's and quality's figures on the shared set whose
     file name starts with name (mode pairs or libsvm), k, from the anchors
-    file: {method: report}, empty when the file or the row is missing."""
+    file (tmax.anchor_cells): {method: report}, empty when the file or the
+    row is missing."""
     out = {}
-    try:
-        lines = open(path).read().splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
-        if len(c) < 5 or not c[0].startswith(name + "_") and not c[0].startswith(name + "."):
-            continue
-        if not c[2].isdigit() or int(c[2]) != k:
-            continue
-        for meth, cell in (("mtk-default", c[3]), ("mtk-quality", c[4])):
-            v = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", cell)]
-            out[meth] = {"method": meth, "source": "anchors",
-                         "metrics": {"T_sum": v[0], "T_max": v[1], "M_max": v[2]},
-                         "seconds": {"partition": v[3]}, "dataset": {}}
+    for meth, column in (("mtk-default", 3), ("mtk-quality", 4)):
+        try:
+            cells = anchor_cells(path, column)
+        except OSError:
+            return {}
+        for (ds, mode, kk), v in cells.items():
+            if kk == k and mode in ("pairs", "libsvm") and ds.split(".")[0].split("_")[0] == name:
+                out[meth] = {"method": meth, "source": "anchors",
+                             "metrics": {"T_sum": v[0], "T_max": v[1], "M_max": v[2]},
+                             "seconds": {"partition": v[3]}, "dataset": {}}
     return out
 
 

@@ -67,15 +67,15 @@ def run_all(binary, data, ks, tsv):
                 out.flush()
 
 
-def anchor_cells(path):
-    """Mt-KaHyPar quality's (T_sum, T_max, M_max, seconds) per (dataset,
-    mode, k) of the anchors file."""
+def anchor_cells(path, column=4):
+    """Mt-KaHyPar quality's (column 4; default's: 3) (T_sum, T_max, M_max,
+    seconds) per (dataset, mode, k) of the anchors file."""
     an = {}
     for line in open(path):
         if not line.startswith("| ") or line.startswith("| dataset"):
             continue
         c = [x.strip() for x in line.strip().strip("|").split("|")]
-        q = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", c[4])]
+        q = [float(x.replace(",", "")) for x in re.findall(r"[\d,]+(?:\.\d+)?", c[column])]
         an[(c[0], c[1], int(c[2]))] = q
     return an
 

@@ -286,10 +286,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	/* on the sweeps' threads, by ranges of features (a large graph's
 	 * counts take as long as a sweep's evaluation) */
 	rc = parsa_pcount_build_par(&f->pc, g, part, used, &f->saturated,
-				    o->chunk && g->n_rows >= (o->chunk_min_rows
-						? o->chunk_min_rows
-						: PARSA_FM_CHUNK_MIN_ROWS)
-					    ? o->par : NULL,
+				    fm_chunked(g, o) ? o->par : NULL,
 				    o->par_arg, o->par_tasks, err);
 	if (rc == 0 && used->words == 1) {
 		f->single = malloc(((size_t)g->n_cols + 1) * sizeof(uint64_t));

@@ -50,7 +50,8 @@ int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
  * features in [lo, hi) only (calls on disjoint ranges may run at once:
  * each writes only its own features' words), returning -1 if a column of
  * g is >= g->n_cols (the sets are then incomplete); parsa_nbrset_recount
- * ends it.  Rows' columns must be sorted (parsa_graph_validate).
+ * ends it (or parsa_nbrset_count_range over the same ranges, summed).
+ * Rows' columns must be sorted (parsa_graph_validate).
  */
 int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
 			  const struct parsa_nbrset *used,
