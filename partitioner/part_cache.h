@@ -57,7 +57,11 @@
  * given back as that goes (madvise MADV_DONTNEED), so they do not stay in
  * the resident set.  With part_read_opts.verify_later those checksums are
  * computed on a thread of their own while the caller works (at 1B
- * nonzeros they cover 16 of the file's 20.8 GB): part_dataset_verify
+ * nonzeros they cover 16 of the file's 20.8 GB), 4 MiB at a time: a chunk
+ * whose pages are all in the page cache through the mapping, any other
+ * read with O_DIRECT on the mapped file's descriptor, so that the check
+ * does not fill the page cache (where O_DIRECT cannot be had, through the
+ * mapping, as before): part_dataset_verify
  * waits for it and gives its verdict, which the partition and eval
  * commands ask for before they write anything, so a corrupt file is still
  * refused; part_cache_read_transpose and part_cache_read_values

@@ -227,6 +227,81 @@ def test_every_section_checked():
         assert not [f for f in os.listdir(os.path.dirname(out)) if f.startswith("bs-out")], i
 
 
+def _drop_cached(path):
+    """Write path's pages out and drop them from the page cache."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def _resident(path, lo, hi):
+    """The fraction of the file's pages in [lo, hi) held in the page cache
+    (mincore over a fresh mapping that touches nothing)."""
+    import ctypes
+    import mmap
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
+    pg = mmap.PAGESIZE
+    lo = lo // pg * pg
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), hi - lo, access=mmap.ACCESS_COPY, offset=lo)
+        try:
+            buf = (ctypes.c_char * (hi - lo)).from_buffer(m)
+            n = (hi - lo + pg - 1) // pg
+            vec = ctypes.create_string_buffer(n)
+            assert libc.mincore(ctypes.addressof(buf), hi - lo, vec) == 0, ctypes.get_errno()
+            res = sum(b & 1 for b in vec.raw)
+            del buf
+        finally:
+            m.close()
+    return res / n
+
+
+@test
+def test_check_past_the_page_cache():
+    """The sections a partition does not use (the transpose, labels,
+    values: most of a cache) are checked on a thread without filling the
+    page cache when the file is not cached: read with O_DIRECT, the values
+    stay out of it after the run; a byte flipped there is still refused."""
+    data, c = tmp("pc-gen.svm"), tmp("pc-gen.pcsr")
+    # 4M nonzeros: the values (32 MB, the last section) start 50 MB into
+    # the file, beyond the kernel's read-ahead of the sections before them
+    # (up to 2 x 8 MiB here)
+    run("gen", "--examples", 200000, "--features", 100000, "--avg-nnz", 20,
+        "--topics", 16, "--seed", 3, "--out", data)
+    convert(data, c, "-q")
+    raw = open(c, "rb").read()
+    sect = [struct.unpack_from("<IIQQQ", raw, 128 + 32 * i)
+            for i in range(struct.unpack_from("<I", raw, 20)[0])]
+    sid, _, lo, length, _ = sect[-1]
+    assert SECTION_NAMES[sid] == "val", sid
+    hi = lo + length
+    try:
+        fd = os.open(c, os.O_RDONLY | os.O_DIRECT)
+        os.close(fd)
+    except OSError as e:
+        raise Skip("O_DIRECT not supported where the tests write (%s)" % e)
+    _drop_cached(c)
+    if _resident(c, lo, hi) > 0.05:
+        raise Skip("the page cache cannot be dropped here")
+    out = tmp("pc-out")
+    run("partition", c, "-k", 4, "--out", out, "-q")
+    check_placement(out, 4)
+    frac = _resident(c, lo, hi)
+    assert frac < 0.5, "%.0f%% of the values left in the page cache" % (100 * frac)
+    flipped = bytearray(raw)
+    flipped[lo + length // 2] ^= 0x10
+    bad = tmp("pc-bad.pcsr")
+    open(bad, "wb").write(bytes(flipped))
+    _drop_cached(bad)
+    cli_error(["partition", bad, "-k", 4, "--out", tmp("pc-bad-out")],
+              [bad + ": ", "checksum mismatch in section val"])
+    assert not [f for f in os.listdir(os.path.dirname(out)) if f.startswith("pc-bad-out")]
+
+
 def last_json(p):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
