@@ -18,6 +18,7 @@
 
 #include "base_hash.h"
 #include "part_out.h"
+#include "part_pool.h"
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -114,6 +115,28 @@ static int write_one(struct part_out *o, const char *name, int kind,
 	return part_out_close(o, err);
 }
 
+/* part_placement_write's two files as tasks of part_pool_run: each task
+ * opens, fills and closes (fsyncs) its own file. */
+struct write_task {
+	struct part_out *o;
+	char *const *name;
+	const uint32_t *part, *owner;
+	const uint64_t *feat_id;
+	uint32_t n_rows, n_cols;
+};
+
+static int write_task(void *arg, uint32_t k, struct parsa_err *err)
+{
+	const struct write_task *w = arg;
+
+	return write_one(&w->o[k], w->name[k], (int)k, w->part, w->n_rows,
+			 w->owner, w->feat_id, w->n_cols, err);
+}
+
+/* below this many lines in all, one thread writes both files (a thread
+ * costs more than it saves) */
+#define PAR_LINES (1u << 20)
+
 int part_placement_write(const char *prefix, const uint32_t *part,
 			 uint32_t n_rows, const uint32_t *owner,
 			 const uint64_t *feat_id, uint32_t n_cols,
@@ -122,6 +145,7 @@ int part_placement_write(const char *prefix, const uint32_t *part,
 	static const char *const ext[2] = { ".examples", ".features" };
 	char *name[2] = { NULL, NULL };
 	struct part_out o[2];
+	struct write_task w = { o, name, part, owner, feat_id, n_rows, n_cols };
 	int rc = 0, k;
 
 	memset(o, 0, sizeof(o));
@@ -133,10 +157,14 @@ int part_placement_write(const char *prefix, const uint32_t *part,
 		if (!name[k])
 			rc = parsa_fail(err, PARSA_ENOMEM, "placement: out of memory");
 	}
-	/* both files complete before either replaces an old one */
-	for (k = 0; k < 2 && !rc; k++)
-		rc = write_one(&o[k], name[k], k, part, n_rows, owner, feat_id,
-			       n_cols, err);
+	/* both files complete before either replaces an old one; written
+	 * side by side when there are two CPUs and enough lines (the error
+	 * reported is the examples file's when both fail, as in order) */
+	if (!rc)
+		rc = part_pool_run(2,
+				   (uint64_t)n_rows + n_cols >= PAR_LINES ?
+					   part_pool_cpus() : 1,
+				   write_task, &w, err);
 	for (k = 0; k < 2 && !rc; k++)
 		rc = part_out_commit(&o[k], err);
 	for (k = 0; k < 2; k++) {

@@ -6,6 +6,7 @@
  * blanks), a corpus of bad files each with its expected file:line:col and
  * reason, bad arguments, and random garbage that must never crash.
  */
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "harness.h"
@@ -98,6 +99,75 @@ static void test_round_trip(void)
 	CHECK_INT(part_placement_read(prefix, NR - 1, NULL, NC, 0, p2, o2, &k,
 				      NULL), ==, PARSA_EPARSE);
 	remove_files();
+}
+
+/* Over a million lines the two files are written side by side: the same
+ * files; when one of them cannot be written neither replaces the old one
+ * and the error names the first in order (the examples) when both fail. */
+static void test_round_trip_two_threads(void)
+{
+	const uint32_t NR = 1u << 20, NC = 70001, k = 61;
+	uint32_t *part = malloc(NR * sizeof(*part));
+	uint32_t *p2 = malloc(NR * sizeof(*p2));
+	uint32_t *owner = malloc(NC * sizeof(*owner));
+	uint32_t *o2 = malloc(NC * sizeof(*o2));
+	uint64_t *ids = malloc(NC * sizeof(*ids));
+	uint32_t k_out = 0;
+	struct parsa_rng r;
+	struct parsa_err e;
+	char path[512], old[] = "3\n";
+
+	REQUIRE(part && p2 && owner && o2 && ids);
+	set_prefix("rt2");
+	parsa_rng_seed(&r, 2);
+	for (uint32_t i = 0; i < NR; i++)
+		part[i] = (uint32_t)parsa_rng_below(&r, k);
+	for (uint32_t j = 0; j < NC; j++) {
+		owner[j] = (uint32_t)parsa_rng_below(&r, k);
+		ids[j] = (uint64_t)j * 7919u + 3;
+	}
+	parsa_err_clear(&e);
+	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, &e) == 0);
+	CHECK_INT(part_placement_read(prefix, NR, ids, NC, 0, p2, o2, &k_out,
+				      &e), ==, 0);
+	CHECK_STR(e.msg, "");
+	CHECK(memcmp(part, p2, NR * sizeof(*part)) == 0);
+	CHECK(memcmp(owner, o2, NC * sizeof(*owner)) == 0);
+	CHECK_INT(k_out, <=, k);
+	remove_files();
+	/* the features' path is a directory: the examples, written, are not
+	 * committed, and an old examples file stays */
+	REQUIRE(put_file(".examples", old, strlen(old), 0) == 0);
+	snprintf(path, sizeof(path), "%s.features", prefix);
+	REQUIRE(mkdir(path, 0700) == 0);
+	parsa_err_clear(&e);
+	CHECK(part_placement_write(prefix, part, NR, owner, ids, NC, &e) != 0);
+	CHECK_CONTAINS(e.msg, ".features");
+	snprintf(path, sizeof(path), "%s.examples", prefix);
+	{
+		FILE *f = fopen(path, "rb");
+		char buf[8] = { 0 };
+
+		CHECK(f != NULL);
+		if (f) {
+			CHECK_INT((int)fread(buf, 1, sizeof(buf), f), ==, 2);
+			fclose(f);
+		}
+		CHECK_STR(buf, "3\n");
+	}
+	snprintf(path, sizeof(path), "%s.features", prefix);
+	rmdir(path);
+	remove_files();
+	/* both fail: the examples' error */
+	parsa_err_clear(&e);
+	CHECK_INT(part_placement_write("/nonexistent-dir/p", part, NR, owner,
+				       NULL, NC, &e), ==, PARSA_EIO);
+	CHECK_CONTAINS(e.msg, "/nonexistent-dir/p.examples: cannot create");
+	free(part);
+	free(p2);
+	free(owner);
+	free(o2);
+	free(ids);
 }
 
 static void test_lenient_forms(void)
@@ -309,6 +379,7 @@ static void test_garbage_never_crashes(void)
 int main(void)
 {
 	RUN(test_round_trip);
+	RUN(test_round_trip_two_threads);
 	RUN(test_lenient_forms);
 	RUN(test_bad_corpus);
 	RUN(test_missing_files_and_args);
