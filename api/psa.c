@@ -776,7 +776,7 @@ PSA_API int psa_result_write(const psa_result *r, const char *prefix,
 		return fail(err, PSA_EINVAL, "write: r and prefix must not be NULL");
 	rc = part_placement_write(prefix, r->r.part, r->g->ds.g.n_rows,
 				  r->r.owner, r->g->ds.feat_id,
-				  r->g->ds.g.n_cols, &e);
+				  r->g->ds.g.n_cols, r->run.threads, &e);
 	if (rc)
 		return out_err(err, &e, rc);
 	if (!(path = malloc(strlen(prefix) + 6)))

@@ -154,7 +154,7 @@ static int run(const char *data, int k, const char *prefix,
 	t2 = base_now();
 	if (rc == 0)
 		rc = part_placement_write(prefix, part, ds.g.n_rows, owner,
-					  ds.feat_id, ds.g.n_cols, &err);
+					  ds.feat_id, ds.g.n_cols, 0, &err);
 	if (rc == 0)
 		printf("{\"seconds\": {\"partition\": %.6f, \"partition_u\": %.6f, "
 		       "\"partition_v\": %.6f}}\n", t2 - t0, t1 - t0, t2 - t1);

@@ -179,7 +179,7 @@ int http_place_save(const struct http_place *p, const char *prefix,
 	int rc;
 
 	rc = part_placement_write(prefix, p->part, p->n_rows, p->owner,
-				  p->feat_id, p->n_cols, err);
+				  p->feat_id, p->n_cols, 0, err);
 	snprintf(path, sizeof(path), "%s.examples", prefix);
 	if (rc == 0)
 		rc = http_store_sync(path, err);

@@ -371,7 +371,8 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 
 	out_prefix(c, r->k, prefix, sizeof(prefix));
 	rc = part_placement_write(prefix, r->part, ds->g.n_rows, r->owner,
-				  ds->feat_id, ds->g.n_cols, err);
+				  ds->feat_id, ds->g.n_cols, c->o.run.threads,
+				  err);
 	if (rc == 0 && c->o.examples_ids) {
 		snprintf(json_path, sizeof(json_path), "%s.example_ids",
 			 prefix);
@@ -587,7 +588,8 @@ static int stream_job(struct cmd_opts *c, double t0)
 	if (rc == 0 && is_root) {
 		out_prefix(c, r.k, prefix, sizeof(prefix));
 		rc = part_placement_write(prefix, r.part, r.n_rows, r.owner,
-					  r.feat_id, r.n_feat, &err);
+					  r.feat_id, r.n_feat,
+					  c->o.run.threads, &err);
 	}
 	if (rc == 0 && is_root) {
 		pr.k = r.k;

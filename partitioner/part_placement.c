@@ -140,7 +140,7 @@ static int write_task(void *arg, uint32_t k, struct parsa_err *err)
 int part_placement_write(const char *prefix, const uint32_t *part,
 			 uint32_t n_rows, const uint32_t *owner,
 			 const uint64_t *feat_id, uint32_t n_cols,
-			 struct parsa_err *err)
+			 uint32_t threads, struct parsa_err *err)
 {
 	static const char *const ext[2] = { ".examples", ".features" };
 	char *name[2] = { NULL, NULL };
@@ -158,12 +158,14 @@ int part_placement_write(const char *prefix, const uint32_t *part,
 			rc = parsa_fail(err, PARSA_ENOMEM, "placement: out of memory");
 	}
 	/* both files complete before either replaces an old one; written
-	 * side by side when there are two CPUs and enough lines (the error
+	 * side by side with two threads and enough lines (the error
 	 * reported is the examples file's when both fail, as in order) */
+	if (threads == 0)
+		threads = part_pool_cpus();
 	if (!rc)
 		rc = part_pool_run(2,
 				   (uint64_t)n_rows + n_cols >= PAR_LINES ?
-					   part_pool_cpus() : 1,
+					   threads : 1,
 				   write_task, &w, err);
 	for (k = 0; k < 2 && !rc; k++)
 		rc = part_out_commit(&o[k], err);

@@ -26,12 +26,16 @@
  * id is j.  Each file goes through part_out (part_out.h): both are written
  * to temporary files and renamed into place only when both are complete; on
  * failure the temporary files are removed and existing files are left
- * alone (a device or FIFO is written directly).  Returns 0, PARSA_EINVAL, PARSA_ENOMEM or PARSA_EIO.
+ * alone (a device or FIFO is written directly).  With threads > 1 (0: the
+ * CPUs the process may use) and over a million lines in all, the two
+ * files are written side by side; the files and the error are those of
+ * writing them in turn (the examples file's error when both fail).
+ * Returns 0, PARSA_EINVAL, PARSA_ENOMEM or PARSA_EIO.
  */
 int part_placement_write(const char *prefix, const uint32_t *part,
 			 uint32_t n_rows, const uint32_t *owner,
 			 const uint64_t *feat_id, uint32_t n_cols,
-			 struct parsa_err *err);
+			 uint32_t threads, struct parsa_err *err);
 
 /*
  * Read a placement for a dataset with n_rows examples and n_cols features

@@ -75,7 +75,7 @@ static void test_round_trip(void)
 	}
 	part[5] = 16; /* k_out = 17 */
 	parsa_err_clear(&e);
-	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, &e) == 0);
+	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, 0, &e) == 0);
 	snprintf(path, sizeof(path), "%s.examples.tmp", prefix);
 	CHECK(access(path, F_OK) != 0);
 	CHECK_INT(part_placement_read(prefix, NR, ids, NC, 0, p2, o2, &k, &e),
@@ -90,7 +90,7 @@ static void test_round_trip(void)
 	CHECK_INT(part_placement_read(prefix, NR, ids, NC, 16, p2, o2, &k, NULL),
 		  ==, PARSA_EPARSE);
 	/* identity ids */
-	REQUIRE(part_placement_write(prefix, part, NR, owner, NULL, NC, &e) == 0);
+	REQUIRE(part_placement_write(prefix, part, NR, owner, NULL, NC, 0, &e) == 0);
 	memset(o2, 0, sizeof(o2));
 	CHECK_INT(part_placement_read(prefix, NR, NULL, NC, 0, p2, o2, &k, &e),
 		  ==, 0);
@@ -99,6 +99,26 @@ static void test_round_trip(void)
 	CHECK_INT(part_placement_read(prefix, NR - 1, NULL, NC, 0, p2, o2, &k,
 				      NULL), ==, PARSA_EPARSE);
 	remove_files();
+}
+
+/* PREFIX + ext's bytes into *buf (malloc'ed, NULL on failure), *len. */
+static void slurp(const char *ext, char **buf, size_t *len)
+{
+	char path[512];
+	FILE *f;
+	long n;
+
+	*buf = NULL;
+	*len = 0;
+	snprintf(path, sizeof(path), "%s%s", prefix, ext);
+	f = fopen(path, "rb");
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (*buf = malloc((size_t)n)) &&
+	    fread(*buf, 1, (size_t)n, f) == (size_t)n)
+		*len = (size_t)n;
+	fclose(f);
 }
 
 /* Over a million lines the two files are written side by side: the same
@@ -115,7 +135,8 @@ static void test_round_trip_two_threads(void)
 	uint32_t k_out = 0;
 	struct parsa_rng r;
 	struct parsa_err e;
-	char path[512], old[] = "3\n";
+	char path[512], old[] = "3\n", *one[2], *two[2];
+	size_t len1[2], len2[2];
 
 	REQUIRE(part && p2 && owner && o2 && ids);
 	set_prefix("rt2");
@@ -127,7 +148,19 @@ static void test_round_trip_two_threads(void)
 		ids[j] = (uint64_t)j * 7919u + 3;
 	}
 	parsa_err_clear(&e);
-	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, &e) == 0);
+	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, 1, &e) == 0);
+	slurp(".examples", &one[0], &len1[0]);
+	slurp(".features", &one[1], &len1[1]);
+	REQUIRE(part_placement_write(prefix, part, NR, owner, ids, NC, 2, &e) == 0);
+	slurp(".examples", &two[0], &len2[0]);
+	slurp(".features", &two[1], &len2[1]);
+	for (int f = 0; f < 2; f++) { /* byte for byte those of one thread */
+		REQUIRE(one[f] && two[f]);
+		CHECK(len1[f] == len2[f] && len1[f] > 0 &&
+		      memcmp(one[f], two[f], len1[f]) == 0);
+		free(one[f]);
+		free(two[f]);
+	}
 	CHECK_INT(part_placement_read(prefix, NR, ids, NC, 0, p2, o2, &k_out,
 				      &e), ==, 0);
 	CHECK_STR(e.msg, "");
@@ -141,7 +174,7 @@ static void test_round_trip_two_threads(void)
 	snprintf(path, sizeof(path), "%s.features", prefix);
 	REQUIRE(mkdir(path, 0700) == 0);
 	parsa_err_clear(&e);
-	CHECK(part_placement_write(prefix, part, NR, owner, ids, NC, &e) != 0);
+	CHECK(part_placement_write(prefix, part, NR, owner, ids, NC, 2, &e) != 0);
 	CHECK_CONTAINS(e.msg, ".features");
 	snprintf(path, sizeof(path), "%s.examples", prefix);
 	{
@@ -161,7 +194,7 @@ static void test_round_trip_two_threads(void)
 	/* both fail: the examples' error */
 	parsa_err_clear(&e);
 	CHECK_INT(part_placement_write("/nonexistent-dir/p", part, NR, owner,
-				       NULL, NC, &e), ==, PARSA_EIO);
+				       NULL, NC, 2, &e), ==, PARSA_EIO);
 	CHECK_CONTAINS(e.msg, "/nonexistent-dir/p.examples: cannot create");
 	free(part);
 	free(p2);
@@ -336,11 +369,11 @@ static void test_missing_files_and_args(void)
 				      NULL), ==, PARSA_EINVAL);
 	CHECK_INT(part_placement_read(prefix, 3, NULL, 3, 0, NULL, owner, &k,
 				      NULL), ==, PARSA_EINVAL);
-	CHECK_INT(part_placement_write(prefix, NULL, 3, owner, NULL, 3, NULL),
+	CHECK_INT(part_placement_write(prefix, NULL, 3, owner, NULL, 3, 0, NULL),
 		  ==, PARSA_EINVAL);
 	parsa_err_clear(&e);
 	CHECK_INT(part_placement_write("/nonexistent-dir/p", part, 3, owner,
-				       NULL, 3, &e), ==, PARSA_EIO);
+				       NULL, 3, 0, &e), ==, PARSA_EIO);
 	CHECK_CONTAINS(e.msg, "/nonexistent-dir/p.examples: cannot create");
 	remove_files();
 }
