@@ -220,7 +220,7 @@ check: deps
 
 # The parameter server's thread tests under ThreadSanitizer.
 tsan: deps
-	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/tests/test_ps_consist build/tsan/tests/test_pool build/tsan/tests/test_fm build/tsan/tests/test_preader build/tsan/tests/test_lanes build/tsan/tests/test_levels build/tsan/tests/test_partv build/tsan/tests/test_pcount build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
+	$(MAKE) build/tsan/tests/test_ps_threads build/tsan/tests/test_ps_consist build/tsan/tests/test_pool build/tsan/tests/test_fm build/tsan/tests/test_preader build/tsan/tests/test_lanes build/tsan/tests/test_levels build/tsan/tests/test_partv build/tsan/tests/test_pcount build/tsan/tests/test_placement build/tsan/parsa BUILD=build/tsan SANITIZE=thread OPT=-O1
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_threads
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_ps_consist
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_pool
@@ -230,6 +230,7 @@ tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_levels
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_partv
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_pcount
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_placement
 	bash scripts/tsan-cli.sh build/tsan
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_http.py
 	TSAN_OPTIONS=halt_on_error=1 PARSA_BIN=build/tsan/parsa python3 tests/http/test_events.py
