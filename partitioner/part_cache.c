@@ -449,11 +449,11 @@ struct part_cache_check {
  * hashed from the mapping and its pages given back; any other is read
  * with O_DIRECT into buf (4 MiB + 2 pages, page-aligned) from the pages
  * around it.  At 1B nonzeros these sections are 16 GB of a 20.8 GB file
- * that does not fit in memory beside the partition: read through the
- * mapping, they evicted pages and made the machine refill fresh ones
- * while the partition worked (the whole command 10% slower, two pairs
- * of runs).  -1 when a direct read fails (the caller then hashes through
- * the mapping), 1 when stopped, else 0.
+ * that does not fit in the page cache beside the partition: read through
+ * the mapping, page by page, they filled it and the check took 3.4 CPU-s
+ * at 100M where this takes 0.47 (BENCHMARKS.md, "The cache's check past
+ * the page cache").  -1 when a direct read fails (the caller then hashes
+ * through the mapping), 1 when stopped, else 0.
  */
 #define CHECK_CHUNK (4u << 20)
 static int hash_section_direct(int fd, unsigned char *buf, long pg,
