@@ -379,17 +379,73 @@ static uint32_t sect_elem(uint32_t id)
 	       (id == S_COL || id == S_T_COL || id == S_LCOL) ? 4u : 8u;
 }
 
+/* hash_section's chunk: 1 MiB, what is resident of a section at a time
+ * (with 8 MiB, the deferred check held 7.6 MiB more in every phase it
+ * overlapped at 100M nonzeros). */
+#define HASH_CHUNK (1u << 20)
+
+/* Reading past the page cache (the deferred check): the mapped file's
+ * descriptor with O_DIRECT, a page-aligned buffer of HASH_CHUNK + 2
+ * pages, and where the hashed bytes start in the file. */
+struct direct_read {
+	int fd;
+	unsigned char *buf;
+	uint64_t off;
+};
+
+/* 1 when every page of the mapping under p[0..m) is in the page cache
+ * (m <= HASH_CHUNK). */
+static int cached(const unsigned char *p, uint64_t m, uintptr_t pg)
+{
+	unsigned char vec[HASH_CHUNK / 512 + 2];
+	uintptr_t a = (uintptr_t)p / pg * pg;
+	uintptr_t b = ((uintptr_t)(p + m) + pg - 1) / pg * pg;
+
+	if ((b - a) / pg > sizeof(vec) || mincore((void *)a, b - a, vec) != 0)
+		return 1;
+	for (uintptr_t q = 0; q < (b - a) / pg; q++)
+		if (!(vec[q] & 1))
+			return 0;
+	return 1;
+}
+
+/* The file's bytes [off, off + m) read with d (m <= HASH_CHUNK): their
+ * address in d->buf, or NULL when the read fails. */
+static const unsigned char *read_direct(const struct direct_read *d,
+					uint64_t off, uint64_t m,
+					uintptr_t pg)
+{
+	uint64_t fa = off / pg * pg, fb = (off + m + pg - 1) / pg * pg;
+	uint64_t got = 0;
+
+	while (got < fb - fa) {
+		ssize_t r = pread(d->fd, d->buf + got, (size_t)(fb - fa - got),
+				  (off_t)(fa + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* the end of the file, or not readable so */
+		got += (uint64_t)r;
+	}
+	return got >= off + m - fa ? d->buf + (off - fa) : NULL;
+}
+
 /* The checksum of p[0..n) into *out; drop: p is mapped and its pages are
  * given back as they are hashed (the sections a dataset does not use).
+ * direct (may be NULL; with drop): a chunk not wholly in the page cache
+ * (mincore) is read with it instead of through the mapping, so the check
+ * does not fill the page cache: at 1B nonzeros these sections are 16 GB of
+ * a 20.8 GB file that does not fit in it beside the partition, and read
+ * page by page through the mapping they cost the check 3.4 CPU-s at 100M
+ * where this takes 0.47 (BENCHMARKS.md, "The cache's check past the page
+ * cache").  After a failed direct read the rest goes through the mapping.
  * stop (may be NULL): checked between chunks; 1 when it was set (*out
  * then undefined). */
 static int hash_section(const unsigned char *p, uint64_t n, int drop,
+			const struct direct_read *direct,
 			const atomic_int *stop, uint64_t *out)
 {
-	/* 1 MiB: what is resident of a section at a time (with 8 MiB, the
-	 * deferred check held 7.6 MiB more in every phase it overlapped at
-	 * 100M nonzeros) */
-	const uint64_t chunk = 1u << 20;
 	long pg = sysconf(_SC_PAGESIZE);
 	struct hasher s;
 
@@ -405,14 +461,19 @@ static int hash_section(const unsigned char *p, uint64_t n, int drop,
 	 * MiB section with 1 MiB chunks) */
 	uintptr_t lo = ((uintptr_t)p + (uintptr_t)pg - 1) / (uintptr_t)pg *
 		       (uintptr_t)pg;
-	for (uint64_t i = 0; i < n; i += chunk) {
-		uint64_t m = n - i < chunk ? n - i : chunk;
+	for (uint64_t i = 0; i < n; i += HASH_CHUNK) {
+		uint64_t m = n - i < HASH_CHUNK ? n - i : HASH_CHUNK;
 		uintptr_t hi = ((uintptr_t)(p + i) + m) / (uintptr_t)pg *
 			       (uintptr_t)pg;
+		const unsigned char *q = NULL;
 
 		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
 			return 1;
-		hash_add(&s, p + i, (size_t)m);
+		if (direct && !cached(p + i, m, (uintptr_t)pg) &&
+		    !(q = read_direct(direct, direct->off + i, m,
+				      (uintptr_t)pg)))
+			direct = NULL;
+		hash_add(&s, q ? q : p + i, (size_t)m);
 		if (hi > lo) {
 			madvise((void *)lo, hi - lo, MADV_DONTNEED);
 			lo = hi;
@@ -442,104 +503,29 @@ struct part_cache_check {
 	char name[];
 };
 
-/*
- * The checksum of the file's bytes [off, off + n), mapped at p, as
- * hash_section(p, n, 1, stop, out) computes it, but without filling the
- * page cache: each 4 MiB chunk whose pages are all resident (mincore) is
- * hashed from the mapping and its pages given back; any other is read
- * with O_DIRECT into buf (4 MiB + 2 pages, page-aligned) from the pages
- * around it.  At 1B nonzeros these sections are 16 GB of a 20.8 GB file
- * that does not fit in the page cache beside the partition: read through
- * the mapping, page by page, they filled it and the check took 3.4 CPU-s
- * at 100M where this takes 0.47 (BENCHMARKS.md, "The cache's check past
- * the page cache").  -1 when a direct read fails (the caller then hashes
- * through the mapping), 1 when stopped, else 0.
- */
-#define CHECK_CHUNK (4u << 20)
-static int hash_section_direct(int fd, unsigned char *buf, long pg,
-			       const unsigned char *p, uint64_t off,
-			       uint64_t n, const atomic_int *stop,
-			       uint64_t *out)
-{
-	unsigned char vec[CHECK_CHUNK / 512];
-	struct hasher s;
-	uint64_t upg = (uint64_t)pg;
-
-	if (CHECK_CHUNK / upg > sizeof(vec))
-		return -1;
-	hash_init(&s, n);
-	for (uint64_t i = 0; i < n; i += CHECK_CHUNK) {
-		uint64_t m = n - i < CHECK_CHUNK ? n - i : CHECK_CHUNK;
-		uintptr_t a = (uintptr_t)(p + i) / upg * upg;
-		uintptr_t b = ((uintptr_t)(p + i + m) + upg - 1) / upg * upg;
-		int resident = mincore((void *)a, b - a, vec) == 0;
-
-		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
-			return 1;
-		for (uintptr_t q = 0; resident && q < (b - a) / upg; q++)
-			resident = vec[q] & 1;
-		if (resident) {
-			/* whole pages inside the chunk are given back */
-			uintptr_t lo = ((uintptr_t)(p + i) + upg - 1) / upg * upg;
-			uintptr_t hi = (uintptr_t)(p + i + m) / upg * upg;
-
-			hash_add(&s, p + i, (size_t)m);
-			if (hi > lo)
-				madvise((void *)lo, hi - lo, MADV_DONTNEED);
-		} else {
-			uint64_t fa = (off + i) / upg * upg;
-			uint64_t fb = (off + i + m + upg - 1) / upg * upg;
-			uint64_t got = 0;
-
-			while (got < fb - fa) {
-				ssize_t r = pread(fd, buf + got,
-						  (size_t)(fb - fa - got),
-						  (off_t)(fa + got));
-
-				if (r < 0 && errno == EINTR)
-					continue;
-				if (r <= 0)
-					break; /* the end of the file, or not
-						  readable this way */
-				got += (uint64_t)r;
-			}
-			if (got < off + i + m - fa)
-				return -1;
-			hash_add(&s, buf + (off + i - fa), (size_t)m);
-		}
-	}
-	*out = hash_end(&s);
-	return 0;
-}
-
 static void *check_main(void *arg)
 {
 	struct part_cache_check *c = arg;
 	long pg = sysconf(_SC_PAGESIZE);
-	unsigned char *buf = NULL;
+	struct direct_read d = { c->fd, NULL, 0 };
 
 	if (c->fd >= 0 && pg > 0 &&
-	    posix_memalign((void **)&buf, (size_t)pg,
-			   CHECK_CHUNK + 2 * (size_t)pg) != 0)
-		buf = NULL;
+	    posix_memalign((void **)&d.buf, (size_t)pg,
+			   HASH_CHUNK + 2 * (size_t)pg) != 0)
+		d.buf = NULL;
 	for (uint32_t i = 0; i < c->n && !c->rc; i++) {
 		uint64_t h;
-		int r = buf ? hash_section_direct(c->fd, buf, pg, c->s[i].p,
-						  c->s[i].off, c->s[i].len,
-						  &c->stop, &h)
-			    : -1;
 
-		if (r < 0)
-			r = hash_section(c->s[i].p, c->s[i].len, 1, &c->stop,
-					 &h);
-		if (r)
+		d.off = c->s[i].off;
+		if (hash_section(c->s[i].p, c->s[i].len, 1, d.buf ? &d : NULL,
+				 &c->stop, &h))
 			break; /* stopped: the dataset is being released */
 		if (h != c->s[i].hash)
 			c->rc = parsa_fail(&c->e, PARSA_EPARSE,
 					   "%s: corrupt pcsr file (checksum mismatch in section %s)",
 					   c->name, sect_name[c->s[i].id]);
 	}
-	free(buf);
+	free(d.buf);
 	return NULL;
 }
 
@@ -727,7 +713,7 @@ static int check_sections(const char *name, const unsigned char *p,
 			hash_section(data, s.length,
 				     drop && (s.id >= S_T_ROW_PTR ||
 					      s.id == S_FEAT_ID),
-				     NULL, &hv);
+				     NULL, NULL, &hv);
 			if (hv != s.hash)
 				return parsa_fail(err, PARSA_EPARSE,
 						  "%s: corrupt pcsr file (checksum mismatch in section %s)",

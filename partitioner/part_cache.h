@@ -57,7 +57,7 @@
  * given back as that goes (madvise MADV_DONTNEED), so they do not stay in
  * the resident set.  With part_read_opts.verify_later those checksums are
  * computed on a thread of their own while the caller works (at 1B
- * nonzeros they cover 16 of the file's 20.8 GB), 4 MiB at a time: a chunk
+ * nonzeros they cover 16 of the file's 20.8 GB), 1 MiB at a time: a chunk
  * whose pages are all in the page cache through the mapping, any other
  * read with O_DIRECT on the mapped file's descriptor, so that the check
  * does not fill the page cache (where O_DIRECT cannot be had, through the
