@@ -275,7 +275,11 @@ async function loadAll() {
   app.datasets = ds.datasets;
   for (const j of js.jobs) {
     const old = app.jobs.get(j.id);
-    app.jobs.set(j.id, old && app.streams.has(j.id) ? Object.assign(old, { params: j.params }) : j);
+    const nj = old && app.streams.has(j.id) ? Object.assign(old, { params: j.params }) : j;
+    /* a state its stream gave before this list came (a short job that
+     * ended while the list loaded) still came from the stream */
+    if (old && old.via && old.state === nj.state) nj.via = old.via;
+    app.jobs.set(j.id, nj);
   }
   followActive();
 }
