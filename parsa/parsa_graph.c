@@ -170,16 +170,27 @@ int parsa_graph_transpose(const struct parsa_graph *g, struct parsa_graph *t,
 
 int parsa_graph_validate(const struct parsa_graph *g, struct parsa_err *err)
 {
+	uint64_t end;
+
 	if (g->n_rows == 0)
 		return 0;
 	if (!g->row_ptr || g->row_ptr[0] != 0)
 		return parsa_fail(err, PARSA_EINVAL, "row_ptr[0] must be 0");
+	end = g->row_ptr[g->n_rows];
 	for (uint32_t r = 0; r < g->n_rows; r++) {
 		uint64_t a = g->row_ptr[r], b = g->row_ptr[r + 1];
 
 		if (b < a)
 			return parsa_fail(err, PARSA_EINVAL,
 					  "row_ptr decreases at row %u", r);
+		/* (rows of increasing offsets may climb past the last one
+		 * and come back down later: a row is refused before any of
+		 * its columns past the columns' end is read) */
+		if (b > end)
+			return parsa_fail(err, PARSA_EINVAL,
+					  "row %u ends at %llu, past the %llu nonzeros",
+					  r, (unsigned long long)b,
+					  (unsigned long long)end);
 		for (uint64_t e = a; e < b; e++) {
 			if (g->col[e] >= g->n_cols)
 				return parsa_fail(err, PARSA_EINVAL,

@@ -11,6 +11,9 @@
  *   - every col[e] < n_cols;
  *   - within a row, col is strictly increasing (sorted, no duplicates).
  * A row may be empty (an example without features).
+ * parsa_graph_validate reads no column past row_ptr[n_rows], whatever the
+ * other offsets hold (the binary cache gives it files from anyone), so
+ * row_ptr[n_rows] must not exceed col's length.
  *
  * Ownership: a struct parsa_graph owns row_ptr and col; parsa_graph_release
  * frees them.  Not thread-safe for writing; concurrent readers are fine.

@@ -160,6 +160,34 @@ static uint64_t align_up(uint64_t x)
 	return (x + ALIGN - 1) / ALIGN * ALIGN;
 }
 
+int part_cache_reseal(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	struct hdr h;
+
+	if (!p || len < HDR_SIZE || !part_cache_is_magic(p, len))
+		return 0;
+	memcpy(&h, p, sizeof(h));
+	if (h.endian != ENDIAN_MARK || h.n_sections < 1 ||
+	    h.n_sections > S_MAX - 1 ||
+	    h.header_size != HDR_SIZE + SECT_SIZE * h.n_sections ||
+	    h.header_size > len)
+		return 0;
+	for (uint32_t i = 0; i < h.n_sections; i++) {
+		unsigned char *e = p + HDR_SIZE + (size_t)i * SECT_SIZE;
+		struct sect s;
+
+		memcpy(&s, e, sizeof(s));
+		if (s.offset <= len && s.length <= len - s.offset) {
+			s.hash = hash_buf(p + s.offset, (size_t)s.length);
+			memcpy(e, &s, sizeof(s));
+		}
+	}
+	h.hash = hash_header(p, h.header_size);
+	memcpy(p + offsetof(struct hdr, hash), &h.hash, sizeof(h.hash));
+	return 1;
+}
+
 /* ---- probing ------------------------------------------------------------------ */
 
 int part_cache_is_magic(const void *buf, size_t len)

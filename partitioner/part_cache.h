@@ -118,6 +118,17 @@ struct part_cache_write_opts {
 	void *progress_arg;
 };
 
+/*
+ * Recompute the checksums of buf[0..len) in place: those of the sections
+ * whose place the section table gives inside buf, then the header's.
+ * For testing the checks past the checksums (the fuzzer of the reader
+ * reseals each input it mutates; a hostile file can carry right
+ * checksums, they are not a signature).  1 when buf was resealed, 0 when
+ * its header or section table is not usable (too short, no magic, a
+ * foreign byte order, a bad section count): buf is then unchanged.
+ */
+int part_cache_reseal(void *buf, size_t len);
+
 /* 1 when buf[0..len) starts with the cache's magic. */
 int part_cache_is_magic(const void *buf, size_t len);
 

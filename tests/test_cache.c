@@ -6,7 +6,9 @@
  * and from memory): every array and count equal, the stored transpose equal
  * to parsa_graph_transpose; an empty dataset; truncation at every section
  * boundary and at random points; every byte of a small file flipped (each
- * one refused, never a crash); trailing bytes; a wrong version; a foreign
+ * one refused, never a crash), and flipped with the checksums recomputed
+ * (refused or sound, never a read past the file: a hostile file carries
+ * right checksums); rows whose offsets run past the nonzeros; trailing bytes; a wrong version; a foreign
  * byte order; a file that is no cache; format and graph-mode mismatches.
  */
 #include <errno.h>
@@ -584,6 +586,148 @@ static void test_values(void)
 	part_dataset_release(&ds);
 }
 
+/* A dataset read back from a file that passed every check: the invariants
+ * the callers rely on (as the fuzzer checks them). */
+static int sound(const struct part_dataset *ds)
+{
+	struct parsa_err e;
+
+	parsa_err_clear(&e);
+	return parsa_graph_validate(&ds->g, &e) == 0 &&
+	       (ds->g.n_cols == 0 || ds->feat_id) &&
+	       ds->format <= PART_FMT_PAIRS && ds->graph <= PART_GRAPH_EDGES;
+}
+
+/* b[0..n) with byte i's bits `mask` flipped and the checksums recomputed
+ * (a hostile file carries right checksums): refused with a message
+ * naming it, or read as a sound dataset; never a crash or a read past
+ * the buffer (ASan in make check).  Returns 1 when that held. */
+static int flip_resealed(const unsigned char *b, size_t n, size_t i,
+			 unsigned mask, int values)
+{
+	unsigned char *c = malloc(n);
+	struct part_dataset ds;
+	struct parsa_err err;
+	int rc, ok;
+
+	if (!c)
+		exit(2);
+	memcpy(c, b, n);
+	c[i] ^= (unsigned char)mask;
+	part_cache_reseal(c, n);
+	part_dataset_init(&ds);
+	parsa_err_clear(&err);
+	rc = part_cache_read_mem("sealed.pcsr", c, n, NULL, &ds, &err);
+	ok = rc == 0 ? sound(&ds)
+		     : (err.code == rc && strstr(err.msg, "sealed.pcsr") != NULL);
+	if (rc == 0 && values) { /* and the trainer's and the transpose's */
+		struct part_cache_values v;
+		struct part_dataset vd;
+		struct parsa_graph t;
+
+		tu_write_file(tpath("sealed.pcsr"), c, n);
+		part_dataset_init(&vd);
+		parsa_err_clear(&err);
+		rc = part_cache_read_values(tpath("sealed.pcsr"), &vd, &v, &err);
+		ok = ok && (rc == 0 ? sound(&vd) : err.msg[0] != '\0');
+		part_dataset_release(&vd);
+		parsa_graph_init(&t);
+		parsa_err_clear(&err);
+		rc = part_cache_read_transpose(tpath("sealed.pcsr"), &t, &err);
+		ok = ok && (rc == 0 ? parsa_graph_validate(&t, &err) == 0
+				    : err.msg[0] != '\0');
+		parsa_graph_release(&t);
+	}
+	if (!ok)
+		fprintf(stderr, "  byte %zu mask %#x: rc %d '%s'\n", i, mask, rc,
+			err.msg);
+	part_dataset_release(&ds);
+	free(c);
+	return ok;
+}
+
+static void test_every_byte_flipped_resealed(void)
+{
+	static const char text[] = "1 5:1 3:2 9:3\n-1 3:1\n1\n1 9:1 4:2\n";
+	struct part_cache_write_opts wo;
+	struct part_cache_values v;
+	struct part_dataset ds;
+	struct parsa_err err;
+	int8_t *y;
+	uint32_t *col;
+	double *val;
+	size_t n, bad = 0;
+	unsigned char *b = small_cache("rs.pcsr", &n);
+
+	/* the small SNAP cache (with its transpose) */
+	CHECK_INT(part_cache_reseal(b, n), ==, 1);
+	for (size_t i = 0; i < n; i++)
+		for (unsigned m = 1; m < 256; m <<= 3)
+			bad += !flip_resealed(b, n, i, m, 0);
+	free(b);
+	/* a LIBSVM one with the trainer's labels and values */
+	tu_write_file(tpath("rs.svm"), text, sizeof(text) - 1);
+	part_dataset_init(&ds);
+	REQUIRE(read_text(tpath("rs.svm"), K_LIBSVM, &ds) == 0);
+	make_values(&ds, &y, &col, &val, 0);
+	v = (struct part_cache_values){y, col, val};
+	memset(&wo, 0, sizeof(wo));
+	wo.values = &v;
+	parsa_err_clear(&err);
+	REQUIRE(part_cache_write(tpath("rsv.pcsr"), &ds, &wo, &err) == 0);
+	b = slurp(tpath("rsv.pcsr"), &n);
+	for (size_t i = 0; i < n; i++)
+		for (unsigned m = 1; m < 256; m <<= 3)
+			bad += !flip_resealed(b, n, i, m, 1);
+	CHECK_INT(bad, ==, 0);
+	/* resealing what is not a cache changes nothing */
+	b[0] ^= 1;
+	CHECK_INT(part_cache_reseal(b, n), ==, 0);
+	CHECK_INT(part_cache_reseal(b, 16), ==, 0);
+	free(b);
+	free(y);
+	free(col);
+	free(val);
+	part_dataset_release(&ds);
+}
+
+/* Rows of one column each whose offsets climb past the nonzeros and come
+ * back at the last row, with right checksums: checked row by row from row
+ * 0, such rows read columns past the column section (past the file, in
+ * the end); they must be refused at the first row that ends past the
+ * nonzeros, before any of its columns is read. */
+static void test_rows_past_the_nonzeros(void)
+{
+	enum { N = 5000 };
+	static uint64_t rp[N + 1];
+	static uint32_t colv[3] = {0, 1, 2};
+	static uint64_t fid[3] = {0, 1, 2};
+	struct part_cache_write_opts wo;
+	struct part_dataset ds;
+	struct parsa_err err;
+	unsigned char *b;
+	size_t n;
+
+	for (uint32_t i = 0; i < N; i++)
+		rp[i] = i;
+	rp[N] = 3;
+	part_dataset_init(&ds);
+	ds.g.n_rows = N;
+	ds.g.n_cols = 3;
+	ds.g.row_ptr = rp;
+	ds.g.col = colv;
+	ds.g.row_cap = N + 1;
+	ds.g.col_cap = 3;
+	ds.feat_id = fid;
+	memset(&wo, 0, sizeof(wo));
+	wo.no_transpose = 1;
+	parsa_err_clear(&err);
+	REQUIRE(part_cache_write(tpath("past.pcsr"), &ds, &wo, &err) == 0);
+	b = slurp(tpath("past.pcsr"), &n);
+	CHECK(refused(b, n, "row 3 ends at 4, past the 3 nonzeros"));
+	free(b);
+}
+
 static void test_write_errors(void)
 {
 	struct part_dataset ds;
@@ -626,6 +770,8 @@ int main(void)
 	RUN(test_truncated);
 	RUN(test_trailing_bytes);
 	RUN(test_every_byte_flipped);
+	RUN(test_every_byte_flipped_resealed);
+	RUN(test_rows_past_the_nonzeros);
 	RUN(test_wrong_version_and_endianness);
 	RUN(test_not_a_cache);
 	RUN(test_mode_mismatch);

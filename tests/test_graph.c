@@ -127,6 +127,26 @@ static void test_validate_rejects(void)
 	CHECK_INT(parsa_graph_validate(&g, &err), ==, PARSA_EINVAL);
 	CHECK_CONTAINS(err.msg, "column 9");
 	parsa_graph_release(&g);
+	{
+		/* offsets that climb past the last one and come back: the
+		 * row reaching past is refused before its columns are read
+		 * (col holds exactly 2 entries: ASan sees any read past) */
+		uint64_t rp[] = {0, 1, 2, 3, 2};
+		uint32_t *col = malloc(2 * sizeof(uint32_t));
+
+		REQUIRE(col != NULL);
+		col[0] = 0;
+		col[1] = 1;
+		parsa_graph_init(&g);
+		g.n_rows = 4;
+		g.n_cols = 2;
+		g.row_ptr = rp;
+		g.col = col;
+		parsa_err_clear(&err);
+		CHECK_INT(parsa_graph_validate(&g, &err), ==, PARSA_EINVAL);
+		CHECK_CONTAINS(err.msg, "row 2 ends at 3, past the 2 nonzeros");
+		free(col);
+	}
 }
 
 static void test_err_first_wins(void)
