@@ -195,6 +195,12 @@ $(BUILD)/bench/read_bench: bench/read_bench.c $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(ALL_INC) -o $@ $< $(ALL_LIBS) $(LDLIBS)
 
+# What a second thread gives on this machine now (bench/machine.c), printed
+# by make bench-scale beside the thread floors.
+$(BUILD)/bench/machine: bench/machine.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -pthread
+
 # Fuzz targets: built here with a standalone main() that replays a corpus.
 $(BUILD)/tests/fuzz_%: tests/fuzz_%.c tests/fuzz_main.c $(ALL_LIBS)
 	@mkdir -p $(dir $@)
@@ -258,7 +264,7 @@ bench-hosts: deps
 # 10M,100M,1B" for a billion: ~10 GB of text in $PARSA_BENCH_TMP), the
 # large shared sets, streaming and MPI over emulated hosts, beside METIS.
 bench-scale: deps
-	$(MAKE) $(PARSA_BIN)
+	$(MAKE) $(PARSA_BIN) $(BUILD)/bench/machine
 	@mkdir -p bench/results
 	python3 bench/scale.py $(BUILD) $(BENCH_SCALE_ARGS) | tee bench/results/scale-$$(date +%Y%m%d-%H%M%S).md
 
