@@ -39,6 +39,10 @@ static void read_one(const uint8_t *data, size_t size)
 		abort();
 	if (ds.format > PART_FMT_PAIRS || ds.graph > PART_GRAPH_EDGES)
 		abort();
+	for (uint32_t i = 0; i < ds.g.n_cols && ds.g.n_cols <= 4096; i++)
+		for (uint32_t j = i + 1; j < ds.g.n_cols; j++)
+			if (ds.feat_id[i] == ds.feat_id[j])
+				abort(); /* a feature id twice */
 	part_dataset_release(&ds);
 }
 

@@ -8,7 +8,8 @@
  * boundary and at random points; every byte of a small file flipped (each
  * one refused, never a crash), and flipped with the checksums recomputed
  * (refused or sound, never a read past the file: a hostile file carries
- * right checksums); rows whose offsets run past the nonzeros; trailing bytes; a wrong version; a foreign
+ * right checksums); rows whose offsets run past the nonzeros; repeated
+ * feature ids; trailing bytes; a wrong version; a foreign
  * byte order; a file that is no cache; format and graph-mode mismatches.
  */
 #include <errno.h>
@@ -593,6 +594,10 @@ static int sound(const struct part_dataset *ds)
 	struct parsa_err e;
 
 	parsa_err_clear(&e);
+	for (uint32_t i = 0; ds->feat_id && i < ds->g.n_cols; i++)
+		for (uint32_t j = i + 1; j < ds->g.n_cols; j++)
+			if (ds->feat_id[i] == ds->feat_id[j])
+				return 0;
 	return parsa_graph_validate(&ds->g, &e) == 0 &&
 	       (ds->g.n_cols == 0 || ds->feat_id) &&
 	       ds->format <= PART_FMT_PAIRS && ds->graph <= PART_GRAPH_EDGES;
@@ -728,6 +733,51 @@ static void test_rows_past_the_nonzeros(void)
 	free(b);
 }
 
+/* A sound CSR whose feature ids repeat (ids small, then large: the
+ * bitmap's and the sort's way) is refused, naming the id and its two
+ * columns; the same with distinct ids reads. */
+static void test_repeated_feature_ids(void)
+{
+	static uint64_t rp[5] = {0, 2, 4, 5, 6};
+	static uint32_t colv[6] = {0, 1, 1, 2, 0, 2};
+	uint64_t fid[3];
+	struct part_dataset ds, rd;
+	struct parsa_err err;
+	unsigned char *b;
+	size_t n;
+
+	part_dataset_init(&ds);
+	part_dataset_init(&rd);
+	ds.g.n_rows = 4;
+	ds.g.n_cols = 3;
+	ds.g.row_ptr = rp;
+	ds.g.col = colv;
+	ds.g.row_cap = 5;
+	ds.g.col_cap = 6;
+	ds.feat_id = fid;
+	ds.format = PART_FMT_LIBSVM;
+	for (int big = 0; big < 2; big++) {
+		uint64_t base = big ? UINT64_C(1) << 50 : 0;
+
+		fid[0] = base + 7;
+		fid[1] = base + 3;
+		fid[2] = base + 7;
+		parsa_err_clear(&err);
+		REQUIRE(part_cache_write(tpath("dup.pcsr"), &ds, NULL, &err) == 0);
+		b = slurp(tpath("dup.pcsr"), &n);
+		CHECK(refused(b, n, big ? "feature id 1125899906842631 appears twice: columns 0 and 2"
+					: "feature id 7 appears twice: columns 0 and 2"));
+		free(b);
+		fid[2] = base + 9;
+		parsa_err_clear(&err);
+		REQUIRE(part_cache_write(tpath("dup.pcsr"), &ds, NULL, &err) == 0);
+		parsa_err_clear(&err);
+		CHECK_INT(part_cache_read(tpath("dup.pcsr"), NULL, &rd, &err), ==, 0);
+		CHECK(rd.feat_id && rd.feat_id[2] == base + 9);
+	}
+	part_dataset_release(&rd);
+}
+
 static void test_write_errors(void)
 {
 	struct part_dataset ds;
@@ -772,6 +822,7 @@ int main(void)
 	RUN(test_every_byte_flipped);
 	RUN(test_every_byte_flipped_resealed);
 	RUN(test_rows_past_the_nonzeros);
+	RUN(test_repeated_feature_ids);
 	RUN(test_wrong_version_and_endianness);
 	RUN(test_not_a_cache);
 	RUN(test_mode_mismatch);
