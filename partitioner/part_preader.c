@@ -1087,6 +1087,8 @@ static void write_chunk(const struct pr_chunk *c, uint32_t *dst)
 	const uint32_t *src = c->col;
 	uint32_t longest = 0, *buf = NULL;
 
+	if (c->ncol == 0)
+		return; /* (dst, src may be NULL: no offset taken from them) */
 	/* rows longer than a rank sort's on average: the transpose */
 	if (c->ncol > (size_t)PR_RANK_MAX * c->nrows &&
 	    write_transposed(c, dst) == 0)
@@ -1325,7 +1327,8 @@ static int batch_task(void *arg, uint32_t t, struct parsa_err *err)
 
 			pthread_mutex_unlock(&cx->mu);
 			pthread_rwlock_rdlock(&cx->grow);
-			write_chunk(c, cx->r->ds.g.col + c->col_at);
+			if (c->ncol) /* (col is NULL before any nonzero) */
+				write_chunk(c, cx->r->ds.g.col + c->col_at);
 			pthread_rwlock_unlock(&cx->grow);
 			pthread_mutex_lock(&cx->mu);
 		} else {

@@ -375,6 +375,27 @@ static void test_wide_rows(void)
 	free(text);
 }
 
+/* Examples without features for the first chunks (the CSR's columns are
+ * not allocated yet when those chunks are written: no offset may be taken
+ * from the null pointer, UBSan in make check), then some with, then none
+ * again; and a file of such examples only. */
+static void test_empty_rows_first(void)
+{
+	size_t n = 0;
+	char *text = malloc(1 << 16);
+
+	REQUIRE(text);
+	for (int i = 0; i < 400; i++)
+		n += (size_t)sprintf(text + n, "%d\n", i % 2 ? 1 : -1);
+	compare_text("empty-only.svm", text, n);
+	for (int i = 0; i < 50; i++)
+		n += (size_t)sprintf(text + n, "1 %d:1 %d:2\n", i + 1, i + 7);
+	for (int i = 0; i < 200; i++)
+		n += (size_t)sprintf(text + n, "-1\n");
+	compare_text("empty-first.svm", text, n);
+	free(text);
+}
+
 /* A missing file and a directory: the line reader's I/O errors. */
 static void test_open_errors(void)
 {
@@ -395,6 +416,7 @@ int main(void)
 	RUN(test_random_files);
 	RUN(test_long_rows);
 	RUN(test_wide_rows);
+	RUN(test_empty_rows_first);
 	RUN(test_open_errors);
 	printf("  %d comparisons\n", ncompared);
 	rmdir(tmpdir);
