@@ -2,9 +2,13 @@
 # Run every test program and script; sum their "N passed, N failed" lines.
 # The last line is exactly "N passed, N failed" (the totals); skipped
 # tests, if any, are counted on the line before it ("N skipped").
-# Usage: scripts/run-tests.sh BUILD_DIR
+# Usage: scripts/run-tests.sh BUILD_DIR [PROGRAM...]
+# With PROGRAMs (names under BUILD_DIR/tests, e.g. test_cache fuzz_pcsr):
+# only those, each fuzz target replaying its corpus, and no scripts.
 set -u
 build=${1:-build}
+shift $(( $# > 0 ? 1 : 0 ))
+only="$*"
 export PARSA_BIN="$build/parsa"
 export PARSA_BUILD="$build"
 passed=0 failed=0 skipped=0 broken=""
@@ -31,15 +35,22 @@ run_one() {
 	fi
 	[ "$f" -gt 0 ] && broken="$broken $name"
 }
+wanted() { [ -z "$only" ] || case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 for t in "$build"/tests/test_*; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && wanted "$(basename "$t")" || continue
 	run_one "$(basename "$t")" "$t"
 done
 for t in "$build"/tests/fuzz_*; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && wanted "$(basename "$t")" || continue
 	name=$(basename "$t"); corpus="tests/corpus/${name#fuzz_}"
 	run_one "$name" "$t" "$corpus"
 done
+if [ -n "$only" ]; then
+	[ -n "$broken" ] && echo "failing:$broken"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+fi
 # The Python package's tests run under pytest (Debian's python3-pytest with
 # the system interpreter, which has numpy and scipy) when it is there; the
 # others, and those without pytest, as plain scripts.
