@@ -85,10 +85,14 @@ static const char *random_text(enum kind k, struct parsa_rng *r)
 			break;
 		if (k == K_LIBSVM) {
 			n += (size_t)sprintf(s + n, "%d", (int)parsa_rng_below(r, 2));
-			for (uint32_t j = 0; j < d; j++)
+			for (uint32_t j = 0; j < d; j++) {
+				/* (the order gcc evaluated them as arguments) */
+				double x = parsa_rng_double(r);
+				uint64_t id = big + parsa_rng_below(r, idspace);
+
 				n += (size_t)sprintf(s + n, " %llu:%.2f",
-						     (unsigned long long)(big + parsa_rng_below(r, idspace)),
-						     parsa_rng_double(r));
+						     (unsigned long long)id, x);
+			}
 			s[n++] = '\n';
 		} else {
 			n += (size_t)sprintf(s + n, "%llu%s%llu\n",

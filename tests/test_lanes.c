@@ -144,9 +144,11 @@ static void random_setup(struct setup *s, struct parsa_rng *r)
 	uint32_t m = 1 + (uint32_t)parsa_rng_below(r, 300);
 	static const uint32_t ks[] = {1, 2, 3, 5, 8, 16, 31, 64, 65, 100};
 
-	random_graph(&s->g, r, n, m, 1 + (uint32_t)parsa_rng_below(r, 12),
-		     (uint32_t)parsa_rng_below(r, 10),
-		     1 + (uint32_t)parsa_rng_below(r, 8));
+	/* (in the order gcc evaluated them as arguments: the same cases) */
+	uint32_t e = 1 + (uint32_t)parsa_rng_below(r, 8);
+	uint32_t d = (uint32_t)parsa_rng_below(r, 10);
+
+	random_graph(&s->g, r, n, m, 1 + (uint32_t)parsa_rng_below(r, 12), d, e);
 	parsa_partu_opts_default(&s->o);
 	s->o.k = ks[parsa_rng_below(r, sizeof(ks) / sizeof(*ks))];
 	s->o.blocks = 1 + (uint32_t)parsa_rng_below(r, 30);

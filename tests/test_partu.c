@@ -630,16 +630,20 @@ static void replica_case(uint64_t seed)
 	REQUIRE(parsa_nbrset_init(S1, blk->g.n_cols, k, NULL) == 0);
 	REQUIRE(parsa_nbrset_init(S2, blk->g.n_cols, k, NULL) == 0);
 	for (uint32_t t = (uint32_t)parsa_rng_below(&r, 3 * m * k / 4 + 1);
-	     t && blk->g.n_cols; t--)
-		parsa_nbrset_add(S1, (uint32_t)parsa_rng_below(&r, blk->g.n_cols),
-				 (uint32_t)parsa_rng_below(&r, k));
+	     t && blk->g.n_cols; t--) {
+		/* (in the order gcc evaluated them as arguments: the same cases) */
+		uint32_t i = (uint32_t)parsa_rng_below(&r, k);
+
+		parsa_nbrset_add(S1, (uint32_t)parsa_rng_below(&r, blk->g.n_cols), i);
+	}
 	parsa_nbrset_copy(S2, S1);
 	REQUIRE(parsa_balance_init(b1, k, 3 * n, rule, imb, NULL) == 0);
 	REQUIRE(parsa_balance_init(b2, k, 3 * n, rule, imb, NULL) == 0);
 	for (uint32_t i = 0; i < k; i++) {
 		/* global sizes >= the slice's; some counts already used */
-		b1->s_size[i] = b2->s_size[i] = S1->size[i] + parsa_rng_below(&r, 3) *
-							     parsa_rng_below(&r, 2);
+		uint64_t used = parsa_rng_below(&r, 2); /* (in the order gcc evaluated them as arguments: the same cases) */
+
+		b1->s_size[i] = b2->s_size[i] = S1->size[i] + parsa_rng_below(&r, 3) * used;
 		b1->count[i] = b2->count[i] = parsa_rng_below(&r, b1->cap / 2 + 1);
 	}
 	b1->rr = b2->rr = parsa_rng_below(&r, k);
@@ -718,9 +722,12 @@ static void test_wide_lists_match_replica(void)
 		REQUIRE(parsa_nbrset_init(&w.S2, w.blk.g.n_cols, k, NULL) == 0);
 		while (low < w.blk.g.n_cols && w.blk.feat[low] < 300)
 			low++;
-		for (uint32_t t = 0; t < 200 && low; t++)
-			parsa_nbrset_add(&w.S1, (uint32_t)parsa_rng_below(&r, low),
-					 (uint32_t)parsa_rng_below(&r, k));
+		for (uint32_t t = 0; t < 200 && low; t++) {
+			/* (in the order gcc evaluated them as arguments: the same cases) */
+			uint32_t i = (uint32_t)parsa_rng_below(&r, k);
+
+			parsa_nbrset_add(&w.S1, (uint32_t)parsa_rng_below(&r, low), i);
+		}
 		parsa_nbrset_copy(&w.S2, &w.S1);
 		REQUIRE(parsa_balance_init(&w.b1, k, n, PARSA_RULE_MIN_S, 1.03,
 					   NULL) == 0);
@@ -815,8 +822,13 @@ static void test_final_sets_exact(void)
 		uint32_t *part;
 
 		parsa_rng_seed(&r, seed);
-		random_graph(&g, &r, 1 + (uint32_t)parsa_rng_below(&r, 60),
-			     1 + (uint32_t)parsa_rng_below(&r, 40), 0, 8, 10);
+		{
+			/* (in the order gcc evaluated them as arguments: the same cases) */
+			uint32_t m = 1 + (uint32_t)parsa_rng_below(&r, 40);
+
+			random_graph(&g, &r, 1 + (uint32_t)parsa_rng_below(&r, 60),
+				     m, 0, 8, 10);
+		}
 		parsa_partu_opts_default(&o);
 		o.k = 1 + (uint32_t)parsa_rng_below(&r, 70);
 		o.blocks = 1 + (uint32_t)parsa_rng_below(&r, 10);
