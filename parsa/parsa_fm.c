@@ -81,6 +81,11 @@ struct fm {
 	uint32_t chunk, ntasks;
 	struct fm_eval *ev;     /* chunk entries: the moves chosen */
 	uint32_t *rows;         /* chunk entries: the chunk's order3 */
+	int order_last;         /* 1: no sweep after this one reads the
+				 * order: sweep_chunked gives the pages of
+				 * the part it has read back as it goes (the
+				 * order is garbage after it) */
+	size_t order_dropped;   /* bytes of the order given back */
 	uint32_t *mvu, *mvi;    /* chunk entries: the chunk's moves, their
 				 * examples and entries, in order */
 	struct fm_scratch *tsc; /* ntasks evaluation scratch sets */
@@ -964,6 +969,18 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 
 		if (i0 && parsa_stop_due(stop))
 			break;
+		if (f->order_last) {
+			/* the chunks before i0 are read: their order's pages
+			 * leave the resident set while the candidates grow
+			 * (|U| 3 or 4 bytes at the end of the last sweep) */
+			size_t w = f->order3 ? 3 : sizeof(uint32_t);
+			uint8_t *o = f->order3 ? f->order3
+					       : (uint8_t *)f->order;
+
+			base_huge_drop(o + f->order_dropped,
+				       (size_t)i0 * w - f->order_dropped);
+			f->order_dropped = (size_t)i0 * w;
+		}
 		for (uint32_t i = 0; f->order3 && i < cj.n; i++)
 			f->rows[i] = get3(f->order3, i0 + i);
 		if (f->par)
@@ -1223,7 +1240,11 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	f.first_exact = f.epoch + 1;
 	for (uint64_t conn = parsa_connectivity(used), n = 0;
 	     n < o->max_passes && !parsa_stop_due(o->stop); n++) {
-		int64_t gain = sweep(&f, &rng, o->stop, &s.moves);
+		int64_t gain;
+
+		/* nothing reads the order after the last sweep */
+		f.order_last = n + 1 == o->max_passes;
+		gain = sweep(&f, &rng, o->stop, &s.moves);
 
 		s.passes++;
 		if (gain <= 0 || (double)gain < o->min_gain * (double)conn)
