@@ -379,10 +379,12 @@ static uint32_t sect_elem(uint32_t id)
 	       (id == S_COL || id == S_T_COL || id == S_LCOL) ? 4u : 8u;
 }
 
-/* hash_section's chunk: 1 MiB, what is resident of a section at a time
- * (with 8 MiB, the deferred check held 7.6 MiB more in every phase it
- * overlapped at 100M nonzeros). */
-#define HASH_CHUNK (1u << 20)
+/* hash_section's chunk: 256 KiB, what is resident of a section at a time,
+ * and the deferred check's direct-read buffer (with 8 MiB, the check held
+ * 7.6 MiB more in every phase it overlapped at 100M nonzeros; with 1 MiB,
+ * at 10M on a busy machine where it overlaps U and the refinement, their
+ * peaks were 1-3 MiB above those of a run whose check did no hashing). */
+#define HASH_CHUNK (1u << 18)
 
 /* Reading past the page cache (the deferred check): the mapped file's
  * descriptor with O_DIRECT, a page-aligned buffer of HASH_CHUNK + 2
