@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define BASE_HUGE_MIN ((size_t)8 << 20)
 
@@ -65,6 +66,27 @@ static inline void *base_huge_grow(void *p, size_t old, size_t n)
 		memcpy(q, p, old);
 	free(p);
 	return q;
+}
+
+/*
+ * The whole pages inside [p, p + n) given back to the kernel
+ * (MADV_DONTNEED): the array's memory stays allocated (free it as usual),
+ * but those pages' contents are lost and the caller must not read them
+ * again.  For an array read once front to back whose read part is dead:
+ * the pages leave the resident set as it goes.  Advice only: a failed
+ * madvise is ignored.
+ */
+static inline void base_huge_drop(void *p, size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a, b;
+
+	if (!p || pg <= 0)
+		return;
+	a = ((uintptr_t)p + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	b = ((uintptr_t)p + n) & ~((uintptr_t)pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 #endif /* BASE_HUGE_H */

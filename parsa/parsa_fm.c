@@ -81,14 +81,24 @@ struct fm {
 	uint32_t chunk, ntasks;
 	struct fm_eval *ev;     /* chunk entries: the moves chosen */
 	uint32_t *rows;         /* chunk entries: the chunk's order3 */
+	int order_last;         /* 1: no sweep after this one reads the
+				 * order: sweep_chunked gives the pages of
+				 * the part it has read back as it goes (the
+				 * order is garbage after it) */
+	size_t order_dropped;   /* bytes of the order given back */
 	uint32_t *mvu, *mvi;    /* chunk entries: the chunk's moves, their
 				 * examples and entries, in order */
 	struct fm_scratch *tsc; /* ntasks evaluation scratch sets */
 	void *tsc_mem;
 	parsa_fm_par_fn par;
 	void *par_arg;
-	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves */
-	uint32_t cand_cap;    /* allocated entries of cand */
+	struct fm_cand *cand; /* swap wishes of a sweep / rebalancing moves;
+			       * the wishes as keys (wish_key) when
+			       * narrow */
+	size_t cand_bytes;    /* allocated bytes of cand */
+	int narrow;           /* 1: k <= 256 and every exact gain fits 16
+			       * bits (|gain| <= a row's degree <=
+			       * INT16_MAX): swap wishes take 8 bytes */
 	int swaps;            /* swap phase on */
 	int nomem;            /* a cand allocation failed: the call goes on
 			       * with fewer candidates (every bound but
@@ -283,6 +293,12 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 		f->lam[v] = parsa_nbrset_count(used, v);
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		f->size[part[u]] += wt(f, u);
+	/* narrow swap wishes: the exact gains are priv - add, both at most
+	 * the row's degree */
+	f->narrow = f->k <= 256;
+	for (uint32_t u = 0; f->narrow && u < g->n_rows; u++)
+		if (g->row_ptr[u + 1] - g->row_ptr[u] > INT16_MAX)
+			f->narrow = 0;
 	/* on the sweeps' threads, by ranges of features (a large graph's
 	 * counts take as long as a sweep's evaluation) */
 	rc = parsa_pcount_build_par(&f->pc, g, part, used, &f->saturated,
@@ -608,24 +624,71 @@ static int32_t clamp32(int64_t x)
 	return x > INT32_MAX ? INT32_MAX : x < INT32_MIN + 1 ? INT32_MIN + 1 : (int32_t)x;
 }
 
-/* Room for candidate nc (grows cand); 0 if out of memory (the swap phase
- * and rebalancing then work with fewer candidates, and the call ends with
- * PARSA_ENOMEM: its result would not be the one the seed gives). */
-static int cand_room(struct fm *f, uint32_t nc)
+/* Room for candidate nc of es bytes (grows cand); 0 if out of memory (the
+ * swap phase and rebalancing then work with fewer candidates, and the call
+ * ends with PARSA_ENOMEM: its result would not be the one the seed
+ * gives). */
+static int cand_room_of(struct fm *f, uint32_t nc, size_t es)
 {
 	struct fm_cand *p;
-	uint32_t cap;
+	size_t cap;
 
-	if (nc < f->cand_cap)
+	if (((size_t)nc + 1) * es <= f->cand_bytes)
 		return 1;
-	cap = f->cand_cap ? 2 * f->cand_cap : 1024;
-	p = realloc(f->cand, (size_t)cap * sizeof(*p));
+	cap = f->cand_bytes ? 2 * f->cand_bytes : 1024 * es;
+	while (cap < ((size_t)nc + 1) * es)
+		cap *= 2;
+	p = realloc(f->cand, cap);
 	if (!p) {
 		f->nomem = 1;
 		return 0;
 	}
 	f->cand = p;
-	f->cand_cap = cap;
+	f->cand_bytes = cap;
+	return 1;
+}
+
+static int cand_room(struct fm *f, uint32_t nc)
+{
+	return cand_room_of(f, nc, sizeof(struct fm_cand));
+}
+
+/*
+ * A swap wish when f->narrow: from and to (< 256) in the top 16 bits,
+ * then INT16_MAX - gain (|gain| <= INT16_MAX), then u: the keys' order
+ * is cmp_cand's (from, to, gain descending, u).
+ */
+static inline uint64_t wish_key(uint32_t from, uint32_t to, int64_t gain,
+				uint32_t u)
+{
+	return (uint64_t)from << 56 | (uint64_t)to << 48 |
+	       (uint64_t)(INT16_MAX - gain) << 32 | u;
+}
+
+static inline uint32_t wish_from(uint64_t x) { return (uint32_t)(x >> 56); }
+static inline uint32_t wish_to(uint64_t x) { return (uint32_t)(x >> 48) & 255; }
+static inline int64_t wish_gain(uint64_t x)
+{
+	return INT16_MAX - (int64_t)((x >> 32) & 0xffff);
+}
+static inline uint32_t wish_u(uint64_t x) { return (uint32_t)x; }
+
+/* Swap wish nc (u from its part to `to`, exact gain `gain`) into cand:
+ * 1, or 0 when out of memory (cand_room). */
+static int wish_add(struct fm *f, uint32_t nc, uint32_t u, uint32_t to,
+		    int64_t gain)
+{
+	if (f->narrow) {
+		if (!cand_room_of(f, nc, sizeof(uint64_t)))
+			return 0;
+		((uint64_t *)(void *)f->cand)[nc] =
+			wish_key(f->part[u], to, gain, u);
+		return 1;
+	}
+	if (!cand_room(f, nc))
+		return 0;
+	f->cand[nc] = (struct fm_cand){ (uint16_t)f->part[u], (uint16_t)to,
+					clamp32(gain), u };
 	return 1;
 }
 
@@ -751,6 +814,107 @@ static uint32_t lower_bound(const struct fm_cand *c, uint32_t n, uint32_t a,
 	return lo;
 }
 
+/* The keys sorted in place: cand_intro's introsort on integers. */
+static void key_sift(uint64_t *c, size_t i, size_t n)
+{
+	for (size_t j; (j = 2 * i + 1) < n; i = j) {
+		uint64_t t;
+
+		if (j + 1 < n && c[j] < c[j + 1])
+			j++;
+		if (c[i] >= c[j])
+			return;
+		t = c[i];
+		c[i] = c[j];
+		c[j] = t;
+	}
+}
+
+static void key_intro(uint64_t *c, size_t n, int depth)
+{
+	while (n > 16) {
+		size_t m = n / 2, i = 0, j = n - 1;
+		uint64_t pv, t;
+
+		if (depth-- == 0) { /* heapsort */
+			for (size_t h = n / 2; h-- > 0;)
+				key_sift(c, h, n);
+			for (size_t e = n; e-- > 1;) {
+				t = c[0];
+				c[0] = c[e];
+				c[e] = t;
+				key_sift(c, 0, e);
+			}
+			return;
+		}
+		/* median of three into c[m], the pivot */
+		if (c[m] < c[0]) {
+			t = c[m]; c[m] = c[0]; c[0] = t;
+		}
+		if (c[n - 1] < c[m]) {
+			t = c[n - 1]; c[n - 1] = c[m]; c[m] = t;
+			if (c[m] < c[0]) {
+				t = c[m]; c[m] = c[0]; c[0] = t;
+			}
+		}
+		pv = c[m];
+		for (;;) { /* Hoare: c[0..j] <= pv <= c[j+1..n) */
+			while (c[i] < pv)
+				i++;
+			while (pv < c[j])
+				j--;
+			if (i >= j)
+				break;
+			t = c[i]; c[i] = c[j]; c[j] = t;
+			i++;
+			j--;
+		}
+		if (j + 1 < n - j - 1) {
+			key_intro(c, j + 1, depth);
+			c += j + 1;
+			n -= j + 1;
+		} else {
+			key_intro(c + j + 1, n - j - 1, depth);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint64_t t = c[i];
+		size_t j = i;
+
+		for (; j > 0 && t < c[j - 1]; j--)
+			c[j] = c[j - 1];
+		c[j] = t;
+	}
+}
+
+static void key_sort(uint64_t *c, uint32_t n)
+{
+	int depth = 0;
+
+	for (uint32_t m = n; m > 1; m >>= 1)
+		depth += 2;
+	key_intro(c, n, depth);
+}
+
+/* First key of the sorted keys with (from, to) >= (a, b). */
+static uint32_t key_lower_bound(const uint64_t *c, uint32_t n, uint32_t a,
+				uint32_t b)
+{
+	uint64_t x = wish_key(a, b, INT16_MAX, 0);
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Exchange u (in a) with w (in b), both parts at the cap, when the pair
  * lowers Σ M exactly and keeps M_a, M_b within m_limit; otherwise undo.
@@ -781,11 +945,48 @@ static uint64_t try_pair(struct fm *f, uint32_t u, uint32_t w)
  * want b (sorted by gain) are exchanged with those of b that want a while
  * the two recorded gains sum to > 0 (then checked exactly by try_pair).
  */
+static uint64_t swap_phase_narrow(struct fm *f, uint32_t n,
+				  uint64_t *moves)
+{
+	uint64_t *c = (uint64_t *)(void *)f->cand;
+	uint64_t drop = 0;
+
+	key_sort(c, n);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t a = wish_from(c[i]), b = wish_to(c[i]), ie = i, j, je;
+
+		while (ie < n && c[ie] >> 48 == c[i] >> 48)
+			ie++;
+		if (a < b) {
+			j = key_lower_bound(c, n, b, a);
+			for (je = j; je < n && wish_from(c[je]) == b &&
+				     wish_to(c[je]) == a;)
+				je++;
+			for (uint32_t x = i; x < ie && j < je &&
+					     wish_gain(c[x]) + wish_gain(c[j]) > 0;
+			     x++, j++) {
+				uint32_t ux = wish_u(c[x]), uj = wish_u(c[j]);
+				uint64_t dd;
+
+				if (f->part[ux] != a || f->part[uj] != b)
+					continue;
+				dd = try_pair(f, ux, uj);
+				drop += dd;
+				*moves += dd ? 2 : 0;
+			}
+		}
+		i = ie;
+	}
+	return drop;
+}
+
 static uint64_t swap_phase(struct fm *f, uint32_t n, uint64_t *moves)
 {
 	struct fm_cand *c = f->cand;
 	uint64_t drop = 0;
 
+	if (f->narrow)
+		return swap_phase_narrow(f, n, moves);
 	cand_sort(c, n, cmp_cand);
 	for (uint32_t i = 0; i < n;) {
 		uint32_t a = c[i].from, b = c[i].to, ie = i, j, je;
@@ -964,6 +1165,18 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 
 		if (i0 && parsa_stop_due(stop))
 			break;
+		if (f->order_last) {
+			/* the chunks before i0 are read: their order's pages
+			 * leave the resident set while the candidates grow
+			 * (|U| 3 or 4 bytes at the end of the last sweep) */
+			size_t w = f->order3 ? 3 : sizeof(uint32_t);
+			uint8_t *o = f->order3 ? f->order3
+					       : (uint8_t *)f->order;
+
+			base_huge_drop(o + f->order_dropped,
+				       (size_t)i0 * w - f->order_dropped);
+			f->order_dropped = (size_t)i0 * w;
+		}
 		for (uint32_t i = 0; f->order3 && i < cj.n; i++)
 			f->rows[i] = get3(f->order3, i0 + i);
 		if (f->par)
@@ -983,11 +1196,9 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 				f->mvu[nm] = u;
 				f->mvi[nm++] = i;
 			} else if (e->full.to != UINT32_MAX && f->swaps &&
-				   cand_room(f, nc)) {
-				f->cand[nc++] = (struct fm_cand){
-					(uint16_t)f->part[u],
-					(uint16_t)e->full.to,
-					clamp32(e->full.gain), u };
+				   wish_add(f, nc, u, e->full.to,
+					    e->full.gain)) {
+				nc++;
 			}
 		}
 		/* the moves in order, if still good; the next ones' rows
@@ -1034,10 +1245,8 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 		if (mv.to != UINT32_MAX) {
 			*moves += (uint64_t)try_move(f, u, mv.to, NULL);
 		} else if (full.to != UINT32_MAX && f->swaps && !f->pmode &&
-			   cand_room(f, nc)) {
-			f->cand[nc++] = (struct fm_cand){
-				(uint16_t)f->part[u], (uint16_t)full.to,
-				clamp32(full.gain), u };
+			   wish_add(f, nc, u, full.to, full.gain)) {
+			nc++;
 		}
 	}
 	if (nc)
@@ -1223,7 +1432,11 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	f.first_exact = f.epoch + 1;
 	for (uint64_t conn = parsa_connectivity(used), n = 0;
 	     n < o->max_passes && !parsa_stop_due(o->stop); n++) {
-		int64_t gain = sweep(&f, &rng, o->stop, &s.moves);
+		int64_t gain;
+
+		/* nothing reads the order after the last sweep */
+		f.order_last = n + 1 == o->max_passes;
+		gain = sweep(&f, &rng, o->stop, &s.moves);
 
 		s.passes++;
 		if (gain <= 0 || (double)gain < o->min_gain * (double)conn)

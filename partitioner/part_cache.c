@@ -407,19 +407,39 @@ static uint32_t sect_elem(uint32_t id)
 	       (id == S_COL || id == S_T_COL || id == S_LCOL) ? 4u : 8u;
 }
 
-/* hash_section's chunk: 1 MiB, what is resident of a section at a time
- * (with 8 MiB, the deferred check held 7.6 MiB more in every phase it
- * overlapped at 100M nonzeros). */
-#define HASH_CHUNK (1u << 20)
+/* hash_section's chunk: 256 KiB, what is resident of a section at a time,
+ * and the deferred check's direct-read buffer (with 8 MiB, the check held
+ * 7.6 MiB more in every phase it overlapped at 100M nonzeros; with 1 MiB,
+ * at 10M on a busy machine where it overlaps U and the refinement, their
+ * peaks were 1-3 MiB above those of a run whose check did no hashing). */
+#define HASH_CHUNK (1u << 18)
 
-/* Reading past the page cache (the deferred check): the mapped file's
- * descriptor with O_DIRECT, a page-aligned buffer of HASH_CHUNK + 2
- * pages, and where the hashed bytes start in the file. */
+/* Reading with pread (the deferred check): the mapped file's own
+ * descriptor, O_DIRECT set when od (past the page cache), a page-aligned
+ * buffer of HASH_CHUNK + 2 pages, and where the hashed bytes start in the
+ * file. */
 struct direct_read {
 	int fd;
+	int od;
 	unsigned char *buf;
 	uint64_t off;
 };
+
+/* d's descriptor with O_DIRECT set (od 1) or cleared (od 0): 0, or -1 when
+ * fcntl fails.  The descriptor is the check's alone. */
+static int direct_mode(struct direct_read *d, int od)
+{
+	int fl;
+
+	if (d->od == od)
+		return 0;
+	fl = fcntl(d->fd, F_GETFL);
+	if (fl == -1 ||
+	    fcntl(d->fd, F_SETFL, od ? fl | O_DIRECT : fl & ~O_DIRECT) != 0)
+		return -1;
+	d->od = od;
+	return 0;
+}
 
 /* 1 when every page of the mapping under p[0..m) is in the page cache
  * (m <= HASH_CHUNK). */
@@ -461,17 +481,22 @@ static const unsigned char *read_direct(const struct direct_read *d,
 
 /* The checksum of p[0..n) into *out; drop: p is mapped and its pages are
  * given back as they are hashed (the sections a dataset does not use).
- * direct (may be NULL; with drop): a chunk not wholly in the page cache
- * (mincore) is read with it instead of through the mapping, so the check
- * does not fill the page cache: at 1B nonzeros these sections are 16 GB of
- * a 20.8 GB file that does not fit in it beside the partition, and read
- * page by page through the mapping they cost the check 3.4 CPU-s at 100M
- * where this takes 0.47 (BENCHMARKS.md, "The cache's check past the page
- * cache").  After a failed direct read the rest goes through the mapping.
+ * direct (may be NULL; with drop): every chunk is read with it instead of
+ * through the mapping.  A chunk not wholly in the page cache (mincore)
+ * past it (O_DIRECT), so the check does not fill the page cache: at 1B
+ * nonzeros these sections are 16 GB of a 20.8 GB file that does not fit
+ * in it beside the partition, and read page by page through the mapping
+ * they cost the check 3.4 CPU-s at 100M where this takes 0.47
+ * (BENCHMARKS.md, "The cache's check past the page cache").  A cached
+ * chunk through the page cache (O_DIRECT cleared): hashed through the
+ * mapping, the check raised the peaks of the phases it overlapped (10M
+ * nonzeros from the cache on 2 threads: U or the refinement 3.5-5 MiB
+ * higher in about half the runs; read into the buffer, in none).  After a
+ * failed read the rest goes through the mapping.
  * stop (may be NULL): checked between chunks; 1 when it was set (*out
  * then undefined). */
 static int hash_section(const unsigned char *p, uint64_t n, int drop,
-			const struct direct_read *direct,
+			struct direct_read *direct,
 			const atomic_int *stop, uint64_t *out)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -497,9 +522,10 @@ static int hash_section(const unsigned char *p, uint64_t n, int drop,
 
 		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
 			return 1;
-		if (direct && !cached(p + i, m, (uintptr_t)pg) &&
-		    !(q = read_direct(direct, direct->off + i, m,
-				      (uintptr_t)pg)))
+		if (direct &&
+		    (direct_mode(direct, !cached(p + i, m, (uintptr_t)pg)) ||
+		     !(q = read_direct(direct, direct->off + i, m,
+				       (uintptr_t)pg))))
 			direct = NULL;
 		hash_add(&s, q ? q : p + i, (size_t)m);
 		if (hi > lo) {
@@ -535,7 +561,7 @@ static void *check_main(void *arg)
 {
 	struct part_cache_check *c = arg;
 	long pg = sysconf(_SC_PAGESIZE);
-	struct direct_read d = { c->fd, NULL, 0 };
+	struct direct_read d = { c->fd, 1, NULL, 0 };
 
 	if (c->fd >= 0 && pg > 0 &&
 	    posix_memalign((void **)&d.buf, (size_t)pg,
