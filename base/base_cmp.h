@@ -21,4 +21,15 @@ int base_cmp_u32(const void *a, const void *b);
  */
 void base_sort_u32(uint32_t *a, size_t n);
 
+/*
+ * Sort a[0..n) ascending in place, in O(n log n) whatever the input:
+ * introsort (quicksort, median of three, heapsort past 2 log2 n levels,
+ * insertion sort of short ranges).  No memory beyond the stack (qsort's
+ * merge sort takes a copy of the array).
+ */
+void base_sort_u64(uint64_t *a, size_t n);
+
+/* The first i in [0, n) with a[i] >= x (a ascending), or n. */
+size_t base_lower_bound_u64(const uint64_t *a, size_t n, uint64_t x);
+
 #endif /* BASE_CMP_H */

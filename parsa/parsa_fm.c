@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
 #include "base_prefetch.h"
 #include "base_huge.h"
 #include "parsa_conn.h"
@@ -814,107 +815,6 @@ static uint32_t lower_bound(const struct fm_cand *c, uint32_t n, uint32_t a,
 	return lo;
 }
 
-/* The keys sorted in place: cand_intro's introsort on integers. */
-static void key_sift(uint64_t *c, size_t i, size_t n)
-{
-	for (size_t j; (j = 2 * i + 1) < n; i = j) {
-		uint64_t t;
-
-		if (j + 1 < n && c[j] < c[j + 1])
-			j++;
-		if (c[i] >= c[j])
-			return;
-		t = c[i];
-		c[i] = c[j];
-		c[j] = t;
-	}
-}
-
-static void key_intro(uint64_t *c, size_t n, int depth)
-{
-	while (n > 16) {
-		size_t m = n / 2, i = 0, j = n - 1;
-		uint64_t pv, t;
-
-		if (depth-- == 0) { /* heapsort */
-			for (size_t h = n / 2; h-- > 0;)
-				key_sift(c, h, n);
-			for (size_t e = n; e-- > 1;) {
-				t = c[0];
-				c[0] = c[e];
-				c[e] = t;
-				key_sift(c, 0, e);
-			}
-			return;
-		}
-		/* median of three into c[m], the pivot */
-		if (c[m] < c[0]) {
-			t = c[m]; c[m] = c[0]; c[0] = t;
-		}
-		if (c[n - 1] < c[m]) {
-			t = c[n - 1]; c[n - 1] = c[m]; c[m] = t;
-			if (c[m] < c[0]) {
-				t = c[m]; c[m] = c[0]; c[0] = t;
-			}
-		}
-		pv = c[m];
-		for (;;) { /* Hoare: c[0..j] <= pv <= c[j+1..n) */
-			while (c[i] < pv)
-				i++;
-			while (pv < c[j])
-				j--;
-			if (i >= j)
-				break;
-			t = c[i]; c[i] = c[j]; c[j] = t;
-			i++;
-			j--;
-		}
-		if (j + 1 < n - j - 1) {
-			key_intro(c, j + 1, depth);
-			c += j + 1;
-			n -= j + 1;
-		} else {
-			key_intro(c + j + 1, n - j - 1, depth);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {
-		uint64_t t = c[i];
-		size_t j = i;
-
-		for (; j > 0 && t < c[j - 1]; j--)
-			c[j] = c[j - 1];
-		c[j] = t;
-	}
-}
-
-static void key_sort(uint64_t *c, uint32_t n)
-{
-	int depth = 0;
-
-	for (uint32_t m = n; m > 1; m >>= 1)
-		depth += 2;
-	key_intro(c, n, depth);
-}
-
-/* First key of the sorted keys with (from, to) >= (a, b). */
-static uint32_t key_lower_bound(const uint64_t *c, uint32_t n, uint32_t a,
-				uint32_t b)
-{
-	uint64_t x = wish_key(a, b, INT16_MAX, 0);
-	uint32_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (c[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /*
  * Exchange u (in a) with w (in b), both parts at the cap, when the pair
  * lowers Σ M exactly and keeps M_a, M_b within m_limit; otherwise undo.
@@ -951,14 +851,15 @@ static uint64_t swap_phase_narrow(struct fm *f, uint32_t n,
 	uint64_t *c = (uint64_t *)(void *)f->cand;
 	uint64_t drop = 0;
 
-	key_sort(c, n);
+	base_sort_u64(c, n);
 	for (uint32_t i = 0; i < n;) {
 		uint32_t a = wish_from(c[i]), b = wish_to(c[i]), ie = i, j, je;
 
 		while (ie < n && c[ie] >> 48 == c[i] >> 48)
 			ie++;
 		if (a < b) {
-			j = key_lower_bound(c, n, b, a);
+			j = (uint32_t)base_lower_bound_u64(
+				c, n, wish_key(b, a, INT16_MAX, 0));
 			for (je = j; je < n && wish_from(c[je]) == b &&
 				     wish_to(c[je]) == a;)
 				je++;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base_cmp.h"
+
 static int alloc_starts(struct ps_ranges *r, uint32_t n, struct parsa_err *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -114,18 +116,9 @@ size_t ps_ranges_slice_end(const struct ps_ranges *r, uint32_t i,
 			   const uint64_t *keys, size_t n)
 {
 	uint64_t end;
-	size_t lo = 0, hi = n;
 
 	if (i + 1 >= r->n)
 		return n;
 	end = r->start[i + 1]; /* first key not owned by servers <= i */
-	while (lo < hi) {      /* first index with keys[idx] >= end */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (keys[mid] < end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return base_lower_bound_u64(keys, n, end);
 }
