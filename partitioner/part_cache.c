@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base_hash.h"
+#include "base_huge.h"
 #include "base_io.h"
 
 const unsigned char part_cache_magic[PART_CACHE_MAGIC_LEN] = {
@@ -921,19 +922,8 @@ static int check_ids(const char *name, const struct view *v, int drop,
 	free(a);
 	free(b);
 done:
-	if (drop) {
-		long pg = sysconf(_SC_PAGESIZE);
-
-		if (pg > 0) {
-			uintptr_t lo = ((uintptr_t)id + (uintptr_t)pg - 1) /
-				       (uintptr_t)pg * (uintptr_t)pg;
-			uintptr_t hi = (uintptr_t)(id + n) / (uintptr_t)pg *
-				       (uintptr_t)pg;
-
-			if (hi > lo)
-				madvise((void *)lo, hi - lo, MADV_DONTNEED);
-		}
-	}
+	if (drop)
+		base_huge_drop((void *)(uintptr_t)id, (size_t)n * sizeof(*id));
 	if (found) { /* (only now: which columns) */
 		uint32_t c0 = 0, c1 = 0;
 
