@@ -233,24 +233,25 @@ static int cmp_desc_u64(const void *x, const void *y)
 
 /*
  * The buckets' nonzeros (j->hist) into work: a nonzero of a cold feature
- * weighs COLD_W / 4 as much as one of the hottest features, whose
+ * weighs cold_w / 4 as much as one of the hottest features, whose
  * per-feature state stays in cache (the densest buckets holding
- * HOT_FEATURES features, if twice as dense as the mean).  Measured on
- * Zipf-like data (parsa gen, 100M nonzeros, the FM's counts on 2
- * threads): the half of the nonzeros on the first 4% of the features
- * took 0.63 s, the other half 1.68 s; with these weights the two tasks
- * took 1.21 and 1.17 s.  Without memory for the sort: the nonzeros as
- * they are.
+ * HOT_FEATURES features, if twice as dense as the mean).  What a cold
+ * nonzero costs depends on the task: on Zipf-like data (parsa gen, 100M
+ * nonzeros, 2 threads) a weight of 3.5 left the FM's counts (a header,
+ * a mask and a count fetched a nonzero) 1.19-1.35x longer on the hot
+ * task (2.25: 0.94-0.97x); the used sets (a mask) keep 3.5 (1.04-1.24x
+ * against 0.54-1.25x with 2.75, in the noise).  Without memory for the
+ * sort: the nonzeros as they are.
  */
 #define HOT_FEATURES 32768u
-#define COLD_W 14u
 
-static void weigh(struct cuts_job *j)
+static void weigh(struct cuts_job *j, uint32_t cold_w)
 {
 	uint32_t hot = HOT_FEATURES >> j->shift, nb = j->nb;
 	uint64_t *s, th, sum = 0;
 
-	if (hot >= nb || !(s = malloc((size_t)nb * sizeof(uint64_t))))
+	if (cold_w == 4 || hot >= nb ||
+	    !(s = malloc((size_t)nb * sizeof(uint64_t))))
 		return;
 	memcpy(s, j->hist, (size_t)nb * sizeof(uint64_t));
 	for (uint32_t b = 0; b < nb; b++)
@@ -262,12 +263,12 @@ static void weigh(struct cuts_job *j)
 	free(s);
 	for (uint32_t b = 0; b < nb; b++)
 		if (j->hist[b] <= th)
-			j->hist[b] = j->hist[b] * COLD_W / 4;
+			j->hist[b] = j->hist[b] * cold_w / 4;
 }
 
 int parsa_graph_col_cuts(const struct parsa_graph *g, uint32_t n,
-			 uint32_t *cut, parsa_graph_par_fn par,
-			 void *par_arg)
+			 uint32_t *cut, uint32_t cold_w,
+			 parsa_graph_par_fn par, void *par_arg)
 {
 	struct cuts_job j = { g, NULL, 0, 6, n ? n : 1 };
 	uint64_t total = 0, acc = 0;
@@ -292,7 +293,7 @@ int parsa_graph_col_cuts(const struct parsa_graph *g, uint32_t n,
 	for (uint32_t b = 0; b < j.nb; b++)
 		for (uint32_t i = 1; i < j.n; i++)
 			j.hist[b] += j.hist[(size_t)i * j.nb + b];
-	weigh(&j);
+	weigh(&j, cold_w);
 	for (uint32_t b = 0; b < j.nb; b++)
 		total += j.hist[b];
 	/* cut t after the first bucket where t/n of the nonzeros are in */

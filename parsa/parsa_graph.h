@@ -83,15 +83,18 @@ int parsa_graph_validate(const struct parsa_graph *g, struct parsa_err *err);
  * multiple of 64.  From a histogram of col in buckets of 64 or more
  * features, built by up to n tasks over ranges of rows through par
  * (which must call fn(fn_arg, t) once for every t in [0, n) and return
- * when all have returned; NULL: one task).  The cuts depend on g and n
- * only.  0, or PARSA_ENOMEM with even cuts in cut (still valid ranges).
+ * when all have returned; NULL: one task).  cold_w: what a nonzero of a
+ * cold feature weighs against one of the hottest, in quarters (the
+ * caller's measure of its task: 4 = all alike; see parsa_graph.c).  The
+ * cuts depend on g, n and cold_w only.  0, or PARSA_ENOMEM with even cuts
+ * in cut (still valid ranges).
  */
 typedef void (*parsa_graph_task_fn)(void *fn_arg, uint32_t t);
 typedef void (*parsa_graph_par_fn)(void *par_arg, uint32_t n,
 				   parsa_graph_task_fn fn, void *fn_arg);
 int parsa_graph_col_cuts(const struct parsa_graph *g, uint32_t n,
-			 uint32_t *cut, parsa_graph_par_fn par,
-			 void *par_arg);
+			 uint32_t *cut, uint32_t cold_w,
+			 parsa_graph_par_fn par, void *par_arg);
 
 /*
  * The nonzeros whose column is in [lo, hi), row by row: a row's columns

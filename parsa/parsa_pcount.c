@@ -102,6 +102,11 @@ static int check_range(const struct parsa_pcount *pc,
 	return 0;
 }
 
+/* A cold feature's nonzero against a hot one's, in quarters, for the
+ * tasks' cuts (parsa_graph_col_cuts): a header, a mask and a count to
+ * fetch, the hot features' counts (up to k each) out of cache too. */
+#define PC_COLD_W 9
+
 /* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1]). */
 struct count_task {
 	struct parsa_pcount *pc;
@@ -173,7 +178,8 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 						      : PARSA_PCOUNT_MAX_TASKS;
 		/* ranges of equal nonzeros (on failure even ones: slower,
 		 * the same counts) */
-		(void)parsa_graph_col_cuts(g, ct.n, ct.cut, par, par_arg);
+		(void)parsa_graph_col_cuts(g, ct.n, ct.cut, PC_COLD_W, par,
+					   par_arg);
 		par(par_arg, ct.n, count_task, &ct);
 		for (uint32_t t = 0; t < ct.n; t++) {
 			sat |= ct.sat[t];

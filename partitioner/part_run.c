@@ -1320,6 +1320,11 @@ static int tmax_candidates(const struct part_dataset *ds,
 	return rc;
 }
 
+/* A cold feature's nonzero against a hot one's, in quarters, for
+ * used_sets_par's cuts (parsa_graph_col_cuts): one mask a nonzero (see
+ * parsa_graph.c). */
+#define USED_COLD_W 14
+
 /* parsa_used_sets on up to `threads` threads, each over a range of the
  * features of about equal work (parsa_graph_col_cuts; the same sets:
  * every bit is set by one task). */
@@ -1363,7 +1368,8 @@ static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
 	if (rc)
 		return rc;
 	/* (out of memory: even ranges, the same sets) */
-	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, fm_par, &ut.n);
+	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, USED_COLD_W, fm_par,
+				   &ut.n);
 	parsa_nbrset_clear(used);
 	ut.size = calloc((size_t)ut.n * used->k, sizeof(uint64_t));
 	rc = part_pool_run(ut.n, ut.n, used_task, &ut, err);

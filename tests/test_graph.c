@@ -277,9 +277,9 @@ static void test_col_cuts(void)
 			for (uint64_t e = 0; e < parsa_graph_nnz(&g); e++)
 				bnnz[g.col[e] / 64]++;
 			for (uint32_t n = 1; n <= 8; n++) {
-				REQUIRE(parsa_graph_col_cuts(&g, n, cut, NULL,
-							     NULL) == 0);
-				REQUIRE(parsa_graph_col_cuts(&g, n, cut2,
+				REQUIRE(parsa_graph_col_cuts(&g, n, cut, 14,
+							     NULL, NULL) == 0);
+				REQUIRE(parsa_graph_col_cuts(&g, n, cut2, 14,
 							     par_reverse,
 							     NULL) == 0);
 				CHECK(memcmp(cut, cut2,
@@ -317,6 +317,62 @@ static void test_col_cuts(void)
 	}
 }
 
+/* The weight of cold features (cold_w): 4 weighs none, so even nonzeros
+ * also on Zipf-like data; a heavier cold nonzero moves the first cut
+ * right (the first range holds the hot features: it needs more of the
+ * cold ones to make its share), never left. */
+static void test_col_cuts_cold_weight(void)
+{
+	static const uint32_t ncols[] = { 70000, 3000000 };
+	struct parsa_rng rng;
+
+	parsa_rng_seed(&rng, 11);
+	for (size_t c = 0; c < sizeof(ncols) / sizeof(ncols[0]); c++) {
+		struct parsa_graph g;
+		uint32_t nc = ncols[c], row[64], nb = nc / 64 + 1;
+		uint64_t *bnnz, tot;
+
+		parsa_graph_init(&g);
+		for (uint32_t r = 0; r < 20000; r++) {
+			for (int j = 0; j < 40; j++) {
+				/* density about v^(-2/3): Zipf-like */
+				double x = (double)parsa_rng_below(&rng, 1u << 30) /
+					   (double)(1u << 30);
+
+				row[j] = (uint32_t)(nc * x * x * x) % nc;
+			}
+			REQUIRE(parsa_graph_add_row(&g, row, 40, NULL) == 0);
+		}
+		g.n_cols = nc;
+		tot = parsa_graph_nnz(&g);
+		bnnz = calloc(nb, sizeof(uint64_t));
+		REQUIRE(bnnz != NULL);
+		for (uint64_t e = 0; e < tot; e++)
+			bnnz[g.col[e] / 64]++;
+		for (uint32_t n = 2; n <= 8; n *= 2) {
+			uint32_t c4[9], c9[9], c14[9];
+			uint64_t s = 0, last;
+
+			REQUIRE(parsa_graph_col_cuts(&g, n, c4, 4, NULL, NULL) == 0);
+			REQUIRE(parsa_graph_col_cuts(&g, n, c9, 9, NULL, NULL) == 0);
+			REQUIRE(parsa_graph_col_cuts(&g, n, c14, 14, NULL, NULL) == 0);
+			/* the first range ends with the bucket where 1/n of
+			 * the nonzeros are reached (buckets of 64 here) */
+			REQUIRE(c4[1] % 64 == 0 && c4[1] > 0);
+			for (uint32_t b = 0; b + 1 < c4[1] / 64; b++)
+				s += bnnz[b];
+			last = bnnz[c4[1] / 64 - 1];
+			CHECK(s * n < tot);
+			CHECK((s + last) * n >= tot);
+			CHECK(c4[1] <= c9[1]);
+			CHECK(c9[1] <= c14[1]);
+			CHECK(c4[1] < c14[1]);
+		}
+		free(bnnz);
+		parsa_graph_release(&g);
+	}
+}
+
 int main(void)
 {
 	RUN(test_add_row_sorts_and_dedupes);
@@ -326,6 +382,7 @@ int main(void)
 	RUN(test_err_first_wins);
 	RUN(test_rng);
 	RUN(test_col_cuts);
+	RUN(test_col_cuts_cold_weight);
 	RUN(test_shuffle_oracle);
 	return harness_done();
 }
