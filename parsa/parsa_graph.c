@@ -238,10 +238,10 @@ static int cmp_desc_u64(const void *x, const void *y)
  * HOT_FEATURES features, if twice as dense as the mean).  What a cold
  * nonzero costs depends on the task: on Zipf-like data (parsa gen, 100M
  * nonzeros, 2 threads) a weight of 3.5 left the FM's counts (a header,
- * a mask and a count fetched a nonzero) 1.19-1.35x longer on the hot
- * task (2.25: 0.94-0.97x); the used sets (a mask) keep 3.5 (1.04-1.24x
- * against 0.54-1.25x with 2.75, in the noise).  Without memory for the
- * sort: the nonzeros as they are.
+ * a mask and a count fetched a nonzero) 1.00-1.39x longer on the hot
+ * task, 2.25 1.01-1.03x; the used sets (a mask) keep 3.5 (their tasks
+ * end in either order, 0.81-1.29x).  Without memory for the sort: the
+ * nonzeros as they are.
  */
 #define HOT_FEATURES 32768u
 
