@@ -105,6 +105,11 @@ struct fm {
 			       * with fewer candidates (every bound but
 			       * the rebalancing's still holds), then
 			       * fails with PARSA_ENOMEM */
+	/* parsa_fm_opts.progress: the sweeps before this one visited
+	 * prog_base examples of prog_total */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
+	uint64_t prog_base, prog_total;
 };
 
 /* Evaluation scratch (eval_move): hits and acc (k) and tmask (words),
@@ -1112,6 +1117,9 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 			if (still_good(f, u, to) && try_move(f, u, to, NULL))
 				++*moves;
 		}
+		if (f->progress)
+			f->progress(f->progress_arg, f->prog_base + i0 + cj.n,
+				    f->prog_total);
 	}
 	if (nc)
 		swap_phase(f, nc, moves);
@@ -1154,6 +1162,14 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 		swap_phase(f, nc, moves);
 	assert(f->pmode || sum_m(f->used) <= before);
 	return (int64_t)before - (int64_t)sum_m(f->used);
+}
+
+/* A sweep ended (whole, or cut short): its examples count as visited. */
+static void sweep_done(struct fm *f)
+{
+	f->prog_base += f->g->n_rows;
+	if (f->progress && f->prog_base <= f->prog_total)
+		f->progress(f->progress_arg, f->prog_base, f->prog_total);
 }
 
 static int cmp_gain(const void *x, const void *y)
@@ -1313,6 +1329,9 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 		fm_free(&f);
 		return rc;
 	}
+	f.progress = o->progress;
+	f.progress_arg = o->progress_arg;
+	f.prog_total = ((uint64_t)o->p_passes + o->max_passes) * g->n_rows;
 	parsa_rng_seed(&rng, o->seed ^ 0x9e3779b97f4a7c15ULL);
 	rebalance(&f, &s.moves);
 	mbalance(&f, &s.moves);
@@ -1327,8 +1346,11 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	}
 	/* p-fanout sweeps first (they may raise Σ M), then exact sweeps */
 	for (f.pmode = 1; s.passes < o->p_passes && !parsa_stop_due(o->stop);
-	     s.passes++)
+	     s.passes++) {
 		sweep(&f, &rng, o->stop, &s.moves);
+		sweep_done(&f);
+	}
+	f.prog_base = (uint64_t)o->p_passes * g->n_rows;
 	f.pmode = 0;
 	f.first_exact = f.epoch + 1;
 	for (uint64_t conn = parsa_connectivity(used), n = 0;
@@ -1338,6 +1360,7 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 		/* nothing reads the order after the last sweep */
 		f.order_last = n + 1 == o->max_passes;
 		gain = sweep(&f, &rng, o->stop, &s.moves);
+		sweep_done(&f);
 
 		s.passes++;
 		if (gain <= 0 || (double)gain < o->min_gain * (double)conn)
@@ -1354,6 +1377,8 @@ int parsa_fm_refine(const struct parsa_graph *g, uint32_t *part,
 	if (rc == 0 && f.nomem)
 		rc = parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 				"move candidates)");
+	if (f.progress)
+		f.progress(f.progress_arg, f.prog_total, f.prog_total);
 	fm_free(&f);
 	s.conn_after = parsa_connectivity(used);
 	assert(s.conn_after <= s.conn_mid);

@@ -139,6 +139,15 @@ struct parsa_fm_opts {
 			       * the coarsest level, recursive bisection
 			       * with this many multilevel starts per
 			       * bisection (parsa_rb_opts.ml); 0 = none */
+	/* parsa_fm_refine only, may be NULL: (examples visited, examples
+	 * to visit) through its sweeps, in the caller's thread: total =
+	 * (p_passes + max_passes) x n_rows; after every chunk of a chunked
+	 * sweep and at the end of every sweep; non-decreasing, and (done =
+	 * total) last, also when the sweeps end early (no gain, the stop);
+	 * not called when there is nothing to sweep (max_passes 0, k < 2,
+	 * no examples) or the set-up fails */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 struct parsa_fm_stats {

@@ -364,11 +364,13 @@ static int write_example_ids(const char *path, const struct part_dataset *ds,
 static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 			     const struct part_result *r,
 			     struct part_report_info *info,
-			     struct parsa_err *err)
+			     struct part_progress *pg, struct parsa_err *err)
 {
 	char prefix[PATH_MAX], json_path[PATH_MAX + 16];
 	int rc;
 
+	/* (the bar's line is cleared before the report is printed) */
+	part_progress_phase(pg, "writing");
 	out_prefix(c, r->k, prefix, sizeof(prefix));
 	rc = part_placement_write(prefix, r->part, ds->g.n_rows, r->owner,
 				  ds->feat_id, ds->g.n_cols, c->o.run.threads,
@@ -381,6 +383,7 @@ static int partition_outputs(struct cmd_opts *c, const struct part_dataset *ds,
 	if (rc == 0 && c->o.shards)
 		rc = part_write_shards(c->o.shards, c->data, ds, r->part,
 				       r->owner, r->k, err);
+	part_progress_end(pg);
 	if (rc)
 		return rc;
 	snprintf(json_path, sizeof(json_path), "%s.json", prefix);
@@ -516,6 +519,27 @@ static void mem_phase(void *arg, enum part_phase p)
 	part_mem_phase(arg, PART_MEM_LOAD + 1 + (int)p);
 }
 
+/* part_run_opts.phase of `partition`: the memory peaks, and the bar's
+ * label for each phase (the refinement's and Algorithm 13's bars move
+ * with their steps; Algorithm 11 and the metrics show their name). */
+struct run_phases {
+	struct part_mem_phases *mem;
+	struct part_progress *pg;
+};
+
+static void run_phases(void *arg, enum part_phase p)
+{
+	struct run_phases *rp = arg;
+
+	mem_phase(rp->mem, p);
+	if (p == PART_PHASE_REFINE && rp->pg->label != refining)
+		part_progress_begin(rp->pg, refining);
+	else if (p == PART_PHASE_V)
+		part_progress_phase(rp->pg, "placing features");
+	else if (p == PART_PHASE_METRICS)
+		part_progress_phase(rp->pg, "measuring");
+}
+
 /* Arrays of 1 MiB and more in mappings of their own, always: glibc
  * raises its mmap threshold (up to 32 MiB) each time a mapped block is
  * freed, after which the phases' per-feature and per-row arrays (8-15
@@ -632,6 +656,7 @@ int part_cmd_partition(int argc, char **argv)
 	struct part_report_info info = {0};
 	struct part_par_info pinfo;
 	struct part_mem_phases mem;
+	struct run_phases phases = { &mem, &pg };
 	double t0 = part_now(), t_load = 0;
 	int rc, is_root = 1, rank = -1;
 
@@ -690,8 +715,8 @@ int part_cmd_partition(int argc, char **argv)
 		c.o.run.pu.progress_arg = &pg;
 		c.o.run.refine_progress = refine_trampoline;
 		c.o.run.refine_progress_arg = &pg;
-		c.o.run.phase = mem_phase;
-		c.o.run.phase_arg = &mem;
+		c.o.run.phase = run_phases;
+		c.o.run.phase_arg = &phases;
 		rc = run_job(&c, &ds, &r, &pinfo, &is_root, &rank, &err);
 		part_mem_phase(&mem, -1);
 		part_progress_end(&pg);
@@ -706,7 +731,7 @@ int part_cmd_partition(int argc, char **argv)
 			.par = c.o.parallel ? &pinfo : NULL,
 			.per_part = c.o.per_part, .mem = &mem,
 		};
-		rc = partition_outputs(&c, &ds, &r, &info, &err);
+		rc = partition_outputs(&c, &ds, &r, &info, &pg, &err);
 	}
 	parsa_nbrset_release(&S);
 	part_result_release(&r);

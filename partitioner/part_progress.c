@@ -101,6 +101,7 @@ void part_progress_cb(void *arg, uint64_t done, uint64_t total)
 	struct part_progress *p = arg;
 	double now, frac;
 	int width = 30, fill;
+	char eta[32];
 
 	if (!p || !p->enabled)
 		return;
@@ -122,6 +123,40 @@ void part_progress_cb(void *arg, uint64_t done, uint64_t total)
 	fprintf(stderr, "\r%-14s [%.*s%*s] %5.1f%% %6.1fs", p->label, fill,
 		"##############################", width - fill, "",
 		frac * 100.0, now - p->start);
+	part_progress_eta(eta, sizeof(eta), frac, now - p->start);
+	fprintf(stderr, "%-13s", eta);
+	fflush(stderr);
+	p->drawn = 1;
+}
+
+void part_progress_eta(char *buf, size_t len, double frac, double elapsed)
+{
+	double left;
+
+	if (len)
+		buf[0] = '\0';
+	/* the pace of the first moments (allocation, a first block) says
+	 * little: from 2% done and half a second in */
+	if (frac < 0.02 || frac >= 1.0 || elapsed < 0.5 || len == 0)
+		return;
+	left = elapsed * (1.0 - frac) / frac;
+	if (left < 59.5) {
+		snprintf(buf, len, "  ETA %.0fs", left);
+	} else if (left < 3600.0 * 99) {
+		long sec = (long)(left + 0.5);
+
+		snprintf(buf, len, "  ETA %ldm%02lds", sec / 60, sec % 60);
+	} else {
+		snprintf(buf, len, "  ETA %.0fh", left / 3600.0);
+	}
+}
+
+void part_progress_phase(struct part_progress *p, const char *label)
+{
+	part_progress_begin(p, label);
+	if (!p->enabled)
+		return;
+	fprintf(stderr, "\r%-14s ...", label);
 	fflush(stderr);
 	p->drawn = 1;
 }
@@ -130,7 +165,7 @@ void part_progress_end(struct part_progress *p)
 {
 	if (!p->enabled || !p->drawn)
 		return;
-	fprintf(stderr, "\r%*s\r", 70, "");
+	fprintf(stderr, "\r%*s\r", 80, "");
 	fflush(stderr);
 	p->drawn = 0;
 }

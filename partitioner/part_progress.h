@@ -7,6 +7,7 @@
 #ifndef PART_PROGRESS_H
 #define PART_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base_time.h"
@@ -31,6 +32,18 @@ void part_progress_cb(void *arg, uint64_t done, uint64_t total);
 
 /* Clear the bar line. */
 void part_progress_end(struct part_progress *p);
+
+/* A phase without a measure of its progress: its label on the line
+ * ("label ...") until the next begin/end. */
+void part_progress_phase(struct part_progress *p, const char *label);
+
+/*
+ * The bar's "  ETA 12s" (or "  ETA 3m05s") into buf: the time left at the
+ * pace so far, frac of the phase done in `elapsed` seconds; empty before
+ * 2% and half a second (the first moments' pace says little) and at the
+ * end.
+ */
+void part_progress_eta(char *buf, size_t len, double frac, double elapsed);
 
 /* Monotonic clock in seconds (base_now). */
 static inline double part_now(void)

@@ -573,10 +573,17 @@ struct rpace {
 	const struct part_run_opts *o;
 	pthread_mutex_t mu;    /* chains on several threads report here */
 	uint64_t done, total;  /* steps of this round */
+	uint64_t sub;          /* step 1 (the sweeps) so far, of RP_SUB */
 	uint64_t base, all;    /* reported: base + done of all (rounds) */
 	uint64_t cycles;       /* V-cycles done or skipped, all chains */
 	double t_cycle;
 };
+
+/* A step's fractions: the progress reported is (steps done) x RP_SUB plus
+ * the sweeps' share of step 1 while it runs (the sweeps of a large graph
+ * take most of the default refinement: its one step would otherwise sit
+ * at 0 for seconds). */
+#define RP_SUB 1000
 
 /* Round `round` (from 0) of `rounds` runs of improve(). */
 static void rpace_init(struct rpace *p, const struct part_run_opts *o,
@@ -587,7 +594,7 @@ static void rpace_init(struct rpace *p, const struct part_run_opts *o,
 
 	p->o = o;
 	pthread_mutex_init(&p->mu, NULL);
-	p->done = p->cycles = 0;
+	p->done = p->cycles = p->sub = 0;
 	p->total = 1 + (o->ml_levels ? cycles * chains : 0) + !!o->ml_scratch;
 	p->base = round * p->total;
 	p->all = rounds * p->total;
@@ -604,7 +611,26 @@ static void rpace_to_locked(struct rpace *p, uint64_t done)
 	p->done = done;
 	if (p->o->refine_progress)
 		p->o->refine_progress(p->o->refine_progress_arg,
-				      p->base + done, p->all);
+				      (p->base + done) * RP_SUB,
+				      p->all * RP_SUB);
+}
+
+/* parsa_fm_opts.progress of the sweeps on the original graph (step 1):
+ * their share of the step, reported while step 1 is the one running. */
+static void rpace_sweeps(void *arg, uint64_t done, uint64_t total)
+{
+	struct rpace *p = arg;
+	uint64_t sub = total ? done * (RP_SUB - 1) / total : 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->done == 0 && sub > p->sub) {
+		p->sub = sub;
+		if (p->o->refine_progress)
+			p->o->refine_progress(p->o->refine_progress_arg,
+					      p->base * RP_SUB + sub,
+					      p->all * RP_SUB);
+	}
+	pthread_mutex_unlock(&p->mu);
 }
 
 static void rpace_to(struct rpace *p, uint64_t done)
@@ -1120,11 +1146,17 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 			rc = vchains_from(g, o, &fo, &step1, r, used, t0, m0,
 					  threads, pre ? &sx : NULL, &pace,
 					  err);
-		else if (rc == 0 && (rc = owners_park(&step1, g, r, err)) == 0)
+		else if (rc == 0 && (rc = owners_park(&step1, g, r, err)) == 0) {
+			/* (the chains' copies of fo report by V-cycles) */
+			struct parsa_fm_opts fd = fo;
+
+			fd.progress = rpace_sweeps;
+			fd.progress_arg = &pace;
 			rc = owners_unpark(&step1, g, r,
-					   parsa_fm_refine(g, r->part, used, &fo,
+					   parsa_fm_refine(g, r->part, used, &fd,
 							   &r->fm_stats, err),
 					   err);
+		}
 		if (rc == 0 && at < 2 && o->fm_passes && !(at == 0 && o->ml_levels))
 			rc = run_kfm(g, o, stop, r, used, cap, m0, err);
 		rpace_to(&pace, 1);

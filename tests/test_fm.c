@@ -141,6 +141,25 @@ static void refine_copy(const struct parsa_graph *g, uint32_t k,
 	parsa_nbrset_release(&used);
 }
 
+/* parsa_fm_opts.progress's calls: non-decreasing, done <= total, the
+ * same total throughout. */
+struct prog {
+	uint64_t calls, last, total;
+	int bad;
+};
+
+static void on_prog(void *arg, uint64_t done, uint64_t total)
+{
+	struct prog *p = arg;
+
+	if (done < p->last || done > total ||
+	    (p->calls && total != p->total))
+		p->bad = 1;
+	p->calls++;
+	p->last = done;
+	p->total = total;
+}
+
 /*
  * Chunked sweeps: chunk 1 is the one-at-a-time sweep exactly; for larger
  * chunks the result does not depend on the tasks, their order or threads;
@@ -202,6 +221,23 @@ static void test_fm_chunked(void)
 			refine_copy(&g, k, part, &o, px, &st1);
 			CHECK(memcmp(pc, px, rows * sizeof(uint32_t)) == 0);
 			CHECK_INT(st.moves, ==, st1.moves);
+		}
+		{
+			/* progress: the same result; a call after every
+			 * chunk of every sweep run, ending at the total of
+			 * all the sweeps asked for */
+			struct prog pg = { 0, 0, 0, 0 };
+
+			o.progress = on_prog;
+			o.progress_arg = &pg;
+			refine_copy(&g, k, part, &o, px, &st1);
+			o.progress = NULL;
+			CHECK(memcmp(pc, px, rows * sizeof(uint32_t)) == 0);
+			CHECK(!pg.bad);
+			CHECK_INT(pg.total, ==, (uint64_t)o.max_passes * rows);
+			CHECK_INT(pg.last, ==, pg.total);
+			CHECK_INT(pg.calls, >=, (uint64_t)st1.passes *
+						 ((rows + chunk - 1) / chunk));
 		}
 		/* below chunk_min_rows: one move at a time */
 		o.chunk_min_rows = rows + 1;

@@ -5,6 +5,7 @@ refinement options (--refine-passes, --fm-passes, --flow-passes, --restream, --m
 --guard-slack).  Ends with "N passed, N failed[, N skipped]"."""
 import math
 import os
+import re
 
 from clitest import (SAMPLES, SLOWDOWN, Skip, check_placement, eval_agrees, finish, part,  # noqa: F401
                      read_lines, run, test, tmp)
@@ -207,18 +208,14 @@ def test_time_limit_keeps_the_guard_and_reports_the_cut():
     assert "refinement stopped at the time limit" in out, out
 
 
-@test
-def test_progress_bar_shows_the_refinement():
-    # on a terminal the bar goes on through the refinement ("refining"),
-    # not only through Algorithm 13; never on a pipe
+def bar_text(args):
+    # the stderr of `parsa ARGS` on a terminal (a pty), and its status
     import pty
     import subprocess
     from clitest import BIN
-    data = "data/reuters-sample.svm.gz"
-    out = tmp("bar")
     master, slave = pty.openpty()
-    p = subprocess.run([BIN, "partition", data, "-k", "8", "--quality", "best", "--out", out],
-                       stdout=subprocess.DEVNULL, stderr=slave, timeout=600)
+    p = subprocess.run([BIN] + [str(a) for a in args], stdout=subprocess.DEVNULL,
+                       stderr=slave, timeout=600)
     os.close(slave)
     text = b""
     while True:
@@ -230,10 +227,54 @@ def test_progress_bar_shows_the_refinement():
             break
         text += chunk
     os.close(master)
-    assert p.returncode == 0
-    assert b"partitioning" in text and b"refining" in text, text[-400:]
+    return p.returncode, text.decode("utf-8", "replace")
+
+
+@test
+def test_progress_bar_shows_the_refinement():
+    # on a terminal the bar goes on through the refinement ("refining"),
+    # not only through Algorithm 13; never on a pipe
+    data = "data/reuters-sample.svm.gz"
+    out = tmp("bar")
+    rc, text = bar_text(["partition", data, "-k", "8", "--quality", "best", "--out", out])
+    assert rc == 0
+    assert "partitioning" in text and "refining" in text, text[-400:]
     p = run("partition", data, "-k", 8, "--quality", "best", "--out", out)
     assert "refining" not in p.stderr, p.stderr
+
+
+@test
+def test_progress_bar_moves_through_every_phase():
+    # default on 300k examples (chunked sweeps): the refinement's bar moves
+    # with the sweeps' chunks (intermediate percentages, not 0 then 100%),
+    # Algorithm 11, the metrics and the writing of the files show their
+    # names, and a bar shows an ETA once its phase has run long enough
+    data = tmp("bar-gen.svm")
+    run("gen", "--examples", 300000, "--features", 50000, "--avg-nnz", 12,
+        "--topics", 16, "--seed", 3, "--out", data)
+    rc, text = bar_text(["partition", data, "-k", 16, "--threads", 1,
+                         "--random-trials", 1, "--out", tmp("bar-gen")])
+    assert rc == 0, text[-400:]
+    lines = [l.strip() for l in text.replace("\r", "\n").split("\n") if l.strip()]
+    refining = [l for l in lines if l.startswith("refining")]
+    pcts = set()
+    for l in refining:
+        m = re.search(r"\]\s+([0-9.]+)%", l)
+        if m:
+            pcts.add(float(m.group(1)))
+    # (the bar redraws at most 10 times a second: one value between is
+    # the sweeps' own progress; before, the step went from 0 to 100%)
+    assert any(0 < x < 100 for x in pcts), refining[:20]
+    for name in ("reading", "partitioning", "placing features", "measuring", "writing"):
+        assert any(l.startswith(name) for l in lines), (name, lines[-30:])
+    # ETA: on a bar whose phase has run for a second with 2% to 98% done
+    for l in lines:
+        m = re.search(r"\]\s+([0-9.]+)%\s+([0-9.]+)s", l)
+        if m and 2.0 <= float(m.group(1)) < 98.0 and float(m.group(2)) >= 1.0:
+            assert "ETA" in l, l
+    # never on a pipe
+    p = run("partition", data, "-k", 16, "--random-trials", 1, "--out", tmp("bar-gen"))
+    assert "refining" not in p.stderr and "ETA" not in p.stderr, p.stderr
 
 
 @test
