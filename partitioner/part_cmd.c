@@ -717,6 +717,8 @@ int part_cmd_partition(int argc, char **argv)
 		c.o.run.refine_progress_arg = &pg;
 		c.o.run.phase = run_phases;
 		c.o.run.phase_arg = &phases;
+		c.o.run.metrics_progress = progress_trampoline;
+		c.o.run.metrics_progress_arg = &pg;
 		rc = run_job(&c, &ds, &r, &pinfo, &is_root, &rank, &err);
 		part_mem_phase(&mem, -1);
 		part_progress_end(&pg);

@@ -1515,6 +1515,10 @@ struct metrics_task {
 	struct part_result *r;
 	uint64_t seed;
 	struct parsa_metrics *one; /* trials entries */
+	parsa_progress_fn progress; /* may be NULL */
+	void *progress_arg;
+	pthread_mutex_t mu;         /* the progress calls, one at a time */
+	uint64_t done, total;
 };
 
 static int metrics_task(void *arg, uint32_t task, struct parsa_err *err)
@@ -1522,21 +1526,41 @@ static int metrics_task(void *arg, uint32_t task, struct parsa_err *err)
 	struct metrics_task *mt = arg;
 	const struct parsa_graph *g = &mt->ds->g;
 	struct part_result *r = mt->r;
+	int rc;
 
 	if (task == 0)
-		return parsa_metrics_figures(g, r->k, r->part, r->owner,
-					     &r->parts, &r->m, err);
-	return parsa_metrics_random_one(g, r->k, mt->seed + task - 1,
-					task == 1 ? &r->rnd_parts : NULL,
-					&mt->one[task - 1], err);
+		rc = parsa_metrics_figures(g, r->k, r->part, r->owner,
+					   &r->parts, &r->m, err);
+	else
+		rc = parsa_metrics_random_one(g, r->k, mt->seed + task - 1,
+					      task == 1 ? &r->rnd_parts : NULL,
+					      &mt->one[task - 1], err);
+	if (mt->progress) {
+		pthread_mutex_lock(&mt->mu);
+		mt->progress(mt->progress_arg, ++mt->done, mt->total);
+		pthread_mutex_unlock(&mt->mu);
+	}
+	return rc;
 }
 
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 		     uint32_t trials, uint32_t threads, struct part_result *r,
 		     struct parsa_err *err)
 {
+	return part_run_metrics_p(ds, seed, trials, threads, NULL, NULL, r,
+				  err);
+}
+
+int part_run_metrics_p(const struct part_dataset *ds, uint64_t seed,
+		       uint32_t trials, uint32_t threads,
+		       parsa_progress_fn progress, void *progress_arg,
+		       struct part_result *r, struct parsa_err *err)
+{
 	double t0 = part_now();
-	struct metrics_task mt = { ds, r, seed, NULL };
+	struct metrics_task mt = { .ds = ds, .r = r, .seed = seed,
+				   .progress = progress,
+				   .progress_arg = progress_arg,
+				   .total = (uint64_t)trials + 1 };
 	int rc;
 
 	if (trials == 0)
@@ -1551,10 +1575,12 @@ int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 	if (rc == 0 && !mt.one)
 		rc = parsa_fail(err, PARSA_ENOMEM,
 				"random metrics: out of memory");
+	pthread_mutex_init(&mt.mu, NULL);
 	if (rc == 0)
 		rc = part_pool_run(1 + trials,
 				   threads ? threads : part_pool_cpus(),
 				   metrics_task, &mt, err);
+	pthread_mutex_destroy(&mt.mu);
 	if (rc == 0)
 		parsa_metrics_mean(mt.one, trials, r->k, &r->rnd);
 	free(mt.one);
@@ -1585,8 +1611,9 @@ static int then_metrics(const struct part_dataset *ds,
 	if (o->pu.cancel && *o->pu.cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	run_phase(o, PART_PHASE_METRICS);
-	return part_run_metrics(ds, o->pu.seed, o->random_trials, o->threads,
-				r, err);
+	return part_run_metrics_p(ds, o->pu.seed, o->random_trials, o->threads,
+				  o->metrics_progress, o->metrics_progress_arg,
+				  r, err);
 }
 
 int part_run_finish(const struct part_dataset *ds,

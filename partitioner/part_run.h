@@ -215,6 +215,13 @@ struct part_run_opts {
 	void (*phase)(void *arg, enum part_phase p); /* may be NULL: called
 					    * as each phase begins */
 	void *phase_arg;
+	parsa_progress_fn metrics_progress; /* may be NULL: (tasks done,
+					    * tasks) of the metrics, the
+					    * placement's and each random
+					    * trial's, as each ends; from the
+					    * threads that run them, one call
+					    * at a time */
+	void *metrics_progress_arg;
 };
 
 /* Defaults: method parsa, parsa_partu_opts_default, the measured sweeps, 5
@@ -332,6 +339,13 @@ uint32_t part_run_v_slices(const struct part_run_opts *o, uint32_t n_feat);
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
 		     uint32_t trials, uint32_t threads, struct part_result *r,
 		     struct parsa_err *err);
+
+/* part_run_metrics with progress (may be NULL): (tasks done, 1 + trials)
+ * as each task ends, one call at a time (part_run_opts.metrics_progress). */
+int part_run_metrics_p(const struct part_dataset *ds, uint64_t seed,
+		       uint32_t trials, uint32_t threads,
+		       parsa_progress_fn progress, void *progress_arg,
+		       struct part_result *r, struct parsa_err *err);
 
 int part_objective_parse(const char *s, enum part_objective *ob);
 const char *part_objective_name(enum part_objective ob);

@@ -267,6 +267,9 @@ def test_progress_bar_moves_through_every_phase():
     assert any(0 < x < 100 for x in pcts), refining[:20]
     for name in ("reading", "partitioning", "placing features", "measuring", "writing"):
         assert any(l.startswith(name) for l in lines), (name, lines[-30:])
+    # the metrics' bar: a step as each of their tasks ends (the
+    # placement's, the random trial's)
+    assert any(l.startswith("measuring") and "50.0%" in l for l in lines), lines[-30:]
     # ETA: on a bar whose phase has run for a second with 2% to 98% done
     for l in lines:
         m = re.search(r"\]\s+([0-9.]+)%\s+([0-9.]+)s", l)
