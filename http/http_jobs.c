@@ -431,6 +431,13 @@ static void on_refine_progress(void *arg, uint64_t done, uint64_t total)
 	set_progress(arg, 900000, 90000, done, total);
 }
 
+/* The metrics' tasks (the placement's, each random trial's): 0.99 to
+ * 0.999. */
+static void on_metrics_progress(void *arg, uint64_t done, uint64_t total)
+{
+	set_progress(arg, 990000, 9000, done, total);
+}
+
 /* part_run's phases (part_run.h). */
 static void on_phase(void *arg, enum part_phase p)
 {
@@ -471,6 +478,8 @@ static void run_opts(const struct http_jobs *J, const struct http_job *job,
 	o->refine_progress_arg = (void *)job;
 	o->phase = on_phase;
 	o->phase_arg = (void *)job;
+	o->metrics_progress = on_metrics_progress;
+	o->metrics_progress_arg = (void *)job;
 	if (!part_opts_given(&job->spec.o, "threads"))
 		o->threads = job_threads(J);
 	if (J->o.time_limit > 0 &&
