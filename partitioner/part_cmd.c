@@ -750,7 +750,8 @@ static void print_eval_help(void)
 }
 
 static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
-		    struct part_result *r, struct parsa_err *err)
+		    struct part_result *r, struct part_progress *pg,
+		    struct parsa_err *err)
 {
 	uint32_t k_seen = 0;
 	int rc;
@@ -765,8 +766,12 @@ static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
 	if (rc)
 		return rc;
 	r->k = part_opts_given(&c->o, "k") ? c->o.run.pu.k : k_seen;
-	return part_run_metrics(ds, c->o.run.pu.seed, c->o.run.random_trials,
-				c->o.run.threads, r, err);
+	part_progress_phase(pg, "measuring");
+	rc = part_run_metrics_p(ds, c->o.run.pu.seed, c->o.run.random_trials,
+				c->o.run.threads, progress_trampoline, pg, r,
+				err);
+	part_progress_end(pg);
+	return rc;
 }
 
 int part_cmd_eval(int argc, char **argv)
@@ -793,7 +798,7 @@ int part_cmd_eval(int argc, char **argv)
 	part_progress_init(&pg, !c.o.quiet);
 	rc = load(&c, &ds, &pg, &t_load, &err);
 	if (rc == 0)
-		rc = eval_run(&c, &ds, &r, &err);
+		rc = eval_run(&c, &ds, &r, &pg, &err);
 	if (rc == 0)
 		rc = part_dataset_verify(&ds, &err);
 	if (rc == 0) {
