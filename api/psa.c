@@ -672,7 +672,7 @@ PSA_API int psa_evaluate(const psa_graph *g, uint32_t k,
 	memcpy(r->r.part, parts, (size_t)n * sizeof(uint32_t));
 	memcpy(r->r.owner, owners, (size_t)m * sizeof(uint32_t));
 	rc = part_run_metrics(&g->ds, r->run.pu.seed, r->run.random_trials,
-			      r->run.threads, &r->r, &e);
+			      r->run.threads, NULL, NULL, &r->r, &e);
 	if (rc) {
 		psa_result_free(r);
 		return out_err(err, &e, rc);

@@ -1168,7 +1168,7 @@ static int64_t sweep(struct fm *f, struct parsa_rng *rng,
 static void sweep_done(struct fm *f)
 {
 	f->prog_base += f->g->n_rows;
-	if (f->progress && f->prog_base <= f->prog_total)
+	if (f->progress)
 		f->progress(f->progress_arg, f->prog_base, f->prog_total);
 }
 

@@ -767,9 +767,8 @@ static int eval_run(struct cmd_opts *c, const struct part_dataset *ds,
 		return rc;
 	r->k = part_opts_given(&c->o, "k") ? c->o.run.pu.k : k_seen;
 	part_progress_phase(pg, "measuring");
-	rc = part_run_metrics_p(ds, c->o.run.pu.seed, c->o.run.random_trials,
-				c->o.run.threads, progress_trampoline, pg, r,
-				err);
+	rc = part_run_metrics(ds, c->o.run.pu.seed, c->o.run.random_trials,
+			      c->o.run.threads, progress_trampoline, pg, r, err);
 	part_progress_end(pg);
 	return rc;
 }

@@ -1544,17 +1544,9 @@ static int metrics_task(void *arg, uint32_t task, struct parsa_err *err)
 }
 
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
-		     uint32_t trials, uint32_t threads, struct part_result *r,
-		     struct parsa_err *err)
-{
-	return part_run_metrics_p(ds, seed, trials, threads, NULL, NULL, r,
-				  err);
-}
-
-int part_run_metrics_p(const struct part_dataset *ds, uint64_t seed,
-		       uint32_t trials, uint32_t threads,
-		       parsa_progress_fn progress, void *progress_arg,
-		       struct part_result *r, struct parsa_err *err)
+		     uint32_t trials, uint32_t threads,
+		     parsa_progress_fn progress, void *progress_arg,
+		     struct part_result *r, struct parsa_err *err)
 {
 	double t0 = part_now();
 	struct metrics_task mt = { .ds = ds, .r = r, .seed = seed,
@@ -1611,9 +1603,9 @@ static int then_metrics(const struct part_dataset *ds,
 	if (o->pu.cancel && *o->pu.cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	run_phase(o, PART_PHASE_METRICS);
-	return part_run_metrics_p(ds, o->pu.seed, o->random_trials, o->threads,
-				  o->metrics_progress, o->metrics_progress_arg,
-				  r, err);
+	return part_run_metrics(ds, o->pu.seed, o->random_trials, o->threads,
+				o->metrics_progress, o->metrics_progress_arg,
+				r, err);
 }
 
 int part_run_finish(const struct part_dataset *ds,

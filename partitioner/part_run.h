@@ -335,17 +335,13 @@ uint32_t part_run_v_slices(const struct part_run_opts *o, uint32_t n_feat);
  * also used by `parsa eval`).  r->k, part, owner must be set.  The
  * placement's metrics and the `trials` random trials are independent
  * tasks on up to `threads` threads (part_pool.h; 0 = the CPUs this process
- * may use); the result does not depend on the number of threads. */
+ * may use); the result does not depend on the number of threads.
+ * progress (may be NULL): (tasks done, 1 + trials) as each task ends, one
+ * call at a time (part_run_opts.metrics_progress). */
 int part_run_metrics(const struct part_dataset *ds, uint64_t seed,
-		     uint32_t trials, uint32_t threads, struct part_result *r,
-		     struct parsa_err *err);
-
-/* part_run_metrics with progress (may be NULL): (tasks done, 1 + trials)
- * as each task ends, one call at a time (part_run_opts.metrics_progress). */
-int part_run_metrics_p(const struct part_dataset *ds, uint64_t seed,
-		       uint32_t trials, uint32_t threads,
-		       parsa_progress_fn progress, void *progress_arg,
-		       struct part_result *r, struct parsa_err *err);
+		     uint32_t trials, uint32_t threads,
+		     parsa_progress_fn progress, void *progress_arg,
+		     struct part_result *r, struct parsa_err *err);
 
 int part_objective_parse(const char *s, enum part_objective *ob);
 const char *part_objective_name(enum part_objective ob);
