@@ -482,7 +482,7 @@ const struct part_opt part_opts_table[] = {
 	 .help = "also write PREFIX.example_ids, 'ID PART' per example\n"
 		 "with the input's own id (pairs: the user; SNAP: the\n"
 		 "vertex, or 'A B PART' per edge with --graph edges)"},
-	{.name = "random-trials", .key = "random_trials", .where = P | E,
+	{.name = "random-trials", .key = "random_trials", .where = P | E | H,
 	 .type = PART_OPT_UINT, AT(run.random_trials), .lo = 1, .hi = 1000,
 	 .arg = "N", .report_when = PART_REP_ALWAYS,
 	 .help = "seeds averaged for the random baseline (default {})"},

@@ -147,6 +147,31 @@ def test_events_in_order_until_done():
 
 
 @serving
+def test_progress_moves_through_the_metrics():
+    # the metrics' tasks move a job from 0.99 to 0.999 (the placement's,
+    # then each random trial's); 300 trials on 150k examples take about a
+    # second on a quiet machine, several of the stream's 0.2 s checks
+    s, ds = server_with("ev-big.svm", 150000)
+    j = submit(s, {"dataset": ds, "k": 16, "random_trials": 300})
+    ev = Events(s, j["id"])
+    events = ev.all()
+    ev.close()
+    check_order(events, "succeeded")
+    seen = [d["progress"] for _, _, d in events[:-1]
+            if d["state"] == "running" and d["phase"] == "metrics"]
+    assert seen, events
+    assert all(0.99 <= p <= 0.999 for p in seen), seen
+    # between its first task and its last: the bar moved inside the phase
+    assert any(0.99 < p < 0.999 for p in seen), seen
+    got = s.json("GET", "/v1/jobs/" + j["id"])
+    assert got["report"]["params"]["random_trials"] == 300, got["report"]["params"]
+    for bad in (0, 1001, "5"):
+        e, _ = s.problem("POST", "/v1/jobs", {"dataset": ds, "k": 16,
+                                              "random_trials": bad}, status=422)
+        assert e.get("field") == "random_trials", e
+
+
+@serving
 def test_finished_job_and_last_event_id():
     s = Server(tmp("st-ev-fin"))
     ds = register_path(s, A9A)
