@@ -73,3 +73,18 @@ void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
 {
 	parsa_rng_shuffle_by(r, n, swap_u32, fetch_u32, a);
 }
+
+void parsa_perm_init(struct parsa_perm *p, struct parsa_rng *r, uint64_t n)
+{
+	unsigned m = 1;
+
+	while (m < 63 && ((uint64_t)1 << m) < n)
+		m++;
+	p->n = n;
+	p->mask = ((uint64_t)1 << m) - 1;
+	p->sh = (m + 1) / 2;
+	for (int k = 0; k < 4; k++) {
+		p->key[k] = parsa_rng_next(r) & p->mask;
+		p->mul[k] = parsa_rng_next(r) | 1;
+	}
+}

@@ -66,4 +66,37 @@ static inline void parsa_rng_shuffle_by(struct parsa_rng *r, uint64_t n,
 	}
 }
 
+/*
+ * A random permutation of [0, n) that takes no memory: parsa_perm_at(p,
+ * i) for i < n gives the i-th entry.  It is a bijection of the m-bit
+ * integers (2^(m-1) < n <= 2^m), four rounds of x ^= key, x *= odd (mod
+ * 2^m), x ^= x >> ceil(m/2) with keys and odd multipliers drawn from r,
+ * restricted to [0, n) by cycle walking (applied again while the value is
+ * n or more: fewer than two applications on average).  Not a uniform
+ * draw among the n! orders, nor cryptographic: a visiting order that no
+ * simple structure of the data lines up with, where a stored shuffled
+ * array would cost 3 or 4 bytes an entry and a serial pass.
+ * parsa_perm_init draws 8 values from r; n must be at least 1 (and at
+ * most 2^63).
+ */
+struct parsa_perm {
+	uint64_t n, mask, key[4], mul[4];
+	unsigned sh;
+};
+
+void parsa_perm_init(struct parsa_perm *p, struct parsa_rng *r, uint64_t n);
+
+static inline uint64_t parsa_perm_at(const struct parsa_perm *p, uint64_t i)
+{
+	uint64_t x = i;
+
+	do {
+		for (int k = 0; k < 4; k++) {
+			x = ((x ^ p->key[k]) * p->mul[k]) & p->mask;
+			x ^= x >> p->sh;
+		}
+	} while (x >= p->n);
+	return x;
+}
+
 #endif /* PARSA_RNG_H */

@@ -60,7 +60,12 @@ struct fm {
 	uint32_t *order;   /* n_rows: visiting order, or NULL and ... */
 	uint8_t *order3;   /* ... 3 bytes an entry (chunked sweeps on at most
 			    * FM_ORDER3_MAX rows: |U| bytes less at the
-			    * refinement's peak) */
+			    * refinement's peak), or both NULL and ... */
+	int perm_mode;     /* ... 1: each sweep's order is a parsa_perm
+			    * drawn from the seed (parsa_fm_opts.order);
+			    * a chunk's entries are computed by its
+			    * evaluating tasks */
+	struct parsa_perm perm;
 	int saturated;     /* some count reached PARSA_PCOUNT_SAT */
 	int pmode;         /* 1: gains of the p-fanout surrogate (see below) */
 	int force;         /* 1: rebalancing |U_j|: best target with room, any
@@ -81,7 +86,7 @@ struct fm {
 	/* chunked sweeps (parsa_fm.h); ev == NULL: one move at a time */
 	uint32_t chunk, ntasks;
 	struct fm_eval *ev;     /* chunk entries: the moves chosen */
-	uint32_t *rows;         /* chunk entries: the chunk's order3 */
+	uint32_t *rows;         /* chunk entries: the chunk's order3 or perm */
 	int order_last;         /* 1: no sweep after this one reads the
 				 * order: sweep_chunked gives the pages of
 				 * the part it has read back as it goes (the
@@ -148,6 +153,8 @@ struct fm_eval {
 /* The visiting order's entry i. */
 static inline uint32_t order_at(const struct fm *f, uint32_t i)
 {
+	if (f->perm_mode)
+		return (uint32_t)parsa_perm_at(&f->perm, i);
 	return f->order3 ? get3(f->order3, i) : f->order[i];
 }
 
@@ -169,6 +176,10 @@ static void fetch3(void *arg, uint64_t j)
 /* parsa_rng_shuffle_u32 of the order (the same draws, the same swaps). */
 static void order_shuffle(struct fm *f, struct parsa_rng *rng)
 {
+	if (f->perm_mode) {
+		parsa_perm_init(&f->perm, rng, f->g->n_rows);
+		return;
+	}
 	if (f->order3)
 		parsa_rng_shuffle_by(rng, f->g->n_rows, swap3, fetch3,
 				     f->order3);
@@ -276,13 +287,15 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	if (o->max_passes > 1)
 		f->mark = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	f->tmask = calloc(used->words, sizeof(uint64_t));
-	if (fm_chunked(g, o) && g->n_rows <= FM_ORDER3_MAX)
+	f->perm_mode = o->order == PARSA_FM_ORDER_PERM ||
+		       (o->order == PARSA_FM_ORDER_AUTO && fm_chunked(g, o));
+	if (!f->perm_mode && fm_chunked(g, o) && g->n_rows <= FM_ORDER3_MAX)
 		f->order3 = malloc((size_t)g->n_rows * 3 + 1);
-	else
+	else if (!f->perm_mode)
 		f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!f->size || !f->hits || !f->acc || !f->full ||
 	    (o->max_passes > 1 && !f->mark) || (used->words > 1 && !f->lam) ||
-	    !f->tmask || (!f->order && !f->order3)) {
+	    !f->tmask || (!f->order && !f->order3 && !f->perm_mode)) {
 		fm_free(f);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory (refine: %u features x %u parts)",
@@ -290,7 +303,7 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	}
 	for (uint32_t j = 0; j < f->k; j++)
 		f->full[j >> 6] |= 1ULL << (j & 63);
-	for (uint32_t u = 0; u < g->n_rows; u++)
+	for (uint32_t u = 0; !f->perm_mode && u < g->n_rows; u++)
 		if (f->order3)
 			put3(f->order3, u, u);
 		else
@@ -956,14 +969,15 @@ static int chunk_init(struct fm *f, const struct parsa_fm_opts *o,
 	f->par = o->par;
 	f->par_arg = o->par_arg;
 	f->ev = malloc((size_t)f->chunk * sizeof(*f->ev));
-	f->rows = f->order3 ? malloc((size_t)f->chunk * sizeof(uint32_t))
-			    : NULL;
+	f->rows = f->order3 || f->perm_mode
+			  ? malloc((size_t)f->chunk * sizeof(uint32_t))
+			  : NULL;
 	f->mvu = malloc((size_t)f->chunk * sizeof(uint32_t));
 	f->mvi = malloc((size_t)f->chunk * sizeof(uint32_t));
 	f->tsc = calloc(f->ntasks, sizeof(*f->tsc));
 	f->tsc_mem = calloc(f->ntasks, per);
 	if (!f->ev || !f->mvu || !f->mvi || !f->tsc || !f->tsc_mem ||
-	    (f->order3 && !f->rows))
+	    ((f->order3 || f->perm_mode) && !f->rows))
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine: "
 				  "%u tasks of chunked sweeps)", f->ntasks);
 	p = f->tsc_mem;
@@ -1006,6 +1020,7 @@ struct chunk_job {
 	const struct fm *f;
 	const uint32_t *rows;
 	uint32_t n;
+	uint32_t i0; /* the chunk's first entry of the sweep's order */
 };
 
 static void chunk_task(void *arg, uint32_t t)
@@ -1015,6 +1030,8 @@ static void chunk_task(void *arg, uint32_t t)
 	uint32_t lo = (uint32_t)((uint64_t)cj->n * t / f->ntasks);
 	uint32_t hi = (uint32_t)((uint64_t)cj->n * (t + 1) / f->ntasks);
 
+	for (uint32_t i = lo; f->perm_mode && i < hi; i++)
+		f->rows[i] = (uint32_t)parsa_perm_at(&f->perm, cj->i0 + i);
 	for (uint32_t i = lo; i < hi; i++) {
 		struct fm_eval *e = &f->ev[i];
 
@@ -1066,12 +1083,14 @@ static int64_t sweep_chunked(struct fm *f, const struct parsa_stop *stop,
 	uint32_t nc = 0, n = f->g->n_rows;
 
 	for (uint32_t i0 = 0; i0 < n; i0 += f->chunk) {
-		struct chunk_job cj = { f, f->order3 ? f->rows : f->order + i0,
-					n - i0 < f->chunk ? n - i0 : f->chunk };
+		struct chunk_job cj = { f, f->order3 || f->perm_mode
+					       ? f->rows : f->order + i0,
+					n - i0 < f->chunk ? n - i0 : f->chunk,
+					i0 };
 
 		if (i0 && parsa_stop_due(stop))
 			break;
-		if (f->order_last) {
+		if (f->order_last && !f->perm_mode) {
 			/* the chunks before i0 are read: their order's pages
 			 * leave the resident set while the candidates grow
 			 * (|U| 3 or 4 bytes at the end of the last sweep) */

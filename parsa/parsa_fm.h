@@ -59,7 +59,8 @@
  * 2.5 Σ_v λ_v + 8 |V| bytes for the counts (the dense table would take
  * 2 k |V|); for k <= 64 8 |V| for the masks of the parts where a count
  * is 1 (what the gains read), for larger k 4 |V| for λ; 4 |V| for the
- * sweep marks when max_passes > 1; 4 |U| for the order.  A
+ * sweep marks when max_passes > 1; 4 |U| for a stored order (none for
+ * a parsa_perm order: see `order` below).  A
  * count region that cannot grow (out of memory) drops the move; the call
  * then ends with PARSA_ENOMEM, part and used consistent.
  *
@@ -148,7 +149,18 @@ struct parsa_fm_opts {
 	 * no examples) or the set-up fails */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
+	/* the sweeps' visiting order, a fresh one for every sweep: 0
+	 * (PARSA_FM_ORDER_AUTO) = a parsa_perm (no memory, no serial
+	 * shuffle) for chunked sweeps, else a stored shuffled array;
+	 * PARSA_FM_ORDER_STORED = the array for every sweep;
+	 * PARSA_FM_ORDER_PERM = the permutation for every sweep.  The
+	 * placement depends on it (as on the seed) */
+	uint32_t order;
 };
+
+#define PARSA_FM_ORDER_AUTO 0
+#define PARSA_FM_ORDER_STORED 1
+#define PARSA_FM_ORDER_PERM 2
 
 struct parsa_fm_stats {
 	uint32_t passes;      /* sweeps run */

@@ -196,14 +196,28 @@ static void test_fm_chunked(void)
 		c0 = tu_brute_conn(&g, part, k, M0);
 		o.m_limit = tu_max_of(M0, k) + (iter % 3 == 0 ? 5 : 0);
 		refine_copy(&g, k, part, &o, p0, &st0);
-		/* chunk 1: the same as one move at a time */
+		/* chunk 1: the same as one move at a time, in a stored
+		 * order (the default below chunk_min_rows) and in the
+		 * permutation (the default of chunked sweeps) */
 		o.chunk = 1;
 		o.chunk_min_rows = 1;
 		o.par_tasks = 1;
+		o.order = PARSA_FM_ORDER_STORED;
 		refine_copy(&g, k, part, &o, p1, &st1);
 		CHECK(memcmp(p0, p1, rows * sizeof(uint32_t)) == 0);
 		CHECK_INT(st0.moves, ==, st1.moves);
 		CHECK_INT(st0.conn_after, ==, st1.conn_after);
+		o.order = PARSA_FM_ORDER_PERM;
+		o.chunk = 0;
+		refine_copy(&g, k, part, &o, p0, &st0);
+		o.chunk = 1;
+		refine_copy(&g, k, part, &o, p1, &st1);
+		CHECK(memcmp(p0, p1, rows * sizeof(uint32_t)) == 0);
+		CHECK_INT(st0.moves, ==, st1.moves);
+		CHECK_INT(st0.conn_after, ==, st1.conn_after);
+		o.order = PARSA_FM_ORDER_AUTO;
+		o.chunk = 0; /* p0: one move at a time, as the default */
+		refine_copy(&g, k, part, &o, p0, &st0);
 		/* a larger chunk: tasks, order and threads do not matter */
 		o.chunk = chunk;
 		refine_copy(&g, k, part, &o, pc, &st);
