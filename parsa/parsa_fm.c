@@ -173,7 +173,9 @@ static void fetch3(void *arg, uint64_t j)
 	base_prefetch_w((uint8_t *)arg + 3 * j);
 }
 
-/* parsa_rng_shuffle_u32 of the order (the same draws, the same swaps). */
+/* A sweep's fresh order: a new permutation (perm_mode), else
+ * parsa_rng_shuffle_u32 of the stored order (the same draws, the same
+ * swaps). */
 static void order_shuffle(struct fm *f, struct parsa_rng *rng)
 {
 	if (f->perm_mode) {
@@ -289,9 +291,11 @@ static int fm_init(struct fm *f, const struct parsa_graph *g, uint32_t *part,
 	f->tmask = calloc(used->words, sizeof(uint64_t));
 	f->perm_mode = o->order == PARSA_FM_ORDER_PERM ||
 		       (o->order == PARSA_FM_ORDER_AUTO && fm_chunked(g, o));
-	if (!f->perm_mode && fm_chunked(g, o) && g->n_rows <= FM_ORDER3_MAX)
+	if (f->perm_mode)
+		; /* nothing stored */
+	else if (fm_chunked(g, o) && g->n_rows <= FM_ORDER3_MAX)
 		f->order3 = malloc((size_t)g->n_rows * 3 + 1);
-	else if (!f->perm_mode)
+	else
 		f->order = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
 	if (!f->size || !f->hits || !f->acc || !f->full ||
 	    (o->max_passes > 1 && !f->mark) || (used->words > 1 && !f->lam) ||
