@@ -13,6 +13,11 @@
  * once, so a block costs O(k * n_block + k * nnz_block).  The transpose
  * lists are compacted as they are scanned (assigned rows are dropped), so
  * later scans of the same feature only see live rows.
+ *
+ * With a par (parsa_partu_ctx_set_par), a block's transpose, the costs of
+ * its rows (in ranges) and the builds of its lists run as tasks, and the
+ * driver extracts the next block beside each block's run; every task
+ * computes what the serial code does, so nothing else changes.
  */
 #include "parsa_partu.h"
 
@@ -28,13 +33,26 @@
 
 #define NONE UINT32_MAX
 
+/* The tasks of a parallel parsa_partu_block_begin (row ranges of the
+ * costs, groups of lists to build), and the fewest block rows for which
+ * it runs them through par (below, one thread: the same result). */
+#define PARTU_TASKS 8
+#define PARTU_PAR_MIN_ROWS 2048
+
+/* Scratch of row_costs: one per task of a parallel begin. */
+struct rowcost {
+	uint32_t *cnt;  /* k: one row's costs */
+	uint32_t *base; /* words: per-word base */
+	uint64_t *c8;   /* words * 8: byte lanes */
+};
+
 struct parsa_partu_ctx {
 	uint32_t k;
 	uint32_t rows_cap;         /* block rows the lists hold */
 	struct parsa_costlist *cl; /* k cost lists, one per partition */
-	uint32_t *cnt;             /* k: one row's costs (row_costs) */
-	uint32_t *base;            /* words: per-word base of row_costs */
-	uint64_t *c8;              /* words * 8: byte lanes of row_costs */
+	struct rowcost scr[PARTU_TASKS]; /* [0] always; the rest with par */
+	parsa_graph_par_fn par;    /* NULL: begin on the caller's thread */
+	void *par_arg;
 	uint64_t spread[256];      /* spread[b]: bit j of b -> byte j */
 	uint64_t *blk_count;       /* k: examples placed in this block */
 	uint64_t feat_cap;         /* local features tptr/tlen hold */
@@ -564,6 +582,24 @@ static int reserve_rows(struct parsa_partu_ctx *ctx, uint32_t n,
 	return 0;
 }
 
+/* Scratch for row_costs at k partitions; 0 or -1 (out of memory, s
+ * then holds what was allocated: rowcost_free releases it). */
+static int rowcost_alloc(struct rowcost *s, uint32_t k)
+{
+	s->cnt = calloc(k, sizeof(uint32_t));
+	s->base = calloc(k / 64 + 1, sizeof(uint32_t));
+	s->c8 = calloc((k / 64 + 1) * 8, sizeof(uint64_t));
+	return s->cnt && s->base && s->c8 ? 0 : -1;
+}
+
+static void rowcost_free(struct rowcost *s)
+{
+	free(s->cnt);
+	free(s->base);
+	free(s->c8);
+	*s = (struct rowcost){ NULL, NULL, NULL };
+}
+
 int parsa_partu_ctx_create(struct parsa_partu_ctx **out, uint32_t k,
 			   uint32_t max_rows, struct parsa_err *err)
 {
@@ -576,22 +612,17 @@ int parsa_partu_ctx_create(struct parsa_partu_ctx **out, uint32_t k,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	c->k = k;
 	c->cl = calloc(k, sizeof(*c->cl));
-	c->cnt = calloc(k, sizeof(uint32_t));
-	c->base = calloc(k / 64 + 1, sizeof(uint32_t));
-	c->c8 = calloc((k / 64 + 1) * 8, sizeof(uint64_t));
 	c->blk_count = calloc(k, sizeof(uint64_t));
-	if (!c->cl || !c->cnt || !c->base || !c->c8 || !c->blk_count) {
+	if (!c->cl || !c->blk_count || rowcost_alloc(&c->scr[0], k)) {
+		rowcost_free(&c->scr[0]);
 		free(c->cl);
-		free(c->cnt);
-		free(c->base);
-		free(c->c8);
 		free(c->blk_count);
 		free(c);
 		return parsa_fail(err, PARSA_ENOMEM,
 				  "out of memory for k=%u cost lists", k);
 	}
-	c->k = k;
 	for (uint32_t b = 0; b < 256; b++)
 		for (uint32_t j = 0; j < 8; j++)
 			c->spread[b] |= (uint64_t)((b >> j) & 1) << (8 * j);
@@ -604,6 +635,22 @@ int parsa_partu_ctx_create(struct parsa_partu_ctx **out, uint32_t k,
 	return 0;
 }
 
+int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
+			    parsa_graph_par_fn par, void *par_arg,
+			    struct parsa_err *err)
+{
+	for (uint32_t t = 1; par && t < PARTU_TASKS; t++)
+		if (!ctx->scr[t].cnt && rowcost_alloc(&ctx->scr[t], ctx->k)) {
+			rowcost_free(&ctx->scr[t]);
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for k=%u cost tasks",
+					  ctx->k);
+		}
+	ctx->par = par;
+	ctx->par_arg = par_arg;
+	return 0;
+}
+
 void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx)
 {
 	if (!ctx)
@@ -611,9 +658,8 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->k; i++)
 		parsa_costlist_release(&ctx->cl[i]);
 	free(ctx->cl);
-	free(ctx->cnt);
-	free(ctx->base);
-	free(ctx->c8);
+	for (uint32_t t = 0; t < PARTU_TASKS; t++)
+		rowcost_free(&ctx->scr[t]);
 	free(ctx->blk_count);
 	free(ctx->tptr);
 	free(ctx->tlen);
@@ -731,11 +777,11 @@ static void build_transpose(struct parsa_partu_ctx *ctx,
  */
 
 /* cnt[i] -= lane i of c8 for the partitions of word w; lanes zeroed. */
-static void flush_lanes(struct parsa_partu_ctx *ctx, uint32_t w)
+static void flush_lanes(uint32_t k, struct rowcost *s, uint32_t w)
 {
-	uint64_t *c8 = ctx->c8 + (uint64_t)w * 8;
-	uint32_t *cnt = ctx->cnt + (uint64_t)w * 64;
-	uint32_t nb = ctx->k - w * 64 < 64 ? ctx->k - w * 64 : 64;
+	uint64_t *c8 = s->c8 + (uint64_t)w * 8;
+	uint32_t *cnt = s->cnt + (uint64_t)w * 64;
+	uint32_t nb = k - w * 64 < 64 ? k - w * 64 : 64;
 
 	for (uint32_t i = 0; i < nb; i++)
 		cnt[i] -= (uint32_t)((c8[i / 8] >> (8 * (i % 8))) & 255);
@@ -744,17 +790,17 @@ static void flush_lanes(struct parsa_partu_ctx *ctx, uint32_t w)
 
 /* Add one feature's mask word x (nb valid bits) for word w; returns 1 if
  * it used the byte lanes. */
-static int add_word(struct parsa_partu_ctx *ctx, uint32_t w, uint64_t x,
-		    uint32_t nb)
+static int add_word(const struct parsa_partu_ctx *ctx, struct rowcost *s,
+		    uint32_t w, uint64_t x, uint32_t nb)
 {
 	uint32_t pop = parsa_popcount64(x), nbytes = (nb + 7) / 8;
-	uint32_t *c = ctx->cnt + (uint64_t)w * 64;
+	uint32_t *c = s->cnt + (uint64_t)w * 64;
 
 	if (pop <= nbytes || nb - pop <= nbytes) {
 		uint32_t delta = 1;
 
 		if (2 * pop <= nb) {
-			ctx->base[w]++;
+			s->base[w]++;
 			delta = UINT32_MAX; /* -1 */
 		} else {
 			x = ~x & (nb == 64 ? ~0ULL : (1ULL << nb) - 1);
@@ -763,23 +809,24 @@ static int add_word(struct parsa_partu_ctx *ctx, uint32_t w, uint64_t x,
 			c[__builtin_ctzll(x)] += delta;
 		return 0;
 	}
-	ctx->base[w]++;
+	s->base[w]++;
 	for (uint32_t j = 0; j < nbytes; j++, x >>= 8)
-		ctx->c8[(uint64_t)w * 8 + j] += ctx->spread[x & 255];
+		s->c8[(uint64_t)w * 8 + j] += ctx->spread[x & 255];
 	return 1;
 }
 
 /* Nonzeros ahead whose mask row_costs fetches. */
 #define PARTU_AHEAD 16
 
-/* ctx->cnt[i] = cost_i(r) for i < k. */
-static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+/* s->cnt[i] = cost_i(r) for i < k. */
+static void row_costs(const struct parsa_partu_ctx *ctx, struct rowcost *s,
+		      const struct parsa_graph *g,
 		      const struct parsa_nbrset *S, uint32_t r)
 {
 	uint32_t words = S->words, laned = 0;
 
-	memset(ctx->cnt, 0, (size_t)ctx->k * sizeof(uint32_t));
-	memset(ctx->base, 0, (size_t)words * sizeof(uint32_t));
+	memset(s->cnt, 0, (size_t)ctx->k * sizeof(uint32_t));
+	memset(s->base, 0, (size_t)words * sizeof(uint32_t));
 	for (uint64_t e = g->row_ptr[r], end = g->row_ptr[r + 1]; e < end;
 	     e++) {
 		const uint64_t *m = parsa_nbrset_mask(S, g->col[e]);
@@ -792,42 +839,99 @@ static void row_costs(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 			base_prefetch(parsa_nbrset_mask(S, g->col[e + PARTU_AHEAD]));
 
 		for (uint32_t w = 0; w < words; w++)
-			used |= add_word(ctx, w, m[w],
+			used |= add_word(ctx, s, w, m[w],
 					 w + 1 < words ? 64 : ctx->k - w * 64);
 		laned += (uint32_t)used;
 		if (laned == 255) {
 			for (uint32_t w = 0; w < words; w++)
-				flush_lanes(ctx, w);
+				flush_lanes(ctx->k, s, w);
 			laned = 0;
 		}
 	}
 	for (uint32_t w = 0; w < words; w++) {
 		if (laned)
-			flush_lanes(ctx, w);
+			flush_lanes(ctx->k, s, w);
 		for (uint32_t i = w * 64; i < ctx->k && i < w * 64 + 64; i++)
-			ctx->cnt[i] += ctx->base[w];
+			s->cnt[i] += s->base[w];
 	}
 }
 
-/* cost_i(r) for every row and partition (and ov[r], their overlap with
- * S), then the counting-sort build of every list. */
+/* cost_i(r) staged in every list, and ov[r] (their overlap with S), for
+ * the rows r0 .. r1 - 1, with scratch s.  Tasks on disjoint row ranges
+ * write disjoint elements. */
+static void costs_rows(struct parsa_partu_ctx *ctx, struct rowcost *s,
+		       const struct parsa_graph *g,
+		       const struct parsa_nbrset *S, uint32_t r0, uint32_t r1)
+{
+	for (uint32_t r = r0; r < r1; r++) {
+		uint64_t deg = parsa_graph_degree(g, r), ov = 0;
+
+		row_costs(ctx, s, g, S, r);
+		for (uint32_t i = 0; i < ctx->k; i++) {
+			assert(s->cnt[i] <= deg);
+			parsa_costlist_stage(&ctx->cl[i], r, s->cnt[i]);
+			ov += deg - s->cnt[i];
+		}
+		ctx->ov[r] = ov;
+	}
+}
+
+/* The block's transpose and cost lists (every cost staged, then the
+ * counting-sort build of every list) on the caller's thread. */
 static void init_costs(struct parsa_partu_ctx *ctx,
 		       const struct parsa_graph *g,
 		       const struct parsa_nbrset *S)
 {
-	for (uint32_t r = 0; r < g->n_rows; r++) {
-		uint64_t deg = parsa_graph_degree(g, r), ov = 0;
-
-		row_costs(ctx, g, S, r);
-		for (uint32_t i = 0; i < ctx->k; i++) {
-			assert(ctx->cnt[i] <= deg);
-			parsa_costlist_stage(&ctx->cl[i], r, ctx->cnt[i]);
-			ov += deg - ctx->cnt[i];
-		}
-		ctx->ov[r] = ov;
-	}
+	build_transpose(ctx, g);
+	costs_rows(ctx, &ctx->scr[0], g, S, 0, g->n_rows);
 	for (uint32_t i = 0; i < ctx->k; i++)
 		parsa_costlist_build(&ctx->cl[i], NULL, g->n_rows);
+}
+
+/* init_costs through ctx->par, in two steps of tasks: the transpose
+ * (task 0) beside the costs of PARTU_TASKS row ranges (task t + 1: range
+ * t, scratch t), then the lists' builds in PARTU_TASKS groups.  Each
+ * row's costs and each list's build are computed as by init_costs, so
+ * the lists are the same. */
+struct begin_job {
+	struct parsa_partu_ctx *ctx;
+	const struct parsa_graph *g;
+	const struct parsa_nbrset *S;
+};
+
+static void costs_task(void *arg, uint32_t t)
+{
+	const struct begin_job *j = arg;
+	uint64_t n = j->g->n_rows;
+
+	if (t == 0) {
+		build_transpose(j->ctx, j->g);
+		return;
+	}
+	t--;
+	costs_rows(j->ctx, &j->ctx->scr[t], j->g, j->S,
+		   (uint32_t)(n * t / PARTU_TASKS),
+		   (uint32_t)(n * (t + 1) / PARTU_TASKS));
+}
+
+static void build_task(void *arg, uint32_t t)
+{
+	const struct begin_job *j = arg;
+	uint64_t k = j->ctx->k;
+
+	for (uint64_t i = k * t / PARTU_TASKS; i < k * (t + 1) / PARTU_TASKS;
+	     i++)
+		parsa_costlist_build(&j->ctx->cl[i], NULL, j->g->n_rows);
+}
+
+static void init_costs_par(struct parsa_partu_ctx *ctx,
+			   const struct parsa_graph *g,
+			   const struct parsa_nbrset *S)
+{
+	struct begin_job job = { ctx, g, S };
+
+	ctx->par(ctx->par_arg, PARTU_TASKS + 1, costs_task, &job);
+	ctx->par(ctx->par_arg, PARTU_TASKS, build_task, &job);
 }
 
 /* ------------------------------------------------------- partition choice */
@@ -1092,8 +1196,10 @@ int parsa_partu_block_begin(struct parsa_partu_ctx *ctx,
 	rc = ctx_reserve(ctx, g, err);
 	if (rc)
 		return rc;
-	build_transpose(ctx, g);
-	init_costs(ctx, g, S);
+	if (ctx->par && g->n_rows >= PARTU_PAR_MIN_ROWS)
+		init_costs_par(ctx, g, S);
+	else
+		init_costs(ctx, g, S);
 	ctx->n = g->n_rows;
 	ctx->blk_cap = block_cap(bal, g->n_rows);
 	memset(ctx->blk_count, 0, (size_t)ctx->k * sizeof(uint64_t));
@@ -1207,6 +1313,7 @@ static int run_setup(struct run *r, struct parsa_err *err)
 {
 	uint32_t n = r->g->n_rows, nc = r->g->n_cols;
 	uint32_t max_rows = n / r->b + (n % r->b != 0);
+	int rc;
 
 	r->perm = malloc((n ? n : 1) * sizeof(uint32_t));
 	r->start = malloc(((size_t)r->b + 1) * sizeof(uint32_t));
@@ -1217,7 +1324,11 @@ static int run_setup(struct run *r, struct parsa_err *err)
 				  "out of memory for %u examples", n);
 	memset(r->map, 0xff, (size_t)nc * sizeof(uint32_t));
 	parsa_blocks_split(n, r->b, r->o->seed, r->perm, r->start, NULL);
-	return parsa_partu_ctx_create(&r->ctx, r->o->k, max_rows, err);
+	rc = parsa_partu_ctx_create(&r->ctx, r->o->k, max_rows, err);
+	if (!rc && r->o->par)
+		rc = parsa_partu_ctx_set_par(r->ctx, r->o->par,
+					     r->o->par_arg, err);
+	return rc;
 }
 
 static void report_progress(struct run *r)
@@ -1228,19 +1339,55 @@ static void report_progress(struct run *r)
 			       (uint64_t)r->a + r->b);
 }
 
-/* Extract block j into *blk and run Algorithm 13 on it against X's slice
- * (left in r->slice; X itself is not changed); parts go to r->lpart. */
+/* Block j's rows extracted into *blk (r->map is the scratch). */
+static int extract_block(struct run *r, uint32_t j, struct parsa_block *blk,
+			 struct parsa_err *err)
+{
+	return parsa_block_extract(blk, r->g, r->perm + r->start[j],
+				   r->start[j + 1] - r->start[j], r->map, err);
+}
+
+/* A block's run (task 0) beside the extraction of block `next` into
+ * *nblk (task 1; nothing when next is NONE), through r->o->par.  The two
+ * share nothing: the run uses the context, the slice and lpart, the
+ * extraction the graph, the split and r->map. */
+struct pair_job {
+	struct run *r;
+	const struct parsa_block *blk;
+	struct parsa_balance *bal;
+	struct parsa_partu_stats *st;
+	uint32_t next;
+	struct parsa_block *nblk;
+	int rc;               /* the extraction's */
+	struct parsa_err err; /* its message */
+};
+
+static void pair_task(void *arg, uint32_t t)
+{
+	struct pair_job *p = arg;
+
+	if (t == 0)
+		parsa_partu_block_run(p->r->ctx, p->blk, &p->r->slice, p->bal,
+				      p->r->lpart, p->blk->g.n_rows, p->st);
+	else if (p->next != NONE)
+		p->rc = extract_block(p->r, p->next, p->nblk, &p->err);
+}
+
+/* Run Algorithm 13 on block j against X's slice (left in r->slice; X
+ * itself is not changed); parts go to r->lpart.  nblk NULL: block j is
+ * extracted into *blk first; else *blk holds it already, and block j + 1
+ * (if any) is extracted into *nblk beside the run, through r->o->par. */
 static int solve_block(struct run *r, uint32_t j, struct parsa_block *blk,
 		       const struct parsa_nbrset *X, struct parsa_balance *bal,
-		       struct parsa_partu_stats *st, struct parsa_err *err)
+		       struct parsa_partu_stats *st, struct parsa_block *nblk,
+		       struct parsa_err *err)
 {
-	uint32_t n = r->start[j + 1] - r->start[j];
-	int rc;
+	int rc = 0;
 
 	if (r->o->cancel && *r->o->cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
-	rc = parsa_block_extract(blk, r->g, r->perm + r->start[j], n, r->map,
-				 err);
+	if (!nblk)
+		rc = extract_block(r, j, blk, err);
 	if (rc)
 		return rc;
 	parsa_nbrset_release(&r->slice);
@@ -1249,7 +1396,24 @@ static int solve_block(struct run *r, uint32_t j, struct parsa_block *blk,
 		return rc;
 	parsa_nbrset_gather(&r->slice, X, blk->feat);
 	memcpy(bal->s_size, X->size, (size_t)X->k * sizeof(uint64_t));
-	rc = parsa_partu_block(r->ctx, blk, &r->slice, bal, r->lpart, st, err);
+	if (!nblk) {
+		rc = parsa_partu_block(r->ctx, blk, &r->slice, bal, r->lpart,
+				       st, err);
+	} else {
+		rc = parsa_partu_block_begin(r->ctx, blk, &r->slice, bal, err);
+		if (!rc) {
+			struct pair_job p = {
+				.r = r, .blk = blk, .bal = bal, .st = st,
+				.next = j + 1 < r->b ? j + 1 : NONE,
+				.nblk = nblk,
+			};
+
+			r->o->par(r->o->par_arg, 2, pair_task, &p);
+			if (p.rc)
+				*err = p.err;
+			rc = p.rc;
+		}
+	}
 	if (!rc)
 		report_progress(r);
 	return rc;
@@ -1301,7 +1465,7 @@ static int warm_up(struct run *r, const struct parsa_nbrset *S,
 
 		rc = run_balance(r, n, &bal, err);
 		if (!rc)
-			rc = solve_block(r, j, cur, T, &bal, NULL, err);
+			rc = solve_block(r, j, cur, T, &bal, NULL, NULL, err);
 		parsa_balance_release(&bal);
 		if (rc)
 			return rc;
@@ -1312,17 +1476,25 @@ static int warm_up(struct run *r, const struct parsa_nbrset *S,
 	return 0;
 }
 
-/* All b blocks in order, carrying X. */
+/* All b blocks in order, carrying X.  With r->o->par and blocks of at
+ * least PARTU_PAR_MIN_ROWS rows, block j + 1 is extracted (into the other
+ * of r->blk) while block j runs (smaller blocks: not worth a task). */
 static int main_pass(struct run *r, struct parsa_nbrset *X, uint32_t *part,
 		     struct parsa_partu_stats *st, struct parsa_err *err)
 {
 	struct parsa_balance bal;
-	struct parsa_block *blk = &r->blk[0];
+	int piped = r->o->par != NULL &&
+		    r->start[1] - r->start[0] >= PARTU_PAR_MIN_ROWS;
 	int rc;
 
 	rc = run_balance(r, r->g->n_rows, &bal, err);
+	if (!rc && piped)
+		rc = extract_block(r, 0, &r->blk[0], err);
 	for (uint32_t j = 0; j < r->b && !rc; j++) {
-		rc = solve_block(r, j, blk, X, &bal, st, err);
+		struct parsa_block *blk = &r->blk[piped ? j & 1 : 0];
+
+		rc = solve_block(r, j, blk, X, &bal, st,
+				 piped ? &r->blk[!(j & 1)] : NULL, err);
 		if (rc)
 			break;
 		parsa_nbrset_scatter_or(X, &r->slice, blk->feat);

@@ -62,6 +62,14 @@ struct parsa_partu_opts {
 	/* may be NULL; when *cancel becomes non-zero (another thread may set
 	 * it) the run stops before its next block with PARSA_ECANCEL */
 	const atomic_int *cancel;
+	/* may be NULL (one thread): par(par_arg, n, fn, fn_arg) must call
+	 * fn(fn_arg, t) once for every t in [0, n), on any threads in any
+	 * order, and return when all have returned.  parsa_partition_u then
+	 * computes each block's cost lists in tasks
+	 * (parsa_partu_ctx_set_par) and extracts the next block beside each
+	 * block's run; the result is the same with or without par. */
+	parsa_graph_par_fn par;
+	void *par_arg;
 };
 
 /* Fill the defaults (k = 16; the measured defaults for the rest). */
@@ -223,6 +231,17 @@ struct parsa_partu_ctx;
 int parsa_partu_ctx_create(struct parsa_partu_ctx **ctx, uint32_t k,
 			   uint32_t max_rows, struct parsa_err *err);
 void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
+
+/*
+ * From now on parsa_partu_block_begin computes the block's transpose and
+ * cost lists in tasks through par (the contract of parsa_partu_opts.par;
+ * NULL: on the caller's thread), for blocks of at least 2048 rows: the
+ * lists, and so every result, are the same either way.  0, or
+ * PARSA_ENOMEM (the scratch of the tasks; ctx unchanged).
+ */
+int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
+			    parsa_graph_par_fn par, void *par_arg,
+			    struct parsa_err *err);
 
 /*
  * Algorithm 13 on one block.  S is the block's slice of the neighbor sets

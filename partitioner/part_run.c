@@ -157,6 +157,49 @@ static uint32_t unfit_blocks(const struct parsa_partu_opts *pu, uint32_t n)
 	return parsa_partu_blocks(&p, n);
 }
 
+/* The parallel steps of parsa_fm, parsa_partv and parsa_partition_u on
+ * part_pool: par_arg is the number of threads (uint32_t); every task runs
+ * (part_pool never fails a task). */
+struct fm_par_call {
+	parsa_fm_task_fn fn;
+	void *fn_arg;
+};
+
+static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	const struct fm_par_call *pc = arg;
+
+	(void)err;
+	pc->fn(pc->fn_arg, t);
+	return 0;
+}
+
+static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
+		   void *fn_arg)
+{
+	struct fm_par_call pc = { fn, fn_arg };
+	struct parsa_err e;
+
+	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
+			    &e);
+}
+
+/* Algorithm 13 in one lane: the blocks' cost lists in tasks and the next
+ * block extracted beside each run, on the threads (the same result). */
+static int run_u_serial(const struct parsa_graph *g,
+			const struct part_run_opts *o, struct parsa_nbrset *S,
+			struct part_result *r, struct parsa_err *err)
+{
+	struct parsa_partu_opts pu = o->pu;
+	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
+
+	if (threads > 1) {
+		pu.par = fm_par;
+		pu.par_arg = &threads;
+	}
+	return parsa_partition_u(g, &pu, S, r->part, &r->pu_stats, err);
+}
+
 static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 		 struct part_result *r, struct parsa_err *err)
 {
@@ -192,37 +235,9 @@ static int run_u(const struct part_dataset *ds, const struct part_run_opts *o,
 					    r->part, &r->pu_stats,
 					    &r->lanes_stats, err);
 	else
-		rc = parsa_partition_u(g, &o->pu, &S, r->part, &r->pu_stats,
-				       err);
+		rc = run_u_serial(g, o, &S, r, err);
 	parsa_nbrset_release(&S);
 	return rc;
-}
-
-/* The parallel steps of parsa_fm and parsa_partv on
- * part_pool: par_arg is the number of threads (uint32_t); every task runs
- * (part_pool never fails a task). */
-struct fm_par_call {
-	parsa_fm_task_fn fn;
-	void *fn_arg;
-};
-
-static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
-{
-	const struct fm_par_call *pc = arg;
-
-	(void)err;
-	pc->fn(pc->fn_arg, t);
-	return 0;
-}
-
-static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
-		   void *fn_arg)
-{
-	struct fm_par_call pc = { fn, fn_arg };
-	struct parsa_err e;
-
-	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
-			    &e);
 }
 
 uint32_t part_run_v_slices(const struct part_run_opts *o, uint32_t n_feat)

@@ -9,6 +9,8 @@
 #include "harness.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "parsa_graph.h"
 #include "parsa_nbrset.h"
@@ -898,6 +900,120 @@ static void test_deterministic(void)
 	parsa_graph_release(&g);
 }
 
+/* A par on up to 4 pthreads, each taking tasks t = j, j + 4, ... in
+ * decreasing order (so not the serial loop's order); par_arg counts the
+ * calls (atomic_uint). */
+struct par_thread {
+	parsa_graph_task_fn fn;
+	void *fn_arg;
+	uint32_t n, j;
+};
+
+static void *par_thread_main(void *arg)
+{
+	struct par_thread *p = arg;
+
+	for (uint32_t t = p->n; t-- > 0;)
+		if (t % 4 == p->j)
+			p->fn(p->fn_arg, t);
+	return NULL;
+}
+
+static void par_pthreads(void *par_arg, uint32_t n, parsa_graph_task_fn fn,
+			 void *fn_arg)
+{
+	pthread_t th[4];
+	struct par_thread p[4];
+	int made[4] = { 0, 0, 0, 0 };
+
+	atomic_fetch_add((atomic_uint *)par_arg, 1);
+	for (uint32_t j = 0; j < 4; j++) {
+		p[j] = (struct par_thread){ fn, fn_arg, n, j };
+		made[j] = pthread_create(&th[j], NULL, par_thread_main,
+					 &p[j]) == 0;
+		if (!made[j])
+			par_thread_main(&p[j]);
+	}
+	for (uint32_t j = 0; j < 4; j++)
+		if (made[j])
+			pthread_join(th[j], NULL);
+}
+
+/* A par that runs the tasks one after another, the last first. */
+static void par_reverse(void *par_arg, uint32_t n, parsa_graph_task_fn fn,
+			void *fn_arg)
+{
+	atomic_fetch_add((atomic_uint *)par_arg, 1);
+	for (uint32_t t = n; t-- > 0;)
+		fn(fn_arg, t);
+}
+
+/* The sequential run with par (the blocks' costs in tasks, the next block
+ * extracted beside each run) equals the run without: the parts, the
+ * final sets and the counters, for k of one and two mask words, narrow
+ * and wide costs, with and without warm-up, blocks above and below the
+ * size where begin uses the tasks. */
+static void test_par_same_result(void)
+{
+	static const struct {
+		uint32_t n, m, dmax, k, blocks, init;
+	} cs[] = {
+		{ 6000, 1500, 30, 8, 2, 0 },  { 6000, 1500, 30, 70, 2, 0 },
+		{ 5000, 900, 300, 5, 2, 1 },  { 9000, 3000, 12, 16, 3, 0 },
+		{ 3000, 700, 20, 3, 6, 0 },   { 7000, 2000, 25, 130, 3, 1 },
+	};
+
+	for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+		struct parsa_rng r;
+		struct parsa_graph g;
+		struct parsa_partu_opts o;
+		struct parsa_nbrset S0, S1, S2;
+		struct parsa_partu_stats st1 = { 0 }, st2 = { 0 };
+		struct parsa_err err;
+		atomic_uint calls = 0;
+		uint32_t *p1, *p2;
+
+		parsa_rng_seed(&r, 900 + c);
+		random_graph(&g, &r, cs[c].n, cs[c].m, 1, cs[c].dmax, 5);
+		parsa_partu_opts_default(&o);
+		o.k = cs[c].k;
+		o.blocks = cs[c].blocks;
+		o.init_blocks = cs[c].init;
+		o.seed = 5 + c;
+		p1 = new_part(g.n_rows);
+		p2 = new_part(g.n_rows);
+		REQUIRE(parsa_nbrset_init(&S1, g.n_cols, o.k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S2, g.n_cols, o.k, NULL) == 0);
+		REQUIRE(parsa_nbrset_init(&S0, g.n_cols, o.k, NULL) == 0);
+		CHECK_INT(parsa_partition_u(&g, &o, &S1, p1, &st1, &err), ==, 0);
+		o.par_arg = &calls;
+		/* every other case on one thread, the tasks in reverse */
+		o.par = c % 2 ? par_reverse : par_pthreads;
+		CHECK_INT(parsa_partition_u(&g, &o, &S2, p2, &st2, &err), ==, 0);
+		/* blocks of >= 2048 rows: begin's two steps and the run
+		 * beside the next extraction, each block of the main pass */
+		CHECK(atomic_load(&calls) ==
+		      (cs[c].n / cs[c].blocks >= 2048 ? 3 * cs[c].blocks : 0) +
+			      (cs[c].n / cs[c].blocks >= 2048 ? 2 * cs[c].init
+							      : 0));
+		CHECK(memcmp(p1, p2, g.n_rows * sizeof(uint32_t)) == 0);
+		for (uint32_t v = 0; v < g.n_cols; v++)
+			CHECK(memcmp(parsa_nbrset_mask(&S1, v),
+				     parsa_nbrset_mask(&S2, v),
+				     S1.words * sizeof(uint64_t)) == 0);
+		CHECK(st1.assigned == st2.assigned);
+		CHECK(st1.new_bits == st2.new_bits);
+		CHECK(st1.decrements == st2.decrements);
+		check_result(&g, o.k, o.imbalance, &S0, &S2, p2);
+		free(p1);
+		free(p2);
+		parsa_nbrset_release(&S1);
+		parsa_nbrset_release(&S2);
+		parsa_nbrset_release(&S0);
+		parsa_graph_release(&g);
+	}
+}
+
 static void test_empty_rows_and_graphs(void)
 {
 	struct parsa_graph g;
@@ -1266,6 +1382,7 @@ int main(void)
 	RUN(test_final_sets_exact);
 	RUN(test_balance_many_k);
 	RUN(test_deterministic);
+	RUN(test_par_same_result);
 	RUN(test_empty_rows_and_graphs);
 	RUN(test_zero_row_block);
 	RUN(test_blocks_clamped_and_progress);
