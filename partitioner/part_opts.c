@@ -271,11 +271,13 @@ const struct part_opt part_opts_table[] = {
 	 .type = PART_OPT_UINT, AT(run.threads), .lo = 1,
 	 .hi = PART_POOL_MAX_THREADS, .arg = "N",
 	 .report_when = PART_REP_PARSA, .report = rep_threads,
-	 .help = "threads for reading LIBSVM files, the\n"
-		 "independent chains of V-cycles (best), the\n"
-		 "metrics and the random baseline's trials; the\n"
-		 "result is the same for every N (default: the\n"
-		 "CPUs this process may use)"},
+	 .help = "threads for reading LIBSVM files, Algorithm 13\n"
+		 "(lanes; in one lane each block's costs and the\n"
+		 "next block's extraction), the sweeps, Algorithm\n"
+		 "11's slices, the independent chains of V-cycles\n"
+		 "(best), the metrics and the random baseline's\n"
+		 "trials; the result is the same for every N\n"
+		 "(default: the CPUs this process may use)"},
 	{.name = "lanes", .key = "lanes", .where = P | H,
 	 .type = PART_OPT_UINT, AT(run.lanes), .lo = 1, .hi = PART_LANES_MAX,
 	 .arg = "L", .report_when = PART_REP_PARSA, .report = rep_lanes,
