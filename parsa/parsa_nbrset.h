@@ -80,6 +80,26 @@ static inline int parsa_nbrset_add(struct parsa_nbrset *s, uint32_t v,
 	return 1;
 }
 
+/*
+ * parsa_nbrset_add for threads that add bits of distinct partitions to
+ * one set at once: the word is or-ed atomically.  Partition i (its bits
+ * and size[i]) must be added to by one thread at a time, each handing it
+ * on with a release and acquire, and no thread may read the masks
+ * otherwise meanwhile.
+ */
+static inline int parsa_nbrset_add_shared(struct parsa_nbrset *s, uint32_t v,
+					  uint32_t i)
+{
+	uint64_t *w = &s->bits[(uint64_t)v * s->words + (i >> 6)];
+	uint64_t b = 1ULL << (i & 63);
+
+	if (__atomic_load_n(w, __ATOMIC_RELAXED) & b)
+		return 0;
+	__atomic_fetch_or(w, b, __ATOMIC_RELAXED);
+	s->size[i]++;
+	return 1;
+}
+
 /* Number of sets containing v (popcount of its mask). */
 uint32_t parsa_nbrset_count(const struct parsa_nbrset *s, uint32_t v);
 

@@ -15,14 +15,18 @@
  * later scans of the same feature only see live rows.
  *
  * With a par (parsa_partu_ctx_set_par), a block's transpose, the costs of
- * its rows (in ranges) and the builds of its lists run as tasks, and the
- * driver extracts the next block beside each block's run; every task
- * computes what the serial code does, so nothing else changes.
+ * its rows (in ranges) and the builds of its lists run as tasks; the
+ * driver extracts the next block beside each block's run, and the run
+ * itself hands each step's growth of S_i and its decrements to a second
+ * thread while it picks on (the asynchronous run below).  Every list sees
+ * the operations of the serial run in the same order, so nothing else
+ * changes.
  */
 #include "parsa_partu.h"
 
 #include <assert.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +48,23 @@ struct rowcost {
 	uint32_t *cnt;  /* k: one row's costs */
 	uint32_t *base; /* words: per-word base */
 	uint64_t *c8;   /* words * 8: byte lanes */
+};
+
+/* A step's growth of S_i, handed from the picking thread to whichever
+ * consumer takes it (the asynchronous run): row u placed in partition i
+ * at step t. */
+struct grow_item {
+	uint32_t i, u, t;
+};
+
+/* A consumer of the asynchronous run's items: its own copy of the
+ * transpose's lists (compacted as it scans them; tptr is shared), its
+ * increments of ov and its counters. */
+struct consumer {
+	uint32_t *tlen;
+	void *trow;
+	uint64_t *ov;
+	uint64_t new_bits, decrements;
 };
 
 struct parsa_partu_ctx {
@@ -68,6 +89,23 @@ struct parsa_partu_ctx {
 	uint32_t t;                /* rows placed so far */
 	uint32_t n;                /* its rows */
 	uint64_t blk_cap;          /* its per-partition cap */
+	/* the asynchronous run (with par, see async_run): the fields the
+	 * threads share are read and written with __atomic builtins */
+	int async;                 /* this block runs asynchronously */
+	uint32_t *step;            /* a_rows: step that placed a row, NONE */
+	struct consumer cons[2];   /* [0] the picking thread's (ctx's own
+				      transpose and ov), [1] the other's */
+	uint32_t a_rows;           /* rows step and cons[1].ov hold */
+	uint64_t a_feat;           /* features cons[1].tlen holds */
+	uint64_t a_trow_bytes;     /* bytes cons[1].trow holds */
+	struct grow_item *ring;    /* ring_mask + 1 items, > 2k */
+	uint32_t ring_mask;
+	uint8_t *pending;          /* k: partition i has an item unfinished */
+	uint32_t head, tail;       /* items claimed, items issued */
+	uint64_t issued;           /* = tail (the picking thread's count) */
+	uint64_t finished;         /* items finished */
+	int started;               /* the picking thread has begun */
+	int stop;                  /* the picking thread is done */
 };
 
 /* ---------------------------------------------------------------- options */
@@ -646,6 +684,24 @@ int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
 					  "out of memory for k=%u cost tasks",
 					  ctx->k);
 		}
+	if (par && !ctx->ring) {
+		uint32_t r = 4;
+
+		while (r <= 2 * ctx->k + 2)
+			r *= 2;
+		ctx->ring = calloc(r, sizeof(*ctx->ring));
+		ctx->pending = calloc(ctx->k, 1);
+		if (!ctx->ring || !ctx->pending) {
+			free(ctx->ring);
+			free(ctx->pending);
+			ctx->ring = NULL;
+			ctx->pending = NULL;
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for k=%u cost tasks",
+					  ctx->k);
+		}
+		ctx->ring_mask = r - 1;
+	}
 	ctx->par = par;
 	ctx->par_arg = par_arg;
 	return 0;
@@ -666,6 +722,12 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx)
 	free(ctx->trow);
 	free(ctx->done);
 	free(ctx->ov);
+	free(ctx->step);
+	free(ctx->cons[1].tlen);
+	free(ctx->cons[1].trow);
+	free(ctx->cons[1].ov);
+	free(ctx->ring);
+	free(ctx->pending);
 	free(ctx);
 }
 
@@ -1027,33 +1089,61 @@ static uint64_t paced_cap(const struct parsa_balance *bal, uint64_t blk_cap,
 	return pace < (double)blk_cap ? (uint64_t)pace : blk_cap;
 }
 
-/* cost_i -= 1 for the live block rows using local feature l (compacting
- * its transpose list to the live rows).  Returns the decrements made. */
-#define TOUCH_BODY(T)                                                        \
+/* cost_i -= 1 for the live block rows using local feature l (those SKIP
+ * does not drop; rows is l's transpose list, compacted to them, n its
+ * length on entry, m on exit).  ov[w] counts the bit for each. */
+#define TOUCH_BODY(T, SKIP)                                                  \
 	do {                                                                 \
-		T *rows = (T *)ctx->trow + ctx->tptr[l];                     \
+		T *rows = (T *)trow + ctx->tptr[l];                          \
 									     \
-		for (uint32_t t = 0; t < n; t++) {                           \
-			uint32_t w = rows[t];                                \
+		for (uint32_t x = 0; x < n; x++) {                           \
+			uint32_t w = rows[x];                                \
 									     \
-			if (ctx->done[w])                                    \
+			if (SKIP)                                            \
 				continue;                                    \
 			rows[m++] = (T)w;                                    \
-			ctx->ov[w]++;                                        \
+			ov[w]++;                                             \
 			parsa_costlist_decrement(cl, w);                     \
 		}                                                            \
 	} while (0)
 
+/* Returns the decrements made; the rows placed so far are dropped. */
 static uint32_t touch_feature(struct parsa_partu_ctx *ctx,
 			      struct parsa_costlist *cl, uint32_t l)
 {
 	uint32_t n = ctx->tlen[l], m = 0;
+	void *trow = ctx->trow;
+	uint64_t *ov = ctx->ov;
 
 	if (ctx->trow16)
-		TOUCH_BODY(uint16_t);
+		TOUCH_BODY(uint16_t, ctx->done[w]);
 	else
-		TOUCH_BODY(uint32_t);
+		TOUCH_BODY(uint32_t, ctx->done[w]);
 	ctx->tlen[l] = m;
+	return m;
+}
+
+/* touch_feature for a step-at item, by consumer c on its own lists: the
+ * rows placed at steps up to at are dropped, exactly those touch_feature
+ * drops right after step at (rows placed later read NONE or their later
+ * step, and either keeps them). */
+static uint32_t touch_feature_at(const struct parsa_partu_ctx *ctx,
+				 struct consumer *c, struct parsa_costlist *cl,
+				 uint32_t l, uint32_t at)
+{
+	uint32_t n = c->tlen[l], m = 0;
+	void *trow = c->trow;
+	uint64_t *ov = c->ov;
+
+	if (ctx->trow16)
+		TOUCH_BODY(uint16_t,
+			   __atomic_load_n(&ctx->step[w], __ATOMIC_RELAXED) <=
+				   at);
+	else
+		TOUCH_BODY(uint32_t,
+			   __atomic_load_n(&ctx->step[w], __ATOMIC_RELAXED) <=
+				   at);
+	c->tlen[l] = m;
 	return m;
 }
 
@@ -1108,15 +1198,25 @@ static uint32_t live_front(const struct parsa_partu_ctx *ctx,
 	}
 }
 
-/* Take the cheapest unassigned row of list cl (see live_front). */
+/* Take the cheapest unassigned row of list cl (see live_front); *cost
+ * gets its cost. */
 static uint32_t take_live(struct parsa_partu_ctx *ctx,
-			  struct parsa_costlist *cl)
+			  struct parsa_costlist *cl, uint32_t *cost)
 {
 	uint32_t u = live_front(ctx, cl);
 
-	if (u != PARSA_CL_NIL)
+	if (u != PARSA_CL_NIL) {
+		*cost = parsa_costlist_cost(cl, u);
 		parsa_costlist_remove(cl, u);
+	}
 	return u;
+}
+
+/* ov[w] (the asynchronous run: both consumers' counts, which are whole
+ * only when every item has finished). */
+static uint64_t ov_of(const struct parsa_partu_ctx *ctx, uint32_t w)
+{
+	return ctx->async ? ctx->ov[w] + ctx->cons[1].ov[w] : ctx->ov[w];
 }
 
 /*
@@ -1128,17 +1228,21 @@ static uint32_t take_live(struct parsa_partu_ctx *ctx,
  * O(k * n_block) per block at most.
  */
 static uint32_t take_seed(struct parsa_partu_ctx *ctx,
-			  struct parsa_costlist *cl)
+			  struct parsa_costlist *cl, uint32_t *cost)
 {
 	uint32_t best = live_front(ctx, cl);
+	uint64_t ob;
 
 	if (best == PARSA_CL_NIL)
 		return best;
+	ob = ov_of(ctx, best);
 	for (uint32_t w = parsa_costlist_next(cl, best);
-	     w != PARSA_CL_NIL && ctx->ov[best] > 0;
-	     w = parsa_costlist_next(cl, w))
-		if (!ctx->done[w] && ctx->ov[w] < ctx->ov[best])
+	     w != PARSA_CL_NIL && ob > 0; w = parsa_costlist_next(cl, w))
+		if (!ctx->done[w] && ov_of(ctx, w) < ob) {
 			best = w;
+			ob = ov_of(ctx, w);
+		}
+	*cost = parsa_costlist_cost(cl, best);
 	parsa_costlist_remove(cl, best);
 	return best;
 }
@@ -1153,6 +1257,253 @@ static void assign(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
 	ctx->blk_count[i]++;
 	st->assigned++;
 	grow_set(ctx, g, S, bal, i, u, st);
+}
+
+/* ------------------------------------------------ the asynchronous run */
+
+/*
+ * With par, a block's run is split over two threads.  The picking thread
+ * (async_run) makes every choice in order, as parsa_partu_block_run does:
+ * the partition (the rule needs only the counts and |S_i|, which it
+ * keeps: |S_i| grows by the cost of the row taken, the number of its
+ * features new to S_i), then that partition's cheapest row.  The growth
+ * of S_i and the decrements of list i that follow (grow_set's work, most
+ * of a step's) go to a ring as an item; the other thread (async_worker)
+ * and the picking thread itself, whenever it waits, take items from the
+ * ring and do them.  List i is only read by the picking thread once
+ * partition i has no item unfinished (pending[i], released by the
+ * consumer that finished it), so at most one item per partition is out
+ * and each list sees the same operations in the same order as in the
+ * serial run.  An item drops the rows placed by its step and before (by
+ * their step), just as the serial run drops the rows placed when it runs
+ * the step, so the lists are exactly the serial run's.  Seeding reads ov,
+ * which every item adds to: it waits for all items first.  The bits of
+ * S are set atomically (two partitions' bits share a word); each
+ * consumer scans its own copy of the transpose.
+ */
+
+/* Spin politely: a pause, and the CPU given up now and then. */
+static void relax(uint32_t *spins)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+	if (++*spins % 256 == 0)
+		sched_yield();
+}
+
+/* The asynchronous run's arrays for block g: 0 or PARSA_ENOMEM. */
+static int async_reserve(struct parsa_partu_ctx *ctx,
+			 const struct parsa_graph *g, struct parsa_err *err)
+{
+	uint32_t n = g->n_rows ? g->n_rows : 1;
+	uint64_t nf = g->n_cols ? g->n_cols : 1;
+	uint64_t bytes = (parsa_graph_nnz(g) ? parsa_graph_nnz(g) : 1) *
+			 (ctx->trow16 ? sizeof(uint16_t) : sizeof(uint32_t));
+
+	if (n > ctx->a_rows) {
+		uint32_t *st = realloc(ctx->step, (size_t)n * sizeof(*st));
+		uint64_t *ov;
+
+		if (st)
+			ctx->step = st;
+		ov = st ? realloc(ctx->cons[1].ov, (size_t)n * sizeof(*ov))
+			: NULL;
+		if (!ov)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %u block rows", n);
+		ctx->cons[1].ov = ov;
+		ctx->a_rows = n;
+	}
+	if (nf > ctx->a_feat) {
+		uint32_t *p = realloc(ctx->cons[1].tlen, (size_t)nf * sizeof(*p));
+
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu block features",
+					  (unsigned long long)nf);
+		ctx->cons[1].tlen = p;
+		ctx->a_feat = nf;
+	}
+	if (bytes > ctx->a_trow_bytes) {
+		void *p = bytes <= SIZE_MAX ? realloc(ctx->cons[1].trow,
+						      (size_t)bytes)
+					    : NULL;
+
+		if (!p)
+			return parsa_fail(err, PARSA_ENOMEM,
+					  "out of memory for %llu block nonzeros",
+					  (unsigned long long)bytes);
+		ctx->cons[1].trow = p;
+		ctx->a_trow_bytes = bytes;
+	}
+	return 0;
+}
+
+/* Ready the asynchronous run of block g (its lists and transpose built). */
+static void async_begin(struct parsa_partu_ctx *ctx,
+			const struct parsa_graph *g)
+{
+	size_t w = ctx->trow16 ? sizeof(uint16_t) : sizeof(uint32_t);
+
+	memset(ctx->step, 0xff, (size_t)g->n_rows * sizeof(uint32_t));
+	memset(ctx->cons[1].ov, 0, (size_t)g->n_rows * sizeof(uint64_t));
+	memcpy(ctx->cons[1].tlen, ctx->tlen, (size_t)g->n_cols * sizeof(uint32_t));
+	memcpy(ctx->cons[1].trow, ctx->trow, (size_t)parsa_graph_nnz(g) * w);
+	ctx->cons[0] = (struct consumer){ ctx->tlen, ctx->trow, ctx->ov, 0, 0 };
+	ctx->cons[1].new_bits = ctx->cons[1].decrements = 0;
+	memset(ctx->pending, 0, ctx->k);
+	ctx->head = ctx->tail = 0;
+	ctx->issued = ctx->finished = 0;
+	ctx->started = ctx->stop = 0;
+	ctx->async = 1;
+}
+
+/* grow_set's work for item it, by consumer c (bal->s_size is the picking
+ * thread's). */
+static void grow_item(struct parsa_partu_ctx *ctx, struct consumer *c,
+		      const struct parsa_graph *g, struct parsa_nbrset *S,
+		      struct grow_item it)
+{
+	struct parsa_costlist *cl = &ctx->cl[it.i];
+	uint64_t end = g->row_ptr[it.u + 1];
+
+	for (uint64_t e = g->row_ptr[it.u]; e < end; e++) {
+		uint32_t l = g->col[e];
+
+		if (e + 4 < end) {
+			uint32_t a = g->col[e + 4];
+
+			base_prefetch(parsa_nbrset_mask(S, a));
+			base_prefetch(&c->tlen[a]);
+			base_prefetch(&ctx->tptr[a]);
+		}
+		if (!parsa_nbrset_add_shared(S, l, it.i))
+			continue;
+		c->new_bits++;
+		c->decrements += touch_feature_at(ctx, c, cl, l, it.t);
+	}
+}
+
+/* Take the oldest unclaimed item, if any, and do it as consumer c;
+ * returns 0 if there was none.  The slot is read before the claim (and
+ * dropped if another consumer claims it first); it cannot be reissued
+ * meanwhile, as at most k items are out and the ring holds more than 2k. */
+static int consume_one(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		       struct parsa_nbrset *S, uint32_t c)
+{
+	uint32_t h = __atomic_load_n(&ctx->head, __ATOMIC_ACQUIRE);
+	struct grow_item *slot, it;
+
+	if (h == __atomic_load_n(&ctx->tail, __ATOMIC_ACQUIRE))
+		return 0;
+	slot = &ctx->ring[h & ctx->ring_mask];
+	it.i = __atomic_load_n(&slot->i, __ATOMIC_RELAXED);
+	it.u = __atomic_load_n(&slot->u, __ATOMIC_RELAXED);
+	it.t = __atomic_load_n(&slot->t, __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&ctx->head, &h, h + 1, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 1;
+	grow_item(ctx, &ctx->cons[c], g, S, it);
+	__atomic_store_n(&ctx->pending[it.i], 0, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&ctx->finished, 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Hand partition i's growth by row u at step t to the consumers. */
+static void issue(struct parsa_partu_ctx *ctx, uint32_t i, uint32_t u,
+		  uint32_t t)
+{
+	struct grow_item *slot = &ctx->ring[ctx->tail & ctx->ring_mask];
+
+	__atomic_store_n(&slot->i, i, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->u, u, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->t, t, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->pending[i], 1, __ATOMIC_RELAXED);
+	ctx->issued++;
+	__atomic_store_n(&ctx->tail, ctx->tail + 1, __ATOMIC_RELEASE);
+}
+
+/* Until partition i (NONE: every partition) has no item out, doing items
+ * meanwhile. */
+static void async_wait(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		       struct parsa_nbrset *S, uint32_t i)
+{
+	uint32_t spins = 0;
+
+	while (i == NONE ? __atomic_load_n(&ctx->finished, __ATOMIC_ACQUIRE) !=
+				   ctx->issued
+			 : __atomic_load_n(&ctx->pending[i], __ATOMIC_ACQUIRE))
+		if (!consume_one(ctx, g, S, 0))
+			relax(&spins);
+}
+
+/* parsa_partu_block_run of the whole block, as the picking thread. */
+static void async_run(struct parsa_partu_ctx *ctx, const struct parsa_graph *g,
+		      struct parsa_nbrset *S, struct parsa_balance *bal,
+		      uint32_t *part, struct parsa_partu_stats *st)
+{
+	uint64_t assigned = 0;
+
+	__atomic_store_n(&ctx->started, 1, __ATOMIC_RELEASE);
+	for (; ctx->t < ctx->n; ctx->t++) {
+		uint32_t i = pick_partition(bal, ctx->blk_count,
+					    paced_cap(bal, ctx->blk_cap, ctx->t));
+		uint32_t u, cost;
+
+		if (bal->s_size[i] == 0) {
+			async_wait(ctx, g, S, NONE);
+			u = take_seed(ctx, &ctx->cl[i], &cost);
+		} else {
+			async_wait(ctx, g, S, i);
+			u = take_live(ctx, &ctx->cl[i], &cost);
+		}
+		assert(u != PARSA_CL_NIL);
+		part[u] = i;
+		ctx->done[u] = 1;
+		__atomic_store_n(&ctx->step[u], ctx->t, __ATOMIC_RELAXED);
+		bal->count[i]++;
+		ctx->blk_count[i]++;
+		assigned++;
+		bal->s_size[i] += cost;
+		if (cost > 0)
+			issue(ctx, i, u, ctx->t);
+	}
+	async_wait(ctx, g, S, NONE);
+	__atomic_store_n(&ctx->stop, 1, __ATOMIC_RELEASE);
+	if (st) {
+		st->assigned += assigned;
+		for (uint32_t c = 0; c < 2; c++) {
+			st->new_bits += ctx->cons[c].new_bits;
+			st->decrements += ctx->cons[c].decrements;
+		}
+	}
+}
+
+/* Spins the other thread waits for the picking thread to begin; then it
+ * leaves the block to it (a par that runs the tasks one after another,
+ * in any order, must not wait for ever). */
+#define ASYNC_START_SPINS 4096
+
+/* The other thread: items until the picking thread is done. */
+static void async_worker(struct parsa_partu_ctx *ctx,
+			 const struct parsa_graph *g, struct parsa_nbrset *S)
+{
+	uint32_t spins = 0;
+
+	while (!__atomic_load_n(&ctx->started, __ATOMIC_ACQUIRE))
+		if (spins >= ASYNC_START_SPINS)
+			return;
+		else
+			relax(&spins);
+	for (spins = 0;;) {
+		if (consume_one(ctx, g, S, 1))
+			spins = 0;
+		else if (__atomic_load_n(&ctx->stop, __ATOMIC_ACQUIRE))
+			return;
+		else
+			relax(&spins);
+	}
 }
 
 static int check_block(const struct parsa_partu_ctx *ctx,
@@ -1190,16 +1541,22 @@ int parsa_partu_block_begin(struct parsa_partu_ctx *ctx,
 	int rc;
 
 	ctx->t = ctx->n = 0;
+	ctx->async = 0;
 	rc = check_block(ctx, blk, S, bal, err);
 	if (rc || g->n_rows == 0)
 		return rc;
 	rc = ctx_reserve(ctx, g, err);
 	if (rc)
 		return rc;
-	if (ctx->par && g->n_rows >= PARTU_PAR_MIN_ROWS)
+	if (ctx->par && g->n_rows >= PARTU_PAR_MIN_ROWS) {
+		rc = async_reserve(ctx, g, err);
+		if (rc)
+			return rc;
 		init_costs_par(ctx, g, S);
-	else
+		async_begin(ctx, g);
+	} else {
 		init_costs(ctx, g, S);
+	}
 	ctx->n = g->n_rows;
 	ctx->blk_cap = block_cap(bal, g->n_rows);
 	memset(ctx->blk_count, 0, (size_t)ctx->k * sizeof(uint64_t));
@@ -1219,8 +1576,10 @@ void parsa_partu_block_run(struct parsa_partu_ctx *ctx,
 	for (upto = upto < ctx->n ? upto : ctx->n; ctx->t < upto; ctx->t++) {
 		uint32_t i = pick_partition(bal, ctx->blk_count,
 					    paced_cap(bal, ctx->blk_cap, ctx->t));
-		uint32_t u = bal->s_size[i] == 0 ? take_seed(ctx, &ctx->cl[i])
-						 : take_live(ctx, &ctx->cl[i]);
+		uint32_t cost;
+		uint32_t u = bal->s_size[i] == 0
+				     ? take_seed(ctx, &ctx->cl[i], &cost)
+				     : take_live(ctx, &ctx->cl[i], &cost);
 
 		assert(u != PARSA_CL_NIL);
 		part[u] = i;
@@ -1365,12 +1724,18 @@ struct pair_job {
 static void pair_task(void *arg, uint32_t t)
 {
 	struct pair_job *p = arg;
+	struct parsa_partu_ctx *ctx = p->r->ctx;
 
-	if (t == 0)
-		parsa_partu_block_run(p->r->ctx, p->blk, &p->r->slice, p->bal,
+	if (t == 0 && ctx->async)
+		async_run(ctx, &p->blk->g, &p->r->slice, p->bal, p->r->lpart,
+			  p->st);
+	else if (t == 0)
+		parsa_partu_block_run(ctx, p->blk, &p->r->slice, p->bal,
 				      p->r->lpart, p->blk->g.n_rows, p->st);
-	else if (p->next != NONE)
+	else if (t == 1 && p->next != NONE)
 		p->rc = extract_block(p->r, p->next, p->nblk, &p->err);
+	else if (t == 2)
+		async_worker(ctx, &p->blk->g, &p->r->slice);
 }
 
 /* Run Algorithm 13 on block j against X's slice (left in r->slice; X
@@ -1408,7 +1773,8 @@ static int solve_block(struct run *r, uint32_t j, struct parsa_block *blk,
 				.nblk = nblk,
 			};
 
-			r->o->par(r->o->par_arg, 2, pair_task, &p);
+			r->o->par(r->o->par_arg, r->ctx->async ? 3 : 2,
+				  pair_task, &p);
 			if (p.rc)
 				*err = p.err;
 			rc = p.rc;

@@ -65,9 +65,12 @@ struct parsa_partu_opts {
 	/* may be NULL (one thread): par(par_arg, n, fn, fn_arg) must call
 	 * fn(fn_arg, t) once for every t in [0, n), on any threads in any
 	 * order, and return when all have returned.  parsa_partition_u then
-	 * computes each block's cost lists in tasks
-	 * (parsa_partu_ctx_set_par) and extracts the next block beside each
-	 * block's run; the result is the same with or without par. */
+	 * computes each block's cost lists in tasks and runs each block on
+	 * two threads (parsa_partu_ctx_set_par), extracting the next block
+	 * beside it; the result is the same with or without par.  A call's
+	 * tasks should run at once: run one after another, they give the
+	 * same result on one thread (a task waits at most a few thousand
+	 * spins for another to begin). */
 	parsa_graph_par_fn par;
 	void *par_arg;
 };
@@ -235,9 +238,12 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
 /*
  * From now on parsa_partu_block_begin computes the block's transpose and
  * cost lists in tasks through par (the contract of parsa_partu_opts.par;
- * NULL: on the caller's thread), for blocks of at least 2048 rows: the
- * lists, and so every result, are the same either way.  0, or
- * PARSA_ENOMEM (the scratch of the tasks; ctx unchanged).
+ * NULL: on the caller's thread), for blocks of at least 2048 rows, and
+ * readies them for parsa_partition_u's run on two threads (a copy of the
+ * transpose, the steps of the rows); parsa_partu_block_run still runs
+ * such a block on the caller's thread.  The lists, and so every result,
+ * are the same either way.  0, or PARSA_ENOMEM (the scratch of the tasks;
+ * ctx unchanged).
  */
 int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
 			    parsa_graph_par_fn par, void *par_arg,
