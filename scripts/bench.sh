@@ -21,6 +21,7 @@ python3 bench/bench.py "$build" --slack | tee -a "$out"
 python3 bench/tmax.py --bin "$build/parsa" --tsv "bench/results/tmax-$stamp.tsv" \
 	--zoltan "bench/results/issue6-$stamp.json" | tee -a "$out"
 python3 bench/parallel.py "$build" | tee -a "$out"
+python3 bench/speed10.py "$build" | tee -a "$out"
 python3 bench/http.py "$build" | tee -a "$out"
 python3 bench/ui.py "$build" | tee -a "$out"
 echo "results saved to $out"
