@@ -673,10 +673,33 @@ int parsa_partu_ctx_create(struct parsa_partu_ctx **out, uint32_t k,
 	return 0;
 }
 
+/* Free what only a par uses (the tasks' scratch, the asynchronous run's
+ * arrays). */
+static void par_release(struct parsa_partu_ctx *ctx)
+{
+	for (uint32_t t = 1; t < PARTU_TASKS; t++)
+		rowcost_free(&ctx->scr[t]);
+	free(ctx->step);
+	free(ctx->cons[1].tlen);
+	free(ctx->cons[1].trow);
+	free(ctx->cons[1].ov);
+	free(ctx->ring);
+	free(ctx->pending);
+	ctx->step = NULL;
+	ctx->cons[1] = (struct consumer){ NULL, NULL, NULL, 0, 0 };
+	ctx->ring = NULL;
+	ctx->pending = NULL;
+	ctx->a_rows = 0;
+	ctx->a_feat = ctx->a_trow_bytes = 0;
+	ctx->async = 0;
+}
+
 int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
 			    parsa_graph_par_fn par, void *par_arg,
 			    struct parsa_err *err)
 {
+	if (!par)
+		par_release(ctx);
 	for (uint32_t t = 1; par && t < PARTU_TASKS; t++)
 		if (!ctx->scr[t].cnt && rowcost_alloc(&ctx->scr[t], ctx->k)) {
 			rowcost_free(&ctx->scr[t]);
@@ -714,20 +737,14 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx)
 	for (uint32_t i = 0; i < ctx->k; i++)
 		parsa_costlist_release(&ctx->cl[i]);
 	free(ctx->cl);
-	for (uint32_t t = 0; t < PARTU_TASKS; t++)
-		rowcost_free(&ctx->scr[t]);
+	par_release(ctx);
+	rowcost_free(&ctx->scr[0]);
 	free(ctx->blk_count);
 	free(ctx->tptr);
 	free(ctx->tlen);
 	free(ctx->trow);
 	free(ctx->done);
 	free(ctx->ov);
-	free(ctx->step);
-	free(ctx->cons[1].tlen);
-	free(ctx->cons[1].trow);
-	free(ctx->cons[1].ov);
-	free(ctx->ring);
-	free(ctx->pending);
 	free(ctx);
 }
 
@@ -1619,6 +1636,42 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 	int rc = parsa_partu_block_begin(ctx, blk, S, bal, err);
 
 	if (rc == 0)
+		parsa_partu_block_run(ctx, blk, S, bal, part, blk->g.n_rows,
+				      st);
+	return rc;
+}
+
+/* parsa_partu_block_par's two tasks: the picker (0) and the worker (1). */
+struct solo_job {
+	struct parsa_partu_ctx *ctx;
+	const struct parsa_block *blk;
+	struct parsa_nbrset *S;
+	struct parsa_balance *bal;
+	uint32_t *part;
+	struct parsa_partu_stats *st;
+};
+
+static void solo_task(void *arg, uint32_t t)
+{
+	struct solo_job *j = arg;
+
+	if (t == 0)
+		async_run(j->ctx, &j->blk->g, j->S, j->bal, j->part, j->st);
+	else
+		async_worker(j->ctx, &j->blk->g, j->S);
+}
+
+int parsa_partu_block_par(struct parsa_partu_ctx *ctx,
+			  const struct parsa_block *blk, struct parsa_nbrset *S,
+			  struct parsa_balance *bal, uint32_t *part,
+			  struct parsa_partu_stats *st, struct parsa_err *err)
+{
+	int rc = parsa_partu_block_begin(ctx, blk, S, bal, err);
+	struct solo_job j = { ctx, blk, S, bal, part, st };
+
+	if (rc == 0 && ctx->async)
+		ctx->par(ctx->par_arg, 2, solo_task, &j);
+	else if (rc == 0)
 		parsa_partu_block_run(ctx, blk, S, bal, part, blk->g.n_rows,
 				      st);
 	return rc;

@@ -243,7 +243,7 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
  * transpose, the steps of the rows); parsa_partu_block_run still runs
  * such a block on the caller's thread.  The lists, and so every result,
  * are the same either way.  0, or PARSA_ENOMEM (the scratch of the tasks;
- * ctx unchanged).
+ * ctx unchanged).  par NULL frees that scratch again.
  */
 int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
 			    parsa_graph_par_fn par, void *par_arg,
@@ -262,6 +262,20 @@ int parsa_partu_block(struct parsa_partu_ctx *ctx,
 		      const struct parsa_block *blk, struct parsa_nbrset *S,
 		      struct parsa_balance *bal, uint32_t *part,
 		      struct parsa_partu_stats *st, struct parsa_err *err);
+
+/*
+ * parsa_partu_block through the context's par (parsa_partu_ctx_set_par):
+ * a block of at least 2048 rows has its lists built in tasks and runs on
+ * two threads, each step's growth of S_i and decrements handed from the
+ * thread that picks to the other; the same result, S, bal, part and st as
+ * parsa_partu_block, which it is without a par.  The par's two tasks
+ * should run at once (run one after the other they still give the
+ * result, on one thread).
+ */
+int parsa_partu_block_par(struct parsa_partu_ctx *ctx,
+			  const struct parsa_block *blk, struct parsa_nbrset *S,
+			  struct parsa_balance *bal, uint32_t *part,
+			  struct parsa_partu_stats *st, struct parsa_err *err);
 
 /*
  * parsa_partu_block in steps, so that a parallel worker can bring in the

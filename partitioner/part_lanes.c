@@ -260,8 +260,10 @@ static int slice_reserve(struct lane *ln, uint32_t nf, struct parsa_err *err)
 	return 0;
 }
 
+/* Lane ln's block on scratch sc; solo: the round's only lane (the lead
+ * block), run on two of the threads (parsa_partu_block_par). */
 static int lane_solve(struct lanes_run *r, struct lane *ln,
-		      struct scratch *sc, struct parsa_err *err)
+		      struct scratch *sc, int solo, struct parsa_err *err)
 {
 	uint32_t j = ln->j, n = r->start[j + 1] - r->start[j];
 	uint32_t *pos = r->perm + r->start[j], *t;
@@ -276,8 +278,12 @@ static int lane_solve(struct lanes_run *r, struct lane *ln,
 	if (rc)
 		return rc;
 	parsa_nbrset_gather(&ln->slice, r->S, sc->blk.feat);
-	rc = parsa_partu_block(sc->ctx, &sc->blk, &ln->slice, &ln->bal, pos,
-			       &ln->st, err);
+	if (solo)
+		rc = parsa_partu_block_par(sc->ctx, &sc->blk, &ln->slice,
+					   &ln->bal, pos, &ln->st, err);
+	else
+		rc = parsa_partu_block(sc->ctx, &sc->blk, &ln->slice,
+				       &ln->bal, pos, &ln->st, err);
 	/* the merge needs the features: the lane takes the block's array,
 	 * the block the lane's old one */
 	t = ln->feat;
@@ -289,19 +295,28 @@ static int lane_solve(struct lanes_run *r, struct lane *ln,
 	return rc;
 }
 
-/* part_pool task: lane l of the current round. */
+/* part_pool task: lane l of the current round.  A round of one lane (the
+ * lead block) would leave the other threads idle: its block runs on two
+ * of them, with the same result (the scratch's context holds the par's
+ * arrays for that block only).  Its cpu is the picking thread's. */
 static int lane_task(void *arg, uint32_t l, struct parsa_err *err)
 {
 	struct lanes_run *r = arg;
 	struct scratch *sc;
 	double t0 = thread_cpu();
-	int rc;
+	int solo = r->n_lanes == 1 && r->T > 1, rc = 0;
 
 	if (r->o->cancel && *r->o->cancel)
 		return parsa_fail(err, PARSA_ECANCEL, "cancelled");
 	lane_balance(r, l);
 	sc = take_scratch(r);
-	rc = lane_solve(r, &r->lane[l], sc, err);
+	if (solo)
+		rc = parsa_partu_ctx_set_par(sc->ctx, part_pool_par, &r->T,
+					     err);
+	if (rc == 0)
+		rc = lane_solve(r, &r->lane[l], sc, solo, err);
+	if (solo)
+		(void)parsa_partu_ctx_set_par(sc->ctx, NULL, NULL, NULL);
 	give_scratch(r, sc);
 	r->lane[l].cpu = thread_cpu() - t0;
 	return rc;

@@ -92,3 +92,26 @@ uint32_t part_pool_cpus(void)
 	n = CPU_COUNT(&set);
 	return n > 0 ? (uint32_t)n : 1;
 }
+
+struct par_call {
+	part_pool_task_fn fn;
+	void *fn_arg;
+};
+
+static int par_task(void *arg, uint32_t t, struct parsa_err *err)
+{
+	const struct par_call *pc = arg;
+
+	(void)err;
+	pc->fn(pc->fn_arg, t);
+	return 0;
+}
+
+void part_pool_par(void *par_arg, uint32_t n, part_pool_task_fn fn,
+		   void *fn_arg)
+{
+	struct par_call pc = { fn, fn_arg };
+	struct parsa_err e;
+
+	(void)part_pool_run(n, *(const uint32_t *)par_arg, par_task, &pc, &e);
+}

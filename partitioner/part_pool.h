@@ -36,4 +36,15 @@ int part_pool_run(uint32_t n, uint32_t threads, part_pool_fn fn, void *arg,
 
 uint32_t part_pool_cpus(void);
 
+/*
+ * The par of the library's parallel steps (parsa_partu_opts.par,
+ * parsa_fm_opts.par, parsa_partv's and parsa_graph's par: the same
+ * shape): fn(fn_arg, t) for every t in [0, n) through part_pool_run on
+ * *(const uint32_t *)par_arg threads; returns when all have returned
+ * (the tasks cannot fail).
+ */
+typedef void (*part_pool_task_fn)(void *fn_arg, uint32_t t);
+void part_pool_par(void *par_arg, uint32_t n, part_pool_task_fn fn,
+		   void *fn_arg);
+
 #endif /* PART_POOL_H */

@@ -157,33 +157,6 @@ static uint32_t unfit_blocks(const struct parsa_partu_opts *pu, uint32_t n)
 	return parsa_partu_blocks(&p, n);
 }
 
-/* The parallel steps of parsa_fm, parsa_partv and parsa_partition_u on
- * part_pool: par_arg is the number of threads (uint32_t); every task runs
- * (part_pool never fails a task). */
-struct fm_par_call {
-	parsa_fm_task_fn fn;
-	void *fn_arg;
-};
-
-static int fm_par_task(void *arg, uint32_t t, struct parsa_err *err)
-{
-	const struct fm_par_call *pc = arg;
-
-	(void)err;
-	pc->fn(pc->fn_arg, t);
-	return 0;
-}
-
-static void fm_par(void *par_arg, uint32_t n, parsa_fm_task_fn fn,
-		   void *fn_arg)
-{
-	struct fm_par_call pc = { fn, fn_arg };
-	struct parsa_err e;
-
-	(void)part_pool_run(n, *(const uint32_t *)par_arg, fm_par_task, &pc,
-			    &e);
-}
-
 /* Algorithm 13 in one lane: the blocks' cost lists in tasks and the next
  * block extracted beside each run, on the threads (the same result). */
 static int run_u_serial(const struct parsa_graph *g,
@@ -194,7 +167,7 @@ static int run_u_serial(const struct parsa_graph *g,
 	uint32_t threads = o->threads ? o->threads : part_pool_cpus();
 
 	if (threads > 1) {
-		pu.par = fm_par;
+		pu.par = part_pool_par;
 		pu.par_arg = &threads;
 	}
 	return parsa_partition_u(g, &pu, S, r->part, &r->pu_stats, err);
@@ -262,7 +235,7 @@ static int place_v(const struct part_run_opts *o, const struct parsa_nbrset *use
 
 	rc = parsa_partition_v_sliced(used, NULL, o->sweeps,
 				      part_run_v_slices(o, used->n_feat),
-				      threads > 1 ? fm_par : NULL, &threads,
+				      threads > 1 ? part_pool_par : NULL, &threads,
 				      owner, T, pv, err);
 	if (rc == 0 && o->param_imbalance > 0)
 		rc = parsa_param_cap(used, o->param_imbalance, owner, T, NULL,
@@ -1119,7 +1092,7 @@ static int improve(const struct part_dataset *ds, const struct part_run_opts *o,
 	 * their tasks in turn (chain_task) */
 	fo.chunk = PART_SWEEP_CHUNK;
 	fo.par_tasks = threads;
-	fo.par = threads > 1 ? fm_par : NULL;
+	fo.par = threads > 1 ? part_pool_par : NULL;
 	fo.par_arg = &threads;
 	/* with threads to spare and no deadline, the multilevel candidate is
 	 * built beside the chains (under a deadline it runs last, if time is
@@ -1415,7 +1388,7 @@ static int used_sets_par(const struct parsa_graph *g, const uint32_t *part,
 	if (rc)
 		return rc;
 	/* (out of memory: even ranges, the same sets) */
-	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, USED_COLD_W, fm_par,
+	(void)parsa_graph_col_cuts(g, ut.n, ut.cut, USED_COLD_W, part_pool_par,
 				   &ut.n);
 	parsa_nbrset_clear(used);
 	ut.size = calloc((size_t)ut.n * used->k, sizeof(uint64_t));
@@ -1681,12 +1654,12 @@ int part_run_owners(const struct part_dataset *ds,
 		uint32_t threads = o->threads ? o->threads : part_pool_cpus();
 
 		rc = parsa_users_build_par(&ds->g, r->k, r->part, &u,
-					   threads > 1 ? fm_par : NULL,
+					   threads > 1 ? part_pool_par : NULL,
 					   &threads, threads, err);
 		if (rc == 0)
 			rc = parsa_partition_v_sliced(
 				NULL, &u, o->sweeps, part_run_v_slices(o, u.n_feat),
-				threads > 1 ? fm_par : NULL, &threads,
+				threads > 1 ? part_pool_par : NULL, &threads,
 				r->owner, NULL, &r->pv_stats, err);
 		parsa_users_release(&u);
 		r->t_partition_v += part_now() - t0;

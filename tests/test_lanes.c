@@ -306,6 +306,43 @@ static void test_threads_and_validity(void)
 	}
 }
 
+/* Blocks of at least 2048 rows: the lead block (a round of one lane) runs
+ * on two of the threads (parsa_partu_block_par); the parts, the sets and
+ * the counters are those of one thread, for L = 2 and 3 and 1-3 threads,
+ * and of the sequential run for L = 1. */
+static void test_lead_block_on_threads(void)
+{
+	struct setup s;
+	struct parsa_nbrset S0, S1;
+	struct parsa_partu_stats st0, st1;
+	uint32_t *p0, *p1;
+
+	fixed_setup(&s, 15, 30000, 6000, 16, 24, 20, 7);
+	p0 = new_part(s.g.n_rows);
+	p1 = new_part(s.g.n_rows);
+	CHECK(run(&s, 0, 1, p0, &S0, &st0) == 0);
+	CHECK(run(&s, 1, 2, p1, &S1, &st1) == 0);
+	CHECK(memcmp(p0, p1, s.g.n_rows * sizeof(uint32_t)) == 0);
+	CHECK(same_sets(&S0, &S1));
+	parsa_nbrset_release(&S0);
+	parsa_nbrset_release(&S1);
+	for (uint32_t L = 2; L <= 3; L++) {
+		CHECK(run(&s, L, 1, p0, &S0, &st0) == 0);
+		for (uint32_t T = 2; T <= 3; T++) {
+			CHECK(run(&s, L, T, p1, &S1, &st1) == 0);
+			CHECK(memcmp(p0, p1, s.g.n_rows * sizeof(uint32_t)) == 0);
+			CHECK(same_sets(&S0, &S1));
+			CHECK_INT(st0.new_bits, ==, st1.new_bits);
+			CHECK_INT(st0.decrements, ==, st1.decrements);
+			parsa_nbrset_release(&S1);
+		}
+		parsa_nbrset_release(&S0);
+	}
+	parsa_graph_release(&s.g);
+	free(p0);
+	free(p1);
+}
+
 /* Clustered data: lanes lose little against one lane (a sanity bound,
  * not a benchmark: the connectivity within 10%). */
 static void test_quality_close(void)
@@ -409,6 +446,7 @@ int main(void)
 	RUN(test_lane_count);
 	RUN(test_one_lane_is_sequential);
 	RUN(test_threads_and_validity);
+	RUN(test_lead_block_on_threads);
 	RUN(test_quality_close);
 	RUN(test_progress_cancel_and_errors);
 	return harness_done();

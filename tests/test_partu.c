@@ -1014,6 +1014,87 @@ static void test_par_same_result(void)
 	}
 }
 
+/* parsa_partu_block_par equals parsa_partu_block block after block (the
+ * parts, the slices, the balance, the counters), with one context kept
+ * across blocks of growing size (below and above 2048 rows, so the par's
+ * arrays grow), par on pthreads and in reverse on one thread, and a
+ * context whose par is removed again (its arrays freed) still agrees. */
+static void test_block_par(void)
+{
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_block blk;
+	struct parsa_partu_ctx *c1, *c2;
+	uint32_t *rows, *map, *p1, *p2;
+	const uint32_t n = 9000, m = 2500, k = 24;
+	atomic_uint calls = 0;
+
+	parsa_rng_seed(&r, 33);
+	random_graph(&g, &r, n, m, 1, 40, 3);
+	rows = malloc(n * sizeof(uint32_t));
+	map = malloc(m * sizeof(uint32_t));
+	p1 = malloc(n * sizeof(uint32_t));
+	p2 = malloc(n * sizeof(uint32_t));
+	memset(map, 0xff, m * sizeof(uint32_t));
+	REQUIRE(parsa_blocks_split(n, 1, 4, rows, (uint32_t[2]){ 0 }, NULL) == 0);
+	parsa_block_init(&blk);
+	REQUIRE(parsa_partu_ctx_create(&c1, k, 16, NULL) == 0);
+	REQUIRE(parsa_partu_ctx_create(&c2, k, 16, NULL) == 0);
+	for (int pass = 0; pass < 3; pass++) {
+		struct parsa_balance b1, b2;
+
+		/* pass 0: pthreads; 1: in reverse; 2: the par removed */
+		REQUIRE(parsa_partu_ctx_set_par(c2, pass == 2 ? NULL : pass ?
+						par_reverse : par_pthreads,
+						&calls, NULL) == 0);
+		REQUIRE(parsa_balance_init(&b1, k, n, PARSA_RULE_MIN_S, 1.03,
+					   NULL) == 0);
+		REQUIRE(parsa_balance_init(&b2, k, n, PARSA_RULE_MIN_S, 1.03,
+					   NULL) == 0);
+		for (uint32_t lo = 0, len = 700; lo < n; lo += len, len *= 2) {
+			struct parsa_nbrset S1, S2;
+			struct parsa_partu_stats st1 = { 0 }, st2 = { 0 };
+			unsigned before = atomic_load(&calls);
+
+			len = lo + len > n ? n - lo : len;
+			REQUIRE(parsa_block_extract(&blk, &g, rows + lo, len,
+						    map, NULL) == 0);
+			REQUIRE(parsa_nbrset_init(&S1, blk.g.n_cols, k, NULL) == 0);
+			REQUIRE(parsa_nbrset_init(&S2, blk.g.n_cols, k, NULL) == 0);
+			CHECK_INT(parsa_partu_block(c1, &blk, &S1, &b1, p1, &st1,
+						    NULL), ==, 0);
+			CHECK_INT(parsa_partu_block_par(c2, &blk, &S2, &b2, p2,
+							&st2, NULL), ==, 0);
+			/* begin's two steps and the run's one from 2048 rows */
+			CHECK_INT(atomic_load(&calls) - before, ==,
+				  pass < 2 && len >= 2048 ? 3 : 0);
+			CHECK(memcmp(p1, p2, len * sizeof(uint32_t)) == 0);
+			CHECK(memcmp(S1.bits, S2.bits,
+				     (size_t)blk.g.n_cols * S1.words *
+					     sizeof(uint64_t)) == 0);
+			CHECK(memcmp(S1.size, S2.size, k * sizeof(uint64_t)) == 0);
+			CHECK(memcmp(b1.count, b2.count, k * sizeof(uint64_t)) == 0);
+			CHECK(memcmp(b1.s_size, b2.s_size,
+				     k * sizeof(uint64_t)) == 0);
+			CHECK(st1.assigned == st2.assigned &&
+			      st1.new_bits == st2.new_bits &&
+			      st1.decrements == st2.decrements);
+			parsa_nbrset_release(&S1);
+			parsa_nbrset_release(&S2);
+		}
+		parsa_balance_release(&b1);
+		parsa_balance_release(&b2);
+	}
+	parsa_partu_ctx_destroy(c1);
+	parsa_partu_ctx_destroy(c2);
+	parsa_block_release(&blk);
+	parsa_graph_release(&g);
+	free(rows);
+	free(map);
+	free(p1);
+	free(p2);
+}
+
 static void test_empty_rows_and_graphs(void)
 {
 	struct parsa_graph g;
@@ -1383,6 +1464,7 @@ int main(void)
 	RUN(test_balance_many_k);
 	RUN(test_deterministic);
 	RUN(test_par_same_result);
+	RUN(test_block_par);
 	RUN(test_empty_rows_and_graphs);
 	RUN(test_zero_row_block);
 	RUN(test_blocks_clamped_and_progress);
