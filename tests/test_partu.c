@@ -7,9 +7,9 @@
  * the edge cases (empty rows, empty blocks, b > n, bad arguments).
  */
 #include "harness.h"
+#include "testpar.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 
 #include "parsa_graph.h"
@@ -900,45 +900,6 @@ static void test_deterministic(void)
 	parsa_graph_release(&g);
 }
 
-/* A par on up to 4 pthreads, each taking tasks t = j, j + 4, ... in
- * decreasing order (so not the serial loop's order); par_arg counts the
- * calls (atomic_uint). */
-struct par_thread {
-	parsa_graph_task_fn fn;
-	void *fn_arg;
-	uint32_t n, j;
-};
-
-static void *par_thread_main(void *arg)
-{
-	struct par_thread *p = arg;
-
-	for (uint32_t t = p->n; t-- > 0;)
-		if (t % 4 == p->j)
-			p->fn(p->fn_arg, t);
-	return NULL;
-}
-
-static void par_pthreads(void *par_arg, uint32_t n, parsa_graph_task_fn fn,
-			 void *fn_arg)
-{
-	pthread_t th[4];
-	struct par_thread p[4];
-	int made[4] = { 0, 0, 0, 0 };
-
-	atomic_fetch_add((atomic_uint *)par_arg, 1);
-	for (uint32_t j = 0; j < 4; j++) {
-		p[j] = (struct par_thread){ fn, fn_arg, n, j };
-		made[j] = pthread_create(&th[j], NULL, par_thread_main,
-					 &p[j]) == 0;
-		if (!made[j])
-			par_thread_main(&p[j]);
-	}
-	for (uint32_t j = 0; j < 4; j++)
-		if (made[j])
-			pthread_join(th[j], NULL);
-}
-
 /* A par that runs the tasks one after another, the last first. */
 static void par_reverse(void *par_arg, uint32_t n, parsa_graph_task_fn fn,
 			void *fn_arg)
@@ -988,7 +949,7 @@ static void test_par_same_result(void)
 		CHECK_INT(parsa_partition_u(&g, &o, &S1, p1, &st1, &err), ==, 0);
 		o.par_arg = &calls;
 		/* every other case on one thread, the tasks in reverse */
-		o.par = c % 2 ? par_reverse : par_pthreads;
+		o.par = c % 2 ? par_reverse : tp_par_pthreads;
 		CHECK_INT(parsa_partition_u(&g, &o, &S2, p2, &st2, &err), ==, 0);
 		/* blocks of >= 2048 rows: begin's two steps and the run
 		 * beside the next extraction, each block of the main pass */
@@ -1045,7 +1006,7 @@ static void test_block_par(void)
 
 		/* pass 0: pthreads; 1: in reverse; 2: the par removed */
 		REQUIRE(parsa_partu_ctx_set_par(c2, pass == 2 ? NULL : pass ?
-						par_reverse : par_pthreads,
+						par_reverse : tp_par_pthreads,
 						&calls, NULL) == 0);
 		REQUIRE(parsa_balance_init(&b1, k, n, PARSA_RULE_MIN_S, 1.03,
 					   NULL) == 0);

@@ -5,9 +5,9 @@
  * tiny instances, determinism and large k; the sliced run (parsa_partition_
  * v_sliced) on threads.
  */
-#include <pthread.h>
 
 #include "harness.h"
+#include "testpar.h"
 #include "parsa_graph.h"
 #include "parsa_metrics.h"
 #include "parsa_nbrset.h"
@@ -483,45 +483,6 @@ static void test_lists(void)
 	}
 }
 
-/* A par that runs the tasks on up to 4 pthreads, each taking tasks
- * t = j, j + 4, ... in decreasing order (so the order differs from the
- * serial loop's). */
-struct par_thread {
-	parsa_partv_task_fn fn;
-	void *fn_arg;
-	uint32_t n, j;
-};
-
-static void *par_thread_main(void *arg)
-{
-	struct par_thread *p = arg;
-
-	for (uint32_t t = p->n; t-- > 0;)
-		if (t % 4 == p->j)
-			p->fn(p->fn_arg, t);
-	return NULL;
-}
-
-static void par_pthreads(void *par_arg, uint32_t n, parsa_partv_task_fn fn,
-			 void *fn_arg)
-{
-	pthread_t th[4];
-	struct par_thread p[4];
-	int made[4] = { 0, 0, 0, 0 };
-
-	(void)par_arg;
-	for (uint32_t j = 0; j < 4; j++) {
-		p[j] = (struct par_thread){ fn, fn_arg, n, j };
-		made[j] = pthread_create(&th[j], NULL, par_thread_main,
-					 &p[j]) == 0;
-		if (!made[j])
-			par_thread_main(&p[j]);
-	}
-	for (uint32_t j = 0; j < 4; j++)
-		if (made[j])
-			pthread_join(th[j], NULL);
-}
-
 /* T_i recomputed from the owners: M_i + Σ_{v owned by i} (c_v - 2). */
 static void traffic_of(const struct parsa_nbrset *s, const uint32_t *owner,
 		       uint64_t *T)
@@ -584,7 +545,7 @@ static void test_sliced(void)
 				struct parsa_users u2;
 
 				REQUIRE(parsa_users_build_par(
-						&g, k, part, &u2, par_pthreads,
+						&g, k, part, &u2, tp_par_pthreads,
 						NULL, tasks, NULL) == 0);
 				CHECK(memcmp(u.ptr, u2.ptr,
 					     ((size_t)n + 1) * 8) == 0);
@@ -617,7 +578,7 @@ static void test_sliced(void)
 				CHECK(memcmp(Tr, T2, (size_t)k * 8) == 0);
 				/* on threads, on the lists: the same */
 				REQUIRE(parsa_partition_v_sliced(
-						NULL, &u, 4, S, par_pthreads,
+						NULL, &u, 4, S, tp_par_pthreads,
 						NULL, o3, T3, NULL, NULL) == 0);
 				CHECK(memcmp(o2, o3, (size_t)n * 4) == 0);
 				CHECK(memcmp(T2, T3, (size_t)k * 8) == 0);
