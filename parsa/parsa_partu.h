@@ -239,11 +239,12 @@ void parsa_partu_ctx_destroy(struct parsa_partu_ctx *ctx);
  * From now on parsa_partu_block_begin computes the block's transpose and
  * cost lists in tasks through par (the contract of parsa_partu_opts.par;
  * NULL: on the caller's thread), for blocks of at least 2048 rows, and
- * readies them for parsa_partition_u's run on two threads (a copy of the
- * transpose, the steps of the rows); parsa_partu_block_run still runs
- * such a block on the caller's thread.  The lists, and so every result,
- * are the same either way.  0, or PARSA_ENOMEM (the scratch of the tasks;
- * ctx unchanged).  par NULL frees that scratch again.
+ * readies them for a run on two threads (parsa_partu_block_par,
+ * parsa_partition_u: a copy of the transpose, the steps of the rows);
+ * parsa_partu_block_run still runs such a block on the caller's thread.
+ * The lists, and so every result, are the same either way.  0, or
+ * PARSA_ENOMEM (the scratch of the tasks; the context's par is then
+ * unchanged).  par NULL frees that scratch again.
  */
 int parsa_partu_ctx_set_par(struct parsa_partu_ctx *ctx,
 			    parsa_graph_par_fn par, void *par_arg,
