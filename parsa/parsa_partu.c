@@ -92,10 +92,10 @@ struct parsa_partu_ctx {
 	/* the asynchronous run (with par, see async_run): the fields the
 	 * threads share are read and written with __atomic builtins */
 	int async;                 /* this block runs asynchronously */
-	uint32_t *step;            /* a_rows: step that placed a row, NONE */
+	uint32_t *step;            /* a_step: step that placed a row, NONE */
 	struct consumer cons[2];   /* [0] the picking thread's (ctx's own
 				      transpose and ov), [1] the other's */
-	uint32_t a_rows;           /* rows step and cons[1].ov hold */
+	uint64_t a_step, a_ov;     /* rows step and cons[1].ov hold */
 	uint64_t a_feat;           /* features cons[1].tlen holds */
 	uint64_t a_trow_bytes;     /* bytes cons[1].trow holds */
 	struct grow_item *ring;    /* ring_mask + 1 items, > 2k */
@@ -689,8 +689,7 @@ static void par_release(struct parsa_partu_ctx *ctx)
 	ctx->cons[1] = (struct consumer){ NULL, NULL, NULL, 0, 0 };
 	ctx->ring = NULL;
 	ctx->pending = NULL;
-	ctx->a_rows = 0;
-	ctx->a_feat = ctx->a_trow_bytes = 0;
+	ctx->a_step = ctx->a_ov = ctx->a_feat = ctx->a_trow_bytes = 0;
 	ctx->async = 0;
 }
 
@@ -1309,51 +1308,24 @@ static void relax(uint32_t *spins)
 		sched_yield();
 }
 
-/* The asynchronous run's arrays for block g: 0 or PARSA_ENOMEM. */
+/* The asynchronous run's arrays for block g (grow: their content is
+ * rewritten by async_begin): 0 or PARSA_ENOMEM. */
 static int async_reserve(struct parsa_partu_ctx *ctx,
 			 const struct parsa_graph *g, struct parsa_err *err)
 {
-	uint32_t n = g->n_rows ? g->n_rows : 1;
-	uint64_t nf = g->n_cols ? g->n_cols : 1;
-	uint64_t bytes = (parsa_graph_nnz(g) ? parsa_graph_nnz(g) : 1) *
-			 (ctx->trow16 ? sizeof(uint16_t) : sizeof(uint32_t));
+	uint64_t w = ctx->trow16 ? sizeof(uint16_t) : sizeof(uint32_t);
 
-	if (n > ctx->a_rows) {
-		uint32_t *st = realloc(ctx->step, (size_t)n * sizeof(*st));
-		uint64_t *ov;
-
-		if (st)
-			ctx->step = st;
-		ov = st ? realloc(ctx->cons[1].ov, (size_t)n * sizeof(*ov))
-			: NULL;
-		if (!ov)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %u block rows", n);
-		ctx->cons[1].ov = ov;
-		ctx->a_rows = n;
-	}
-	if (nf > ctx->a_feat) {
-		uint32_t *p = realloc(ctx->cons[1].tlen, (size_t)nf * sizeof(*p));
-
-		if (!p)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %llu block features",
-					  (unsigned long long)nf);
-		ctx->cons[1].tlen = p;
-		ctx->a_feat = nf;
-	}
-	if (bytes > ctx->a_trow_bytes) {
-		void *p = bytes <= SIZE_MAX ? realloc(ctx->cons[1].trow,
-						      (size_t)bytes)
-					    : NULL;
-
-		if (!p)
-			return parsa_fail(err, PARSA_ENOMEM,
-					  "out of memory for %llu block nonzeros",
-					  (unsigned long long)bytes);
-		ctx->cons[1].trow = p;
-		ctx->a_trow_bytes = bytes;
-	}
+	if (grow((void **)&ctx->step, &ctx->a_step, g->n_rows,
+		 sizeof(uint32_t)) ||
+	    grow((void **)&ctx->cons[1].ov, &ctx->a_ov, g->n_rows,
+		 sizeof(uint64_t)) ||
+	    grow((void **)&ctx->cons[1].tlen, &ctx->a_feat, g->n_cols,
+		 sizeof(uint32_t)) ||
+	    grow(&ctx->cons[1].trow, &ctx->a_trow_bytes,
+		 parsa_graph_nnz(g) * w, 1))
+		return parsa_fail(err, PARSA_ENOMEM,
+				  "out of memory for a block of %u rows on two "
+				  "threads", g->n_rows);
 	return 0;
 }
 
