@@ -1,11 +1,12 @@
 /*
  * read_bench: time part_read_file on one file (the reader's own speed,
- * nothing else): `read_bench FILE [THREADS|serial [REPEATS [CHUNK]]]` prints, per run and
+ * nothing else): `read_bench FILE [THREADS|serial [REPEATS [CHUNK [map|read]]]]` prints, per run and
  * as the median, seconds, MB/s of the file's bytes (compressed bytes for
  * gzip), MB/s per thread, MB per CPU-second of the process (user + system:
  * a per-core figure that holds on a loaded machine) and ns per nonzero.  THREADS 0 = the
  * reader's default, "serial" the line reader (part_read_lines, as before
- * part_preader); CHUNK sets part_read_opts.chunk (bytes; 0 = default).  Built by `make build/bench/read_bench`.
+ * part_preader); CHUNK sets part_read_opts.chunk (bytes; 0 = default); "read" reads a
+ * plain file instead of mapping it (part_read_opts.no_map).  Built by `make build/bench/read_bench`.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +62,14 @@ int main(int argc, char **argv)
 	uint64_t entries = 0;
 
 	if (argc < 2 || stat(argv[1], &st) != 0 || reps < 1 || reps > 64) {
-		fprintf(stderr, "usage: read_bench FILE [THREADS|serial [REPEATS [CHUNK]]]\n");
+		fprintf(stderr, "usage: read_bench FILE [THREADS|serial [REPEATS [CHUNK [map|read]]]]\n");
 		return 2;
 	}
 	mb = (double)st.st_size / 1e6;
 	memset(&o, 0, sizeof(o));
 	o.threads = threads;
 	o.chunk = argc > 4 ? (size_t)atol(argv[4]) : 0;
+	o.no_map = argc > 5 && strcmp(argv[5], "read") == 0;
 	for (int i = 0; i < reps; i++) {
 		double t0 = base_now(), c0 = cpu_now();
 
@@ -91,10 +93,11 @@ int main(int argc, char **argv)
 	qsort(t, (size_t)reps, sizeof(t[0]), cmp_d);
 	qsort(cpu, (size_t)reps, sizeof(cpu[0]), cmp_d);
 	printf("median %.3f s  %.1f MB/s  %.1f MB/s per thread  %.1f MB/s per "
-	       "cpu-second  %.1f ns/nnz  (%s, %.1f MB, threads %s)\n",
+	       "cpu-second  %.1f ns/nnz  (%s, %.1f MB, threads %s, %s)\n",
 	       t[reps / 2], mb / t[reps / 2],
 	       mb / t[reps / 2] / (threads ? threads : 1), mb / cpu[reps / 2],
 	       t[reps / 2] * 1e9 / (double)(entries ? entries : 1), argv[1],
-	       mb, serial ? "serial" : argc > 2 ? argv[2] : "0");
+	       mb, serial ? "serial" : argc > 2 ? argv[2] : "0",
+	       o.no_map ? "read" : "mapped if a plain file");
 	return 0;
 }

@@ -2,8 +2,9 @@
  * part_preader: the parallel LIBSVM reader (see part_preader.h).
  *
  * A read is a loop over batches:
- *   1. the reading thread hands over a batch: whole lines in one buffer
- *      (its own thread reads the next one meanwhile);
+ *   1. the reading thread hands over a batch: whole lines in one buffer,
+ *      or a range of the mapped file (its own thread reads the next one,
+ *      or the next range's pages, meanwhile);
  *   2. the batch is cut into chunks at line boundaries and `threads` tasks
  *      parse them, each taking the next chunk with its own id map and row
  *      scratch;
@@ -23,9 +24,13 @@
  */
 #include "part_preader.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base_prefetch.h"
 #include "base_cmp.h"
@@ -73,6 +78,7 @@ struct pr_batch {
 	int io_rc;               /* reading failed after these lines */
 	struct parsa_err io_err;
 	uint64_t bytes;          /* part_lines_bytes after its reads */
+	int mapped;              /* buf lies in pr_src.map (not freed) */
 };
 
 struct pr_src {
@@ -89,20 +95,44 @@ struct pr_src {
 	int stop;                /* the consumer quits */
 	int threaded;
 	pthread_t th;
+	/* a plain file mapped (map_open) instead of read: batches are
+	 * ranges of the map, the last line without a '\n' a batch of its
+	 * own (tail, with the '\n') */
+	char *map;
+	size_t map_size;         /* the file's bytes (the mapping's length) */
+	size_t map_len;          /* up to and with its last '\n' */
+	size_t map_at;           /* the next batch's first byte */
+	size_t map_dropped;      /* pages before this offset released */
+	char *tail;
+	size_t tail_len;
 };
 
 static void batch_free(struct pr_batch *b)
 {
 	if (b) {
-		free(b->buf);
+		if (!b->mapped)
+			free(b->buf);
 		free(b);
 	}
 }
 
 
-/* The consumer is done with b: keep one for its buffer. */
+/* The consumer is done with b: keep one for its buffer (a mapped
+ * batch's whole pages leave the resident set instead). */
 static void give_back(struct pr_src *s, struct pr_batch *b)
 {
+	if (b && b->mapped) {
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		size_t end = (size_t)(b->buf + b->len - s->map) / pg * pg;
+
+		if (end > s->map_dropped) {
+			(void)madvise(s->map + s->map_dropped,
+				      end - s->map_dropped, MADV_DONTNEED);
+			s->map_dropped = end;
+		}
+		free(b);
+		return;
+	}
 	pthread_mutex_lock(&s->mu);
 	if (!s->spare) {
 		s->spare = b;
@@ -112,12 +142,59 @@ static void give_back(struct pr_src *s, struct pr_batch *b)
 	batch_free(b);
 }
 
+/* The next batch of a mapped file: about s->target bytes of whole lines
+ * (a longer line whole), its pages read in here, on the reading thread;
+ * then the tail, if any (NULL: out of memory). */
+static struct pr_batch *produce_mapped(struct pr_src *s)
+{
+	struct pr_batch *b = calloc(1, sizeof(*b));
+	size_t at = s->map_at, end;
+
+	if (!b)
+		return NULL;
+	if (at < s->map_len) {
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE), a0 = at / pg * pg;
+
+		end = s->map_len - at > s->target ? at + s->target : s->map_len;
+		if (end < s->map_len) {
+			const char *q = memrchr(s->map + at, '\n', end - at);
+
+			if (!q) /* (map_len ends with one) */
+				q = memchr(s->map + end, '\n', s->map_len - end);
+			end = (size_t)(q - s->map) + 1;
+		}
+#ifdef MADV_POPULATE_READ
+		if (madvise(s->map + a0, end - a0, MADV_POPULATE_READ) != 0)
+#endif
+			for (size_t i = a0; i < end; i += pg)
+				(void)*(volatile const char *)(s->map + i);
+		b->buf = s->map + at;
+		b->len = end - at;
+		b->mapped = 1;
+		b->last = end == s->map_len && !s->tail_len;
+		s->map_at = end;
+		b->bytes = end;
+		return b;
+	}
+	b->buf = s->tail; /* tail_len + 1 bytes: the '\n' added */
+	b->len = s->tail_len;
+	b->cap = s->tail_len + 1;
+	b->last = 1;
+	b->bytes = s->map_size;
+	s->tail = NULL;
+	s->tail_len = 0;
+	return b;
+}
+
 /* Read the next batch (NULL: out of memory). */
 static struct pr_batch *produce(struct pr_src *s)
 {
 	struct pr_batch *b;
 	size_t len, nl_end = 0, cap;
 	int eof = 0;
+
+	if (s->map)
+		return produce_mapped(s);
 
 	pthread_mutex_lock(&s->mu);
 	b = s->spare;
@@ -269,6 +346,11 @@ static void src_stop(struct pr_src *s)
 	s->spare = NULL;
 	free(s->carry);
 	s->carry = NULL;
+	free(s->tail);
+	s->tail = NULL;
+	if (s->map)
+		munmap(s->map, s->map_size);
+	s->map = NULL;
 }
 
 /* ---- chunks: parsing ------------------------------------------------------ */
@@ -1447,6 +1529,51 @@ static size_t pr_auto_chunk(uint64_t size, uint32_t threads)
 	return c < PR_CHUNK_MIN ? PR_CHUNK_MIN : (size_t)c;
 }
 
+/*
+ * Map the plain (not gzip) regular file at path for s, if it can be: 1
+ * when mapped, 0 when it is to be read instead (anything else, or any
+ * failure here: the read path then reports what it finds), -1 when out of
+ * memory.  The mapping is private and writable (the parser cuts the odd
+ * line in place: those pages are copied), without reserving swap.
+ */
+static int map_open(struct pr_src *s, const char *path)
+{
+	unsigned char magic[2];
+	struct stat st;
+	const char *q;
+	void *m;
+	int fd;
+
+	if (strcmp(path, "-") == 0 || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX ||
+	    pread(fd, magic, 2, 0) != 2 ||
+	    (magic[0] == 0x1f && magic[1] == 0x8b)) {
+		close(fd);
+		return 0;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 0;
+	(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	s->map = m;
+	s->map_size = (size_t)st.st_size;
+	q = memrchr(s->map, '\n', s->map_size);
+	s->map_len = q ? (size_t)(q - s->map) + 1 : 0;
+	s->tail_len = s->map_size - s->map_len;
+	if (s->tail_len) {
+		s->tail = malloc(s->tail_len + 1);
+		if (!s->tail)
+			return -1;
+		memcpy(s->tail, s->map + s->map_len, s->tail_len);
+		s->tail[s->tail_len] = '\n';
+	}
+	return 1;
+}
+
 int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 			struct part_dataset *ds, struct parsa_err *err)
 {
@@ -1455,7 +1582,7 @@ int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 	struct pr_src s;
 	size_t block;
 	uint32_t n_feat;
-	int rc;
+	int rc, mapped;
 
 	if (!o)
 		o = &defaults;
@@ -1481,6 +1608,13 @@ int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 		part_lines_close(s.l);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
+	mapped = o->no_map ? 0 : map_open(&s, path);
+	if (mapped < 0) {
+		src_stop(&s);
+		part_lines_close(s.l);
+		free(r.w);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
+	}
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	s.threaded = pthread_create(&s.th, NULL, reader_main, &s) == 0;
@@ -1489,7 +1623,8 @@ int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
 	if (!rc && o->progress)
-		o->progress(o->progress_arg, part_lines_bytes(s.l),
+		o->progress(o->progress_arg, mapped ? part_lines_size(s.l)
+						    : part_lines_bytes(s.l),
 			    part_lines_size(s.l));
 	part_lines_close(s.l);
 	if (rc) {

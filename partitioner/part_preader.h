@@ -8,9 +8,17 @@
  * first bad line in file order).  tests/test_preader.c checks it on every
  * bundled sample and the whole bad-input corpus.
  *
- * How.  One reading thread fills batches of whole lines (gzip inflated
- * there), with reads of the same sizes as part_lines' buffer makes, so a
- * corrupt or truncated gzip stream fails after the same lines.  Each batch
+ * How.  A plain regular file is mapped (private, so the parser may cut
+ * the odd line in place): a batch is a range of whole lines of the map,
+ * whose pages the reading thread reads in while the previous batch is
+ * parsed, and which leave the resident set once parsed; the last line,
+ * if no '\n' ends it, is a batch of its own.  Anything else (gzip, a
+ * pipe, standard input, a file that cannot be mapped) is read: one
+ * reading thread fills batches of whole lines (gzip inflated there), with
+ * reads of the same sizes as part_lines' buffer makes, so a corrupt or
+ * truncated gzip stream fails after the same lines.  A mapped file must
+ * not shrink while it is read (the pages past its new end would fault:
+ * SIGBUS), as with the binary cache.  Each batch
  * is cut at line boundaries into chunks that up to `threads` threads parse
  * at once (a hand-written integer parser: values are only checked, plain
  * decimals by hand, anything else through the full parser
@@ -24,7 +32,7 @@
  * is the line reader's own.
  *
  * Memory: the CSR (grown geometrically) plus two batches of text (the one
- * being parsed and the one being read) and their chunks' arrays, about
+ * being parsed and the one being read or mapped) and their chunks' arrays, about
  * 16 MiB of text per thread by default (less for files under 384 MB per
  * thread: the batches then stay near 1/24 of the file, 1/96 where that
  * makes chunks under 1 MiB, with chunks of at least 64 KiB), and per

@@ -119,6 +119,8 @@ struct part_read_opts {
 					 this process may use */
 	size_t chunk;                 /* tests only: bytes per parse chunk
 					 and read block; 0 = default */
+	int no_map;                   /* tests only: LIBSVM files are read,
+					 never mapped (part_preader.h) */
 	int verify_later;             /* binary cache only: the checksums of
 					 the sections the dataset does not
 					 use (the transpose, the trainer's

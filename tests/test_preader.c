@@ -3,7 +3,8 @@
  * reader (part_read_lines): the same CSR, feature ids and counters, or the
  * same error code and text (file:line:col), with 1-4 threads and chunk
  * sizes of 1, 2, 3, 7, 64 and 4096 bytes (which also set the read block, so
- * reads split lines everywhere) and the default.
+ * reads split lines everywhere) and the default, each plain file both
+ * mapped (the default) and read (part_read_opts.no_map).
  *
  * Inputs: every bundled sample in data/ and every file of the bad-input
  * corpus tests/bad/, each read as LIBSVM (whatever its format: the SNAP and
@@ -103,8 +104,9 @@ static void compare(const char *path, enum part_format f,
 	part_dataset_init(&want);
 	wrc = serial_read(path, f, m, &want, &werr);
 	for (uint32_t t = 1; t <= 4; t++) {
-		for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]);
+		for (size_t c = 0; c < 2 * sizeof(chunks) / sizeof(chunks[0]);
 		     c++) {
+			size_t nc = sizeof(chunks) / sizeof(chunks[0]);
 			struct part_read_opts o;
 			struct prog pg = { 0, 0, 0 };
 			int rc;
@@ -113,7 +115,8 @@ static void compare(const char *path, enum part_format f,
 			o.format = f;
 			o.graph = m;
 			o.threads = t;
-			o.chunk = chunks[c];
+			o.no_map = c >= nc;
+			o.chunk = chunks[c % nc];
 			o.progress = on_progress;
 			o.progress_arg = &pg;
 			part_dataset_init(&got);
@@ -126,11 +129,13 @@ static void compare(const char *path, enum part_format f,
 			    (!rc && direct &&
 			     (pg.calls < 1 || pg.done != pg.total))) {
 				fprintf(stderr,
-					"%s as %s, %u threads, chunk %zu:\n"
+					"%s as %s, %u threads, chunk %zu%s:\n"
 					"  line reader: rc %d %s\n"
 					"  parallel:    rc %d %s\n"
 					"  (rows %u/%u, progress calls %d)\n",
-					path, part_format_name(f), t, chunks[c],
+					path, part_format_name(f), t,
+					chunks[c % nc],
+					o.no_map ? " (read)" : "",
 					wrc, wrc ? werr.msg : "ok", rc,
 					rc ? gerr.msg : "ok", want.g.n_rows,
 					got.g.n_rows, pg.calls);
@@ -397,6 +402,85 @@ static void test_empty_rows_first(void)
 }
 
 /* A missing file and a directory: the line reader's I/O errors. */
+/* A progress callback counting the calls during which the file named by
+ * arg appears in /proc/self/maps. */
+struct seen {
+	const char *path;
+	int calls, mapped;
+};
+
+static void on_progress_maps(void *arg, uint64_t done, uint64_t total)
+{
+	struct seen *sn = arg;
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[1024];
+
+	(void)done;
+	(void)total;
+	sn->calls++;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, sn->path)) {
+			sn->mapped++;
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/* A plain file is mapped while it is read (unless no_map); a gzipped one
+ * never is; either way the result is the line reader's. */
+static void test_mapped(void)
+{
+	char *text = malloc(1 << 20), path[512], gz[600];
+	size_t n = 0;
+
+	REQUIRE(text);
+	rng_state = 77;
+	while (n < (900u << 10)) { /* valid lines: 1-20 features */
+		uint32_t k = 1 + rnd(20);
+
+		n += (size_t)sprintf(text + n, "%d", rnd(2) ? 1 : -1);
+		for (uint32_t i = 0; i < k; i++)
+			n += (size_t)sprintf(text + n, " %u:%u.%u",
+					     1 + rnd(5000), rnd(10), rnd(100));
+		text[n++] = '\n';
+	}
+	snprintf(path, sizeof(path), "%s/mapped.svm", tmpdir);
+	snprintf(gz, sizeof(gz), "%s.gz", path);
+	write_pair(path, text, n);
+	for (int g = 0; g < 2; g++) {
+		for (int nm = 0; nm < 2; nm++) {
+			struct part_read_opts o;
+			struct part_dataset ds;
+			struct parsa_err err;
+			struct seen sn = { g ? gz : path, 0, 0 };
+
+			memset(&o, 0, sizeof(o));
+			o.threads = 2;
+			o.chunk = 4096;
+			o.no_map = nm;
+			o.progress = on_progress_maps;
+			o.progress_arg = &sn;
+			part_dataset_init(&ds);
+			parsa_err_clear(&err);
+			if (part_preader_libsvm(sn.path, &o, &ds, &err)) {
+				fprintf(stderr, "%s\n", err.msg);
+				harness_cur_failed = 1;
+			}
+			CHECK_INT(sn.calls, >, 2);
+			if (!g && !nm)
+				CHECK_INT(sn.mapped, ==, sn.calls - 1);
+			else
+				CHECK_INT(sn.mapped, ==, 0);
+			part_dataset_release(&ds);
+		}
+	}
+	compare(path, PART_FMT_LIBSVM, PART_GRAPH_ADJACENCY, 1);
+	remove(path);
+	remove(gz);
+	free(text);
+}
+
 static void test_open_errors(void)
 {
 	compare("tests/no-such-file.svm", PART_FMT_LIBSVM,
@@ -418,6 +502,7 @@ int main(void)
 	RUN(test_wide_rows);
 	RUN(test_empty_rows_first);
 	RUN(test_open_errors);
+	RUN(test_mapped);
 	printf("  %d comparisons\n", ncompared);
 	rmdir(tmpdir);
 	return harness_done();
