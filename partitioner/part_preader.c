@@ -382,15 +382,20 @@ struct pr_chunk {
 
 /*
  * A worker's chunk-local id map: keys below PR_DIRECT_MAX in a direct array
- * grown to cover them (lid1 = local id + 1, 0 = absent; reset at the end of
- * each chunk through the chunk's keys), others in an open-addressing table
- * whose slots belong to the current chunk when their gen is the worker's.
- * keys[lid] is the key of local id lid.  Each slot also holds the stamp of
- * the last row that had the key (rows drop repeated indices with it), on
- * the same cache line as the id.
+ * grown to cover them, others in an open-addressing table whose slots
+ * belong to the current chunk when their gen is the worker's.  keys[lid]
+ * is the key of local id lid.  Each slot also holds the stamp of the last
+ * row that had the key (rows drop repeated indices with it), on the same
+ * cache line as the id.  Stamps grow through the chunks, so a direct slot
+ * belongs to the current chunk when its stamp is at least gen0, the
+ * chunk's first row's (nothing to reset after a chunk: those random writes
+ * took a sixth of a 2-thread read at 100M); they start again from 0 (the
+ * array cleared) at a chunk's start past 2^31 (restart), and a chunk has
+ * fewer rows than that (at most one per byte of its first pr_read.chunk
+ * bytes, at most 2^30, then one).
  */
 struct pr_dslot {
-	uint32_t lid1, stamp;
+	uint32_t lid, stamp;
 };
 
 struct pr_hslot {
@@ -405,6 +410,8 @@ struct pr_worker {
 	size_t hcap, hn;         /* hn: the chunk's keys in tab */
 	uint32_t cgen;           /* the current chunk's generation (tab) */
 	uint32_t gen;            /* the current row's stamp */
+	uint32_t gen0;           /* the current chunk's first row's */
+	uint32_t restart;        /* stamps start again past this */
 	uint64_t *keys;          /* keys[lid] */
 	uint32_t nkeys;
 	size_t keys_cap;
@@ -632,7 +639,7 @@ static inline uint64_t pr_mix(uint64_t x)
 	return x;
 }
 
-/* Start a chunk: every table slot becomes stale. */
+/* Start a chunk: every slot becomes stale. */
 static void wmap_clear(struct pr_worker *w)
 {
 	w->nkeys = 0;
@@ -642,26 +649,18 @@ static void wmap_clear(struct pr_worker *w)
 			w->tab[i].gen = 0;
 		w->cgen = 1;
 	}
+	if (w->gen >= w->restart) {  /* the stamps start again */
+		if (w->dcap)
+			memset(w->dir, 0, w->dcap * sizeof(*w->dir));
+		w->gen = 0;
+	}
+	w->gen0 = w->gen + 1;
 }
 
-/* End a chunk: empty the direct array's slots it used. */
-static void wmap_reset_dir(struct pr_worker *w)
-{
-	for (uint32_t k = 0; k < w->nkeys; k++)
-		if (w->keys[k] < w->dcap)
-			w->dir[w->keys[k]].lid1 = 0;
-}
-
-/* The next row: a new stamp. */
+/* The next row: a new stamp (no wrap within a chunk: see pr_dslot). */
 static void wmap_next_row(struct pr_worker *w)
 {
-	if (++w->gen == 0) {  /* wrapped: forget every stamp */
-		for (size_t i = 0; i < w->dcap; i++)
-			w->dir[i].stamp = 0;
-		for (size_t i = 0; i < w->hcap; i++)
-			w->tab[i].stamp = 0;
-		w->gen = 1;
-	}
+	w->gen++;
 }
 
 static int wmap_new_id(struct pr_worker *w, uint64_t key, uint32_t *lid)
@@ -732,12 +731,12 @@ static inline int wmap_get(struct pr_worker *w, uint64_t key, uint32_t *lid,
 	if (key < w->dcap) {
 		struct pr_dslot *d = &w->dir[key];
 
-		if (!d->lid1) {
+		if (d->stamp < w->gen0) { /* not the chunk's yet */
 			if (wmap_new_id(w, key, lid))
 				return PARSA_ENOMEM;
-			d->lid1 = *lid + 1;
+			d->lid = *lid;
 		}
-		*lid = d->lid1 - 1;
+		*lid = d->lid;
 		*st = &d->stamp;
 		return 0;
 	}
@@ -929,7 +928,6 @@ static void parse_chunk(const struct pr_ctx *cx, struct pr_worker *w,
 		map_row(w, c, !w->cur, pending);
 	if (c->bad)
 		c->bad_line = c->lines;
-	wmap_reset_dir(w);
 	if (w->nkeys) {  /* the chunk and the worker swap keys arrays */
 		uint64_t *k = c->keys;
 		size_t kc = c->keys_cap;
@@ -1597,6 +1595,8 @@ int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 		r.threads = PART_POOL_MAX_THREADS;
 	r.chunk = o->chunk ? o->chunk : pr_auto_chunk(part_lines_size(s.l),
 						     r.threads);
+	if (r.chunk > (size_t)1 << 30) /* (rows per chunk: pr_dslot) */
+		r.chunk = (size_t)1 << 30;
 	block = o->chunk ? o->chunk : PR_BLOCK;
 	s.sim_cap = block + 1;
 	s.target = r.chunk * r.threads * PR_CHUNKS_PER_THREAD;
@@ -1608,6 +1608,9 @@ int part_preader_libsvm(const char *path, const struct part_read_opts *o,
 		part_lines_close(s.l);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory");
 	}
+	for (uint32_t t = 0; t < r.threads; t++)
+		r.w[t].restart = o->stamp_restart && o->stamp_restart < 1u << 31
+					 ? o->stamp_restart : 1u << 31;
 	mapped = o->no_map ? 0 : map_open(&s, path);
 	if (mapped < 0) {
 		src_stop(&s);

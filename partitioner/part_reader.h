@@ -121,6 +121,9 @@ struct part_read_opts {
 					 and read block; 0 = default */
 	int no_map;                   /* tests only: LIBSVM files are read,
 					 never mapped (part_preader.h) */
+	uint32_t stamp_restart;       /* tests only: the LIBSVM reader's row
+					 stamps start again past this
+					 (part_preader.c; 0 = 2^31) */
 	int verify_later;             /* binary cache only: the checksums of
 					 the sections the dataset does not
 					 use (the transpose, the trainer's

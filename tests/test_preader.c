@@ -4,7 +4,8 @@
  * same error code and text (file:line:col), with 1-4 threads and chunk
  * sizes of 1, 2, 3, 7, 64 and 4096 bytes (which also set the read block, so
  * reads split lines everywhere) and the default, each plain file both
- * mapped (the default) and read (part_read_opts.no_map).
+ * mapped (the default) and read (part_read_opts.no_map), and with the
+ * worker maps' row stamps starting again every few rows.
  *
  * Inputs: every bundled sample in data/ and every file of the bad-input
  * corpus tests/bad/, each read as LIBSVM (whatever its format: the SNAP and
@@ -117,6 +118,8 @@ static void compare(const char *path, enum part_format f,
 			o.threads = t;
 			o.no_map = c >= nc;
 			o.chunk = chunks[c % nc];
+			/* the row stamps start again every few rows */
+			o.stamp_restart = c % 3 == 1 ? 1 + (uint32_t)c : 0;
 			o.progress = on_progress;
 			o.progress_arg = &pg;
 			part_dataset_init(&got);
