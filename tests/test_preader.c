@@ -484,6 +484,30 @@ static void test_mapped(void)
 	free(text);
 }
 
+/* The mapped path's edges: a file of one line without '\n' (only the
+ * tail), with a bad one, of blank lines only, a NUL in the tail, CRLF
+ * lines (cut in place: the mapping's pages copied), an empty file (not
+ * mapped), each mapped and read (compare). */
+static void test_mapped_edges(void)
+{
+#define EDGE(name, lit) { name, lit, sizeof(lit) - 1 }
+	static const struct {
+		const char *name, *text;
+		size_t n;
+	} t[] = {
+		EDGE("tail-only.svm", "1 3:1 5:2"),
+		EDGE("tail-bad.svm", "1 3:1\n-1 4:x"),
+		EDGE("blank.svm", "\n\n \n\t\n"),
+		EDGE("tail-nul.svm", "1 3:1\n1 4\0:1"),
+		EDGE("crlf.svm", "1 3:1 4:2\r\n-1 5:1\r\n1 6:1"),
+		EDGE("empty.svm", ""),
+	};
+#undef EDGE
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		compare_text(t[i].name, t[i].text, t[i].n);
+}
+
 static void test_open_errors(void)
 {
 	compare("tests/no-such-file.svm", PART_FMT_LIBSVM,
@@ -506,6 +530,7 @@ int main(void)
 	RUN(test_empty_rows_first);
 	RUN(test_open_errors);
 	RUN(test_mapped);
+	RUN(test_mapped_edges);
 	printf("  %d comparisons\n", ncompared);
 	rmdir(tmpdir);
 	return harness_done();
