@@ -103,6 +103,7 @@ struct pr_src {
 	size_t map_len;          /* up to and with its last '\n' */
 	size_t map_at;           /* the next batch's first byte */
 	size_t map_dropped;      /* pages before this offset released */
+	size_t map_pg;           /* the page size */
 	char *tail;
 	size_t tail_len;
 };
@@ -122,7 +123,7 @@ static void batch_free(struct pr_batch *b)
 static void give_back(struct pr_src *s, struct pr_batch *b)
 {
 	if (b && b->mapped) {
-		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+		size_t pg = s->map_pg;
 		size_t end = (size_t)(b->buf + b->len - s->map) / pg * pg;
 
 		if (end > s->map_dropped) {
@@ -153,7 +154,7 @@ static struct pr_batch *produce_mapped(struct pr_src *s)
 	if (!b)
 		return NULL;
 	if (at < s->map_len) {
-		size_t pg = (size_t)sysconf(_SC_PAGESIZE), a0 = at / pg * pg;
+		size_t pg = s->map_pg, a0 = at / pg * pg;
 
 		end = s->map_len - at > s->target ? at + s->target : s->map_len;
 		if (end < s->map_len) {
@@ -1559,6 +1560,7 @@ static int map_open(struct pr_src *s, const char *path)
 	(void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
 	s->map = m;
 	s->map_size = (size_t)st.st_size;
+	s->map_pg = (size_t)sysconf(_SC_PAGESIZE);
 	q = memrchr(s->map, '\n', s->map_size);
 	s->map_len = q ? (size_t)(q - s->map) + 1 : 0;
 	s->tail_len = s->map_size - s->map_len;

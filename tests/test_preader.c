@@ -98,6 +98,7 @@ static void on_progress(void *arg, uint64_t done, uint64_t total)
 static void compare(const char *path, enum part_format f,
 		    enum part_graph_mode m, int direct)
 {
+	const size_t nc = sizeof(chunks) / sizeof(chunks[0]);
 	struct part_dataset want, got;
 	struct parsa_err werr, gerr;
 	int wrc;
@@ -105,9 +106,8 @@ static void compare(const char *path, enum part_format f,
 	part_dataset_init(&want);
 	wrc = serial_read(path, f, m, &want, &werr);
 	for (uint32_t t = 1; t <= 4; t++) {
-		for (size_t c = 0; c < 2 * sizeof(chunks) / sizeof(chunks[0]);
-		     c++) {
-			size_t nc = sizeof(chunks) / sizeof(chunks[0]);
+		/* each chunk size mapped, then read */
+		for (size_t c = 0; c < 2 * nc; c++) {
 			struct part_read_opts o;
 			struct prog pg = { 0, 0, 0 };
 			int rc;
@@ -404,7 +404,6 @@ static void test_empty_rows_first(void)
 	free(text);
 }
 
-/* A missing file and a directory: the line reader's I/O errors. */
 /* A progress callback counting the calls during which the file named by
  * arg appears in /proc/self/maps. */
 struct seen {
@@ -508,6 +507,7 @@ static void test_mapped_edges(void)
 		compare_text(t[i].name, t[i].text, t[i].n);
 }
 
+/* A missing file and a directory: the line reader's I/O errors. */
 static void test_open_errors(void)
 {
 	compare("tests/no-such-file.svm", PART_FMT_LIBSVM,
