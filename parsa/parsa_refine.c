@@ -21,11 +21,10 @@ struct refine {
 	uint32_t *cnt;   /* n_cols: examples of p using v (p = current max) */
 	uint32_t *cnt2;  /* n_cols: scratch counts of a swap partner part */
 	uint32_t *hits;  /* k: |N(u) ∩ N(U_j)| scratch */
-	uint32_t *cand;  /* examples of p */
-	uint32_t *head;  /* k: first example of each part (list), or NIL */
-	uint32_t *next;  /* n_rows: next example of the same part */
-	uint32_t *prev;  /* n_rows: previous example of the same part */
-	uint64_t *key;   /* n_rows: order_candidates' sort keys */
+	uint32_t *cand;  /* n_alloc: examples of p, as a round began */
+	uint32_t *mem2;  /* n_alloc: examples of a swap partner j */
+	uint64_t *key;   /* n_alloc: order_candidates' sort keys */
+	uint32_t n_alloc; /* > every |U_j| at any time (refine_init) */
 };
 
 #define NIL UINT32_MAX
@@ -41,29 +40,22 @@ static void refine_free(struct refine *r)
 	free(r->cnt2);
 	free(r->hits);
 	free(r->cand);
-	free(r->head);
-	free(r->next);
-	free(r->prev);
+	free(r->mem2);
 	free(r->key);
 }
 
-static void list_push(struct refine *r, uint32_t j, uint32_t u)
+/* out = the examples of part j in ascending order; returns their count
+ * (|U_j| < n_alloc).  A scan of part: O(|U|), a few per round, where a
+ * list per part would cost 8 |U| bytes at the refinement's peak. */
+static uint32_t members(const struct refine *r, uint32_t j, uint32_t *out)
 {
-	r->prev[u] = NIL;
-	r->next[u] = r->head[j];
-	if (r->head[j] != NIL)
-		r->prev[r->head[j]] = u;
-	r->head[j] = u;
-}
+	uint32_t n = 0;
 
-static void list_unlink(struct refine *r, uint32_t j, uint32_t u)
-{
-	if (r->prev[u] != NIL)
-		r->next[r->prev[u]] = r->next[u];
-	else
-		r->head[j] = r->next[u];
-	if (r->next[u] != NIL)
-		r->prev[r->next[u]] = r->prev[u];
+	for (uint32_t u = 0; u < r->g->n_rows; u++)
+		if (r->part[u] == j)
+			out[n++] = u;
+	assert(n < r->n_alloc);
+	return n;
 }
 
 static int refine_init(struct refine *r, const struct parsa_graph *g,
@@ -81,21 +73,13 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 	r->cnt = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	r->cnt2 = calloc((size_t)g->n_cols + 1, sizeof(uint32_t));
 	r->hits = calloc(r->k, sizeof(uint32_t));
-	r->cand = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	r->head = malloc(r->k * sizeof(uint32_t));
-	r->next = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	r->prev = malloc(((size_t)g->n_rows + 1) * sizeof(uint32_t));
-	r->key = malloc(((size_t)g->n_rows + 1) * sizeof(uint64_t));
-	if (!r->M || !r->size || !r->cnt || !r->cnt2 || !r->hits || !r->cand || !r->head ||
-	    !r->next || !r->prev || !r->key) {
+	if (!r->M || !r->size || !r->cnt || !r->cnt2 || !r->hits) {
 		refine_free(r);
 		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
 	}
-	for (uint32_t j = 0; j < r->k; j++) {
+	for (uint32_t j = 0; j < r->k; j++)
 		r->M[j] = used->size[j];
-		r->head[j] = NIL;
-	}
-	for (uint32_t u = g->n_rows; u-- > 0;) {
+	for (uint32_t u = 0; u < g->n_rows; u++) {
 		if (part[u] >= r->k) {
 			refine_free(r);
 			return parsa_fail(err, PARSA_EINVAL,
@@ -103,7 +87,23 @@ static int refine_init(struct refine *r, const struct parsa_graph *g,
 					  part[u], r->k);
 		}
 		r->size[part[u]]++;
-		list_push(r, part[u], u);
+	}
+	/* A plain move goes only to a part below the cap; a swap puts u in
+	 * a part first (one over for a moment), then one of the two back:
+	 * no part ever holds more than max(largest now, cap) + 1. */
+	uint64_t most = cap;
+
+	for (uint32_t j = 0; j < r->k; j++)
+		if (r->size[j] > most)
+			most = r->size[j];
+	r->n_alloc = most + 2 < (uint64_t)g->n_rows + 1 ? (uint32_t)(most + 2)
+						      : g->n_rows + 1;
+	r->cand = malloc((size_t)r->n_alloc * sizeof(uint32_t));
+	r->mem2 = malloc((size_t)r->n_alloc * sizeof(uint32_t));
+	r->key = malloc((size_t)r->n_alloc * sizeof(uint64_t));
+	if (!r->cand || !r->mem2 || !r->key) {
+		refine_free(r);
+		return parsa_fail(err, PARSA_ENOMEM, "out of memory (refine)");
 	}
 	return 0;
 }
@@ -123,13 +123,12 @@ static uint32_t argmax_M(const struct refine *r)
 static uint32_t load_part(struct refine *r, uint32_t p)
 {
 	const struct parsa_graph *g = r->g;
-	uint32_t n = 0;
+	uint32_t n = members(r, p, r->cand);
 
-	for (uint32_t u = r->head[p]; u != NIL; u = r->next[u]) {
-		r->cand[n++] = u;
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
+	for (uint32_t c = 0; c < n; c++)
+		for (uint64_t e = g->row_ptr[r->cand[c]];
+		     e < g->row_ptr[r->cand[c] + 1]; e++)
 			r->cnt[g->col[e]]++;
-	}
 	return n;
 }
 
@@ -138,9 +137,11 @@ static void clear_part(struct refine *r, uint32_t p)
 {
 	const struct parsa_graph *g = r->g;
 
-	for (uint32_t u = r->head[p]; u != NIL; u = r->next[u])
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-			r->cnt[g->col[e]] = 0;
+	for (uint32_t u = 0; u < g->n_rows; u++)
+		if (r->part[u] == p)
+			for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1];
+			     e++)
+				r->cnt[g->col[e]] = 0;
 }
 
 /* Features of u used by no other example of p. */
@@ -214,8 +215,6 @@ static void move_ex(struct refine *r, uint32_t u, uint32_t p, uint32_t j,
 	r->part[u] = j;
 	r->size[p]--;
 	r->size[j]++;
-	list_unlink(r, p, u);
-	list_push(r, j, u);
 }
 
 static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
@@ -223,35 +222,31 @@ static void move(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 	move_ex(r, u, p, j, r->cnt, NULL);
 }
 
-/* cnt2[v] = examples of j using v (cnt2 all zero on entry). */
-static void load_counts(struct refine *r, uint32_t j, uint32_t *cnt2)
+/* cnt2[v] += 1 (add) or = 0 for each use of v by the n examples of mem. */
+static void count_members(struct refine *r, const uint32_t *mem, uint32_t n,
+			  uint32_t *cnt2, int add)
 {
 	const struct parsa_graph *g = r->g;
 
-	for (uint32_t u = r->head[j]; u != NIL; u = r->next[u])
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-			cnt2[g->col[e]]++;
+	for (uint32_t c = 0; c < n; c++)
+		for (uint64_t e = g->row_ptr[mem[c]]; e < g->row_ptr[mem[c] + 1];
+		     e++)
+			cnt2[g->col[e]] = add ? cnt2[g->col[e]] + 1 : 0;
 }
 
-static void clear_counts(struct refine *r, uint32_t j, uint32_t *cnt2)
+/* The example w of j (the n of mem, not u) whose move to p gives the
+ * smallest max(M_p + add_p(w), M_j - gain_j(w)), the first in ascending
+ * order on ties; *val receives that maximum. */
+static uint32_t best_back(struct refine *r, const uint32_t *mem, uint32_t n,
+			  uint32_t p, uint32_t u, const uint32_t *cnt2,
+			  uint64_t *val)
 {
 	const struct parsa_graph *g = r->g;
-
-	for (uint32_t u = r->head[j]; u != NIL; u = r->next[u])
-		for (uint64_t e = g->row_ptr[u]; e < g->row_ptr[u + 1]; e++)
-			cnt2[g->col[e]] = 0;
-}
-
-/* The example w of j (not u) whose move to p gives the smallest
- * max(M_p + add_p(w), M_j - gain_j(w)); *val receives that maximum. */
-static uint32_t best_back(struct refine *r, uint32_t j, uint32_t p,
-			  uint32_t u, const uint32_t *cnt2, uint64_t *val)
-{
-	const struct parsa_graph *g = r->g;
-	uint32_t best = NIL;
+	uint32_t best = NIL, j = r->part[u];
 
 	*val = UINT64_MAX;
-	for (uint32_t w = r->head[j]; w != NIL; w = r->next[w]) {
+	for (uint32_t c = 0; c < n; c++) {
+		uint32_t w = mem[c];
 		uint64_t add = 0, gain = 0, a, b;
 
 		if (w == u)
@@ -281,14 +276,18 @@ static int try_swap(struct refine *r, uint32_t u, uint32_t p, uint32_t j)
 	uint64_t old_max = r->M[p], val;
 	uint32_t w;
 
+	uint32_t n;
+
 	move(r, u, p, j);
-	load_counts(r, j, r->cnt2);
-	w = best_back(r, j, p, u, r->cnt2, &val);
+	n = members(r, j, r->mem2);
+	count_members(r, r->mem2, n, r->cnt2, 1);
+	w = best_back(r, r->mem2, n, p, u, r->cnt2, &val);
 	if (w != NIL && val < old_max)
 		move_ex(r, w, j, p, r->cnt2, r->cnt);
 	else
 		move_ex(r, u, j, p, r->cnt2, r->cnt);
-	clear_counts(r, j, r->cnt2);
+	/* cnt2 is non-zero only on features of j's examples now, all in mem2 */
+	count_members(r, r->mem2, n, r->cnt2, 0);
 	return w != NIL && val < old_max;
 }
 

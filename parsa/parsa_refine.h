@@ -17,7 +17,10 @@
  * 1/2048 of it.
  *
  * Cost per round: O(|U| + nnz(U_p) * words) plus, per candidate, O(deg * k / 64
- * + set bits): well below Algorithm 13's O(k |E|) for a few rounds.
+ * + set bits): well below Algorithm 13's O(k |E|) for a few rounds; a part's
+ * examples are found by a scan of part (a few per round and per swap).
+ * Memory: 8 bytes per feature and 16 per example of the largest part
+ * (or of the balance cap, if larger), none per example of U.
  */
 #ifndef PARSA_REFINE_H
 #define PARSA_REFINE_H
