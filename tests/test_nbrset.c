@@ -95,25 +95,31 @@ static void test_add_has_count(void)
 }
 
 /* parsa_nbrset_count_range over random splits of the features into
- * ranges sums to the oracle's sizes (and leaves the sets alone). */
+ * ranges sums to the oracle's sizes (and leaves the sets alone): sparse
+ * masks (counted bit by bit), dense and full ones (counted a byte at a
+ * time, flushed every 255 features: 700 features cross that). */
 static void test_count_range(void)
 {
-	for (size_t j = 0; j < NK; j++) {
-		uint32_t k = ks[j], nf = 41;
+	static const uint32_t nfs[] = {41, 700};
+	static const double fills[] = {0.03, 0.6, 1.0};
+
+	for (size_t j = 0; j < NK * 6; j++) {
+		uint32_t k = ks[j / 6], nf = nfs[j % 2];
+		double fill = fills[j / 2 % 3];
 		struct parsa_nbrset s;
 		uint8_t *o = calloc((size_t)nf * k, 1);
 		uint64_t *size = calloc(k, sizeof(uint64_t));
 		struct parsa_rng r;
 
 		REQUIRE(parsa_nbrset_init(&s, nf, k, NULL) == 0);
-		parsa_rng_seed(&r, 7 * k + 1);
-		for (int t = 0; t < 2000; t++) {
-			uint32_t v = (uint32_t)parsa_rng_below(&r, nf);
-			uint32_t i = (uint32_t)parsa_rng_below(&r, k);
-
-			parsa_nbrset_add(&s, v, i);
-			o[(size_t)v * k + i] = 1;
-		}
+		parsa_rng_seed(&r, 7 * k + j + 1);
+		for (uint32_t v = 0; v < nf; v++)
+			for (uint32_t i = 0; i < k; i++)
+				if (fill >= 1.0 ||
+				    parsa_rng_below(&r, 1000) < fill * 1000) {
+					parsa_nbrset_add(&s, v, i);
+					o[(size_t)v * k + i] = 1;
+				}
 		for (int split = 0; split < 20; split++) {
 			uint32_t lo = 0;
 
