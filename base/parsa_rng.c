@@ -74,6 +74,24 @@ void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
 	parsa_rng_shuffle_by(r, n, swap_u32, fetch_u32, a);
 }
 
+static void swap_u8(void *arg, uint64_t i, uint64_t j)
+{
+	uint8_t *a = arg, t = a[i];
+
+	a[i] = a[j];
+	a[j] = t;
+}
+
+static void fetch_u8(void *arg, uint64_t j)
+{
+	base_prefetch_w((uint8_t *)arg + j);
+}
+
+void parsa_rng_shuffle_u8(struct parsa_rng *r, uint8_t *a, uint64_t n)
+{
+	parsa_rng_shuffle_by(r, n, swap_u8, fetch_u8, a);
+}
+
 void parsa_perm_init(struct parsa_perm *p, struct parsa_rng *r, uint64_t n)
 {
 	unsigned m = 1;

@@ -26,8 +26,10 @@ uint64_t parsa_rng_below(struct parsa_rng *r, uint64_t n);
 /* Uniform double in [0, 1). */
 double parsa_rng_double(struct parsa_rng *r);
 
-/* Fisher-Yates shuffle of a[0..n). */
+/* Fisher-Yates shuffle of a[0..n); the _u8 one makes the same draws and
+ * swaps (the same permutation of its entries for the same r). */
 void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n);
+void parsa_rng_shuffle_u8(struct parsa_rng *r, uint8_t *a, uint64_t n);
 
 /*
  * The Fisher-Yates shuffle of n entries of any layout: for i = n, ...,

@@ -45,6 +45,27 @@ void parsa_random_v(uint32_t n_feat, uint32_t k, struct parsa_rng *rng,
 		owner[v] = (uint32_t)parsa_rng_below(rng, k);
 }
 
+int parsa_random_placement8(uint32_t n_rows, uint32_t n_cols, uint32_t k,
+			    uint64_t seed, uint8_t *part, uint8_t *owner,
+			    struct parsa_err *err)
+{
+	struct parsa_rng rng;
+
+	if (k == 0 || k > 256 || (n_rows > 0 && !part) ||
+	    (n_cols > 0 && !owner))
+		return parsa_fail(err, PARSA_EINVAL,
+				  "random placement: need 1 <= k <= 256 and "
+				  "output arrays (k=%u)", k);
+	parsa_rng_seed(&rng, seed);
+	/* parsa_random_u's labels and shuffle, parsa_random_v's draws */
+	for (uint32_t j = 0; j < n_rows; j++)
+		part[j] = (uint8_t)(j % k);
+	parsa_rng_shuffle_u8(&rng, part, n_rows);
+	for (uint32_t v = 0; v < n_cols; v++)
+		owner[v] = (uint8_t)parsa_rng_below(&rng, k);
+	return 0;
+}
+
 int parsa_random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
 			   uint64_t seed, uint32_t *part, uint32_t *owner,
 			   struct parsa_err *err)

@@ -33,6 +33,12 @@ int parsa_random_placement(uint32_t n_rows, uint32_t n_cols, uint32_t k,
 			   uint64_t seed, uint32_t *part, uint32_t *owner,
 			   struct parsa_err *err);
 
+/* parsa_random_placement in one byte an id (k <= 256): the same parts
+ * and owners for the same seed, a quarter of the memory. */
+int parsa_random_placement8(uint32_t n_rows, uint32_t n_cols, uint32_t k,
+			    uint64_t seed, uint8_t *part, uint8_t *owner,
+			    struct parsa_err *err);
+
 /* Streaming greedy partition of U (imbalance as in parsa_balance_cap). */
 int parsa_greedy_u(const struct parsa_graph *g, uint32_t k, double imbalance,
 		   uint32_t *part, struct parsa_err *err);

@@ -21,16 +21,33 @@
 #include "parsa_baseline.h"
 #include "parsa_rng.h"
 
-static int check_ids(const uint32_t *id, uint32_t n, uint32_t k,
-		     const char *what, struct parsa_err *err)
+/* Part or owner ids: 4 bytes each (w), or 1 byte (b, w NULL: a random
+ * trial's, parsa_random_placement8). */
+struct ids {
+	const uint32_t *w;
+	const uint8_t *b;
+};
+
+static inline uint32_t id_at(struct ids x, uint64_t i)
 {
-	if (n > 0 && !id)
+	return x.w ? x.w[i] : x.b[i];
+}
+
+static struct ids ids32(const uint32_t *w)
+{
+	return (struct ids){ w, NULL };
+}
+
+static int check_ids(struct ids id, uint32_t n, uint32_t k, const char *what,
+		     struct parsa_err *err)
+{
+	if (n > 0 && !id.w && !id.b)
 		return parsa_fail(err, PARSA_EINVAL, "%s parts are NULL", what);
 	for (uint32_t j = 0; j < n; j++)
-		if (id[j] >= k)
+		if (id_at(id, j) >= k)
 			return parsa_fail(err, PARSA_EINVAL,
 					  "%s %u has part %u, but k=%u", what,
-					  j, id[j], k);
+					  j, id_at(id, j), k);
 	return 0;
 }
 
@@ -45,7 +62,36 @@ int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: neighbor sets do not match the "
 				  "graph's %u features", g ? g->n_cols : 0);
-	return check_ids(part, g->n_rows, used->k, "example", err);
+	return check_ids(ids32(part), g->n_rows, used->k, "example", err);
+}
+
+/* The sets of every feature (used cleared): 0, or -1 if a column of g is
+ * >= g->n_cols (nothing set then). */
+static int used_sets_all(const struct parsa_graph *g, struct ids part,
+			 struct parsa_nbrset *used)
+{
+	const uint32_t *col = g->col;
+	uint32_t words = used->words;
+	uint64_t nnz = parsa_graph_nnz(g);
+
+	/* rows in any order, each column checked */
+	for (uint64_t e = 0; e < nnz; e++)
+		if (col[e] >= g->n_cols)
+			return -1;
+	/* unconditional ORs (no test-and-count per edge); the masks fetched
+	 * ahead (a random line each at scale) */
+	for (uint32_t r = 0; r < g->n_rows; r++) {
+		uint32_t j = id_at(part, r);
+		uint64_t *bits = used->bits + (j >> 6);
+		uint64_t b = 1ULL << (j & 63);
+
+		for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1]; e++) {
+			if (e + USED_AHEAD < nnz)
+				base_prefetch_w(used->bits + (uint64_t)col[e + USED_AHEAD] * words);
+			bits[(uint64_t)col[e] * words] |= b;
+		}
+	}
+	return 0;
 }
 
 int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
@@ -53,31 +99,13 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 {
 	const uint32_t *col = g->col;
 	uint32_t words = used->words, v, r;
-	uint64_t nnz = parsa_graph_nnz(g), in = 0, out = 0;
+	uint64_t in = 0, out = 0;
 	struct parsa_range_it it;
 	struct { uint64_t *m; uint32_t j; } q[USED_AHEAD];
 	int more = 1;
 
-	if (lo == 0 && hi >= g->n_cols) {
-		/* every feature: rows in any order, each column checked */
-		for (uint64_t e = 0; e < parsa_graph_nnz(g); e++)
-			if (col[e] >= g->n_cols)
-				return -1;
-		/* unconditional ORs (no test-and-count per edge); the masks
-		 * fetched ahead (a random line each at scale) */
-		for (uint32_t r = 0; r < g->n_rows; r++) {
-			uint64_t *bits = used->bits + (part[r] >> 6);
-			uint64_t b = 1ULL << (part[r] & 63);
-
-			for (uint64_t e = g->row_ptr[r]; e < g->row_ptr[r + 1];
-			     e++) {
-				if (e + USED_AHEAD < nnz)
-					base_prefetch_w(used->bits + (uint64_t)col[e + USED_AHEAD] * words);
-				bits[(uint64_t)col[e] * words] |= b;
-			}
-		}
-		return 0;
-	}
+	if (lo == 0 && hi >= g->n_cols)
+		return used_sets_all(g, ids32(part), used);
 	/* every row's last column checked (rows are sorted), then the
 	 * entries in [lo, hi) (parsa_range_it) through a ring of USED_AHEAD
 	 * whose masks are fetched on entry (the next in-range entries may
@@ -105,32 +133,44 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 	}
 }
 
-int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
-		    struct parsa_nbrset *used, struct parsa_err *err)
+/* parsa_used_sets of part ids of either width. */
+static int used_sets_of(const struct parsa_graph *g, struct ids part,
+			struct parsa_nbrset *used, struct parsa_err *err)
 {
-	int rc = parsa_used_sets_check(g, part, used, err);
+	int rc = !g || !used || used->n_feat != g->n_cols
+			 ? parsa_fail(err, PARSA_EINVAL,
+				      "used sets: neighbor sets do not match "
+				      "the graph's %u features",
+				      g ? g->n_cols : 0)
+			 : check_ids(part, g->n_rows, used->k, "example", err);
 
 	if (rc)
 		return rc;
 	parsa_nbrset_clear(used);
-	if (parsa_used_sets_range(g, part, used, 0, g->n_cols) != 0)
+	if (used_sets_all(g, part, used) != 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: a feature is out of range");
 	parsa_nbrset_recount(used);
 	return 0;
 }
 
+int parsa_used_sets(const struct parsa_graph *g, const uint32_t *part,
+		    struct parsa_nbrset *used, struct parsa_err *err)
+{
+	return used_sets_of(g, ids32(part), used, err);
+}
+
 /* Fill pc from the used sets and the owners (pc zeroed, k entries). */
 static void count_parts(const struct parsa_graph *g,
-			const struct parsa_nbrset *used, const uint32_t *part,
-			const uint32_t *owner, struct parsa_counts *pc)
+			const struct parsa_nbrset *used, struct ids part,
+			struct ids owner, struct parsa_counts *pc)
 {
 	for (uint32_t r = 0; r < g->n_rows; r++)
-		pc->U[part[r]]++;
+		pc->U[id_at(part, r)]++;
 	for (uint32_t i = 0; i < used->k; i++)
 		pc->M[i] = used->size[i];
 	for (uint32_t v = 0; v < g->n_cols; v++) {
-		uint32_t c = parsa_nbrset_count(used, v), o = owner[v];
+		uint32_t c = parsa_nbrset_count(used, v), o = id_at(owner, v);
 		uint32_t h = (uint32_t)parsa_nbrset_has(used, v, o);
 
 		assert(c >= h);
@@ -261,17 +301,17 @@ void parsa_partfig_release(struct parsa_partfig *pf)
 
 /* The figures beyond the counters: nnz and V from the placement, in/out
  * from M, T and the local counts. */
-static void fill_figures(const struct parsa_graph *g, const uint32_t *part,
-			 const uint32_t *owner, const struct parsa_counts *pc,
+static void fill_figures(const struct parsa_graph *g, struct ids part,
+			 struct ids owner, const struct parsa_counts *pc,
 			 struct parsa_partfig *pf)
 {
 	uint32_t k = pf->k;
 
 	memset(pf->U, 0, (size_t)k * 7 * sizeof(*pf->U));
 	for (uint32_t r = 0; r < g->n_rows; r++)
-		pf->nnz[part[r]] += g->row_ptr[r + 1] - g->row_ptr[r];
+		pf->nnz[id_at(part, r)] += g->row_ptr[r + 1] - g->row_ptr[r];
 	for (uint32_t v = 0; v < g->n_cols; v++)
-		pf->V[owner[v]]++;
+		pf->V[id_at(owner, v)]++;
 	for (uint32_t i = 0; i < k; i++) {
 		pf->U[i] = pc->U[i];
 		pf->M[i] = pc->M[i];
@@ -281,9 +321,10 @@ static void fill_figures(const struct parsa_graph *g, const uint32_t *part,
 	}
 }
 
-/* Counters (and optionally figures) of one placement. */
+/* Counters (and optionally figures) of one placement (ids of 1 byte only
+ * with k <= PARSA_METRICS_SETS_MAX_K). */
 static int metrics_all(const struct parsa_graph *g, uint32_t k,
-		       const uint32_t *part, const uint32_t *owner,
+		       struct ids part, struct ids owner,
 		       uint64_t *M, uint64_t *T, uint64_t *U,
 		       struct parsa_partfig *pf, struct parsa_metrics *m,
 		       struct parsa_err *err)
@@ -303,10 +344,13 @@ static int metrics_all(const struct parsa_graph *g, uint32_t k,
 	if (rc)
 		return rc;
 	memset(&used, 0, sizeof(used));
+	if (k > PARSA_METRICS_SETS_MAX_K && (!part.w || !owner.w))
+		return parsa_fail(err, PARSA_EINVAL, "metrics: 1-byte part "
+				  "ids with k=%u", k);
 	if (k > PARSA_METRICS_SETS_MAX_K)
 		rc = check_ids(part, g->n_rows, k, "example", err);
 	else if ((rc = parsa_nbrset_init(&used, g->n_cols, k, err)) == 0)
-		rc = parsa_used_sets(g, part, &used, err);
+		rc = used_sets_of(g, part, &used, err);
 	else
 		return rc;
 	buf = rc ? NULL : calloc((size_t)k * 4, sizeof(*buf));
@@ -319,7 +363,7 @@ static int metrics_all(const struct parsa_graph *g, uint32_t k,
 		pc.U = buf + 2 * (size_t)k;
 		pc.local = buf + 3 * (size_t)k;
 		if (k > PARSA_METRICS_SETS_MAX_K)
-			rc = count_parts_walk(g, k, part, owner, &pc, err);
+			rc = count_parts_walk(g, k, part.w, owner.w, &pc, err);
 		else
 			count_parts(g, &used, part, owner, &pc);
 	}
@@ -342,7 +386,8 @@ int parsa_metrics_parts(const struct parsa_graph *g, uint32_t k,
 			uint64_t *M, uint64_t *T, uint64_t *U,
 			struct parsa_metrics *m, struct parsa_err *err)
 {
-	return metrics_all(g, k, part, owner, M, T, U, NULL, m, err);
+	return metrics_all(g, k, ids32(part), ids32(owner), M, T, U, NULL, m,
+			   err);
 }
 
 int parsa_metrics_figures(const struct parsa_graph *g, uint32_t k,
@@ -350,7 +395,8 @@ int parsa_metrics_figures(const struct parsa_graph *g, uint32_t k,
 			  struct parsa_partfig *pf, struct parsa_metrics *m,
 			  struct parsa_err *err)
 {
-	return metrics_all(g, k, part, owner, NULL, NULL, NULL, pf, m, err);
+	return metrics_all(g, k, ids32(part), ids32(owner), NULL, NULL, NULL,
+			   pf, m, err);
 }
 
 int parsa_metrics_compute(const struct parsa_graph *g, uint32_t k,
@@ -390,27 +436,36 @@ void parsa_metrics_div(struct parsa_metrics *acc, uint32_t n)
 	acc->U_max = (acc->U_max + n / 2) / n;
 }
 
+/* A random trial's ids: one byte each where the metrics take them
+ * (k <= PARSA_METRICS_SETS_MAX_K; the same placement as in 4 bytes), a
+ * quarter of the memory beside the placement's own metrics. */
 int parsa_metrics_random_one(const struct parsa_graph *g, uint32_t k,
 			     uint64_t seed, struct parsa_partfig *pf,
 			     struct parsa_metrics *m, struct parsa_err *err)
 {
-	uint32_t *part, *owner;
+	size_t w = k <= PARSA_METRICS_SETS_MAX_K ? 1 : sizeof(uint32_t);
+	void *part, *owner;
 	int rc;
 
 	if (!g || !m || k == 0)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "random metrics: need a graph and k >= 1");
-	part = malloc(((size_t)g->n_rows + 1) * sizeof(*part));
-	owner = malloc(((size_t)g->n_cols + 1) * sizeof(*owner));
+	part = malloc(((size_t)g->n_rows + 1) * w);
+	owner = malloc(((size_t)g->n_cols + 1) * w);
 	if (!part || !owner)
 		rc = parsa_fail(err, PARSA_ENOMEM,
 				"random metrics: out of memory");
+	else if (w == 1)
+		rc = parsa_random_placement8(g->n_rows, g->n_cols, k, seed,
+					     part, owner, err);
 	else
 		rc = parsa_random_placement(g->n_rows, g->n_cols, k, seed,
 					    part, owner, err);
 	if (!rc)
-		rc = metrics_all(g, k, part, owner, NULL, NULL, NULL, pf, m,
-				 err);
+		rc = metrics_all(g, k,
+				 w == 1 ? (struct ids){ NULL, part } : ids32(part),
+				 w == 1 ? (struct ids){ NULL, owner } : ids32(owner),
+				 NULL, NULL, NULL, pf, m, err);
 	free(part);
 	free(owner);
 	return rc;

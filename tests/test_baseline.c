@@ -107,6 +107,46 @@ static void check_greedy(const struct parsa_graph *g, uint32_t k, double imb)
 }
 
 /* The balance cap holds and every example is placed, for many k. */
+/* parsa_random_placement8 gives parsa_random_placement's ids in a byte,
+ * for sizes below and above the shuffle's fetch-ahead ring; k > 256 and
+ * k = 0 refused. */
+static void test_random_placement8(void)
+{
+	static const uint32_t ks[] = {1, 3, 64, 255, 256};
+	static const uint32_t ns[] = {0, 1, 5, 17, 1000};
+
+	for (size_t a = 0; a < sizeof(ks) / sizeof(ks[0]); a++)
+		for (size_t b = 0; b < sizeof(ns) / sizeof(ns[0]); b++) {
+			uint32_t n = ns[b], m = ns[(b + 2) % 5], k = ks[a];
+			uint32_t *p = malloc((n + 1) * 4), *o = malloc((m + 1) * 4);
+			uint8_t *p8 = malloc(n + 1), *o8 = malloc(m + 1);
+
+			REQUIRE(p && o && p8 && o8);
+			REQUIRE(parsa_random_placement(n, m, k, 40 + b, p, o,
+						       NULL) == 0);
+			REQUIRE(parsa_random_placement8(n, m, k, 40 + b, p8,
+							o8, NULL) == 0);
+			for (uint32_t i = 0; i < n; i++)
+				CHECK_INT(p8[i], ==, p[i]);
+			for (uint32_t v = 0; v < m; v++)
+				CHECK_INT(o8[v], ==, o[v]);
+			free(p);
+			free(o);
+			free(p8);
+			free(o8);
+		}
+	{
+		uint8_t p8[4], o8[4];
+		struct parsa_err err = { 0 };
+
+		CHECK_INT(parsa_random_placement8(4, 4, 257, 1, p8, o8, &err),
+			  ==, PARSA_EINVAL);
+		CHECK(strstr(err.msg, "k=257") != NULL);
+		CHECK_INT(parsa_random_placement8(4, 4, 0, 1, p8, o8, NULL),
+			  ==, PARSA_EINVAL);
+	}
+}
+
 static void test_greedy_balance(void)
 {
 	static const uint32_t ks[] = { 1, 2, 3, 5, 8, 16, 64, 65, 130, 1024 };
@@ -269,6 +309,7 @@ int main(void)
 	RUN(test_random_u_deal);
 	RUN(test_random_u_seeded);
 	RUN(test_random_v);
+	RUN(test_random_placement8);
 	RUN(test_greedy_balance);
 	RUN(test_greedy_hand);
 	RUN(test_greedy_empty_rows);
