@@ -56,41 +56,29 @@ double parsa_rng_double(struct parsa_rng *r)
 	return (double)(parsa_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
-static void swap_u32(void *arg, uint64_t i, uint64_t j)
-{
-	uint32_t *a = arg, t = a[i];
+/* parsa_rng_shuffle_<name> over an array of T: parsa_rng_shuffle_by with
+ * that element's swap and fetch (inlined at the call). */
+#define PARSA_RNG_SHUFFLE_OF(T, name)                                       \
+	static void swap_##name(void *arg, uint64_t i, uint64_t j)          \
+	{                                                                   \
+		T *a = arg, t = a[i];                                       \
+									    \
+		a[i] = a[j];                                                \
+		a[j] = t;                                                   \
+	}                                                                   \
+									    \
+	static void fetch_##name(void *arg, uint64_t j)                     \
+	{                                                                   \
+		base_prefetch_w((T *)arg + j);                              \
+	}                                                                   \
+									    \
+	void parsa_rng_shuffle_##name(struct parsa_rng *r, T *a, uint64_t n) \
+	{                                                                   \
+		parsa_rng_shuffle_by(r, n, swap_##name, fetch_##name, a);   \
+	}
 
-	a[i] = a[j];
-	a[j] = t;
-}
-
-static void fetch_u32(void *arg, uint64_t j)
-{
-	base_prefetch_w((uint32_t *)arg + j);
-}
-
-void parsa_rng_shuffle_u32(struct parsa_rng *r, uint32_t *a, uint64_t n)
-{
-	parsa_rng_shuffle_by(r, n, swap_u32, fetch_u32, a);
-}
-
-static void swap_u8(void *arg, uint64_t i, uint64_t j)
-{
-	uint8_t *a = arg, t = a[i];
-
-	a[i] = a[j];
-	a[j] = t;
-}
-
-static void fetch_u8(void *arg, uint64_t j)
-{
-	base_prefetch_w((uint8_t *)arg + j);
-}
-
-void parsa_rng_shuffle_u8(struct parsa_rng *r, uint8_t *a, uint64_t n)
-{
-	parsa_rng_shuffle_by(r, n, swap_u8, fetch_u8, a);
-}
+PARSA_RNG_SHUFFLE_OF(uint32_t, u32)
+PARSA_RNG_SHUFFLE_OF(uint8_t, u8)
 
 void parsa_perm_init(struct parsa_perm *p, struct parsa_rng *r, uint64_t n)
 {
