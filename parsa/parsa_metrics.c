@@ -54,15 +54,22 @@ static int check_ids(struct ids id, uint32_t n, uint32_t k, const char *what,
 /* Nonzeros ahead whose mask parsa_used_sets_range fetches. */
 #define USED_AHEAD 24
 
-int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
-			  const struct parsa_nbrset *used,
-			  struct parsa_err *err)
+/* parsa_used_sets_check of part ids of either width. */
+static int sets_check(const struct parsa_graph *g, struct ids part,
+		      const struct parsa_nbrset *used, struct parsa_err *err)
 {
 	if (!g || !used || used->n_feat != g->n_cols)
 		return parsa_fail(err, PARSA_EINVAL,
 				  "used sets: neighbor sets do not match the "
 				  "graph's %u features", g ? g->n_cols : 0);
-	return check_ids(ids32(part), g->n_rows, used->k, "example", err);
+	return check_ids(part, g->n_rows, used->k, "example", err);
+}
+
+int parsa_used_sets_check(const struct parsa_graph *g, const uint32_t *part,
+			  const struct parsa_nbrset *used,
+			  struct parsa_err *err)
+{
+	return sets_check(g, ids32(part), used, err);
 }
 
 /* The sets of every feature (used cleared): 0, or -1 if a column of g is
@@ -137,12 +144,7 @@ int parsa_used_sets_range(const struct parsa_graph *g, const uint32_t *part,
 static int used_sets_of(const struct parsa_graph *g, struct ids part,
 			struct parsa_nbrset *used, struct parsa_err *err)
 {
-	int rc = !g || !used || used->n_feat != g->n_cols
-			 ? parsa_fail(err, PARSA_EINVAL,
-				      "used sets: neighbor sets do not match "
-				      "the graph's %u features",
-				      g ? g->n_cols : 0)
-			 : check_ids(part, g->n_rows, used->k, "example", err);
+	int rc = sets_check(g, part, used, err);
 
 	if (rc)
 		return rc;
