@@ -217,7 +217,9 @@ static uint64_t wt(const struct fm *f, uint32_t u)
 	return f->weight ? f->weight[u] : 1;
 }
 
-/* cnt(v, j) of a part j holding v (bit j of v's mask m set). */
+/* cnt(v, j) of a part j holding v (bit j of v's mask m set), or
+ * PARSA_PCOUNT_BIG for any count at least that: what the gains and marks
+ * read (cnt == 1, cnt <= 2, the p-fanout weight) is the same. */
 static uint32_t cnt_in(const struct fm *f, const uint64_t *m, uint32_t v,
 		       uint32_t j)
 {
@@ -238,7 +240,7 @@ static int fm_chunked(const struct parsa_graph *g,
 static void single_range(struct fm *f, uint32_t lo, uint32_t hi)
 {
 	for (uint32_t v = lo; v < hi; v++) {
-		const uint16_t *c = f->pc.pool + (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
+		const uint8_t *c = f->pc.pool + (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
 		uint64_t x = f->used->bits[v], one = 0;
 
 		for (; x; x &= x - 1)
@@ -375,7 +377,7 @@ static int64_t pmode_hits(const struct fm *f, struct fm_scratch *sc,
 		uint32_t v = g->col[e];
 		const uint64_t *m = parsa_nbrset_mask(s, v);
 		/* v's counts in the order of its mask's bits */
-		const uint16_t *c = f->pc.pool +
+		const uint8_t *c = f->pc.pool +
 				    (f->pc.hdr[v] & PARSA_PCOUNT_OFF);
 
 		rm += pw_of(cnt_in(f, m, v, a) - 1);
@@ -415,7 +417,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 	const struct parsa_graph *g = f->g;
 	const struct parsa_nbrset *s = f->used;
 	const uint32_t *col = g->col;
-	const uint16_t *ring[2 * FM_AHEAD];
+	const uint8_t *ring[2 * FM_AHEAD];
 	uint64_t beg = g->row_ptr[u], end = g->row_ptr[u + 1];
 	uint32_t p = 0, sh = 0;
 
@@ -451,7 +453,7 @@ static void priv_shared(const struct fm *f, uint32_t u, uint32_t a,
 			fetch_ahead(f, col[e + 2 * FM_AHEAD]);
 		if (e + FM_AHEAD < end) {
 			uint32_t w = col[e + FM_AHEAD];
-			const uint16_t *c = parsa_pcount_slot(
+			const uint8_t *c = parsa_pcount_slot(
 				&f->pc, parsa_nbrset_mask(s, w), w, a);
 
 			ring[(e + FM_AHEAD) % (2 * FM_AHEAD)] = c;
@@ -581,9 +583,10 @@ static int64_t apply_move(struct fm *f, uint32_t u, uint32_t b)
 					   &f->saturated);
 		if (f->lam)
 			f->lam[v] = lam;
-		if (f->single) { /* the counts after the move: 1? */
-			ca -= ca != PARSA_PCOUNT_SAT;
-			cb += cb != PARSA_PCOUNT_SAT;
+		if (f->single) { /* the counts after the move: 1? (a big
+				  * count stays big: not 1) */
+			ca -= ca != PARSA_PCOUNT_BIG;
+			cb += cb != PARSA_PCOUNT_BIG;
 			f->single[v] = (f->single[v] &
 					~(1ULL << a) & ~(1ULL << b)) |
 				       (uint64_t)(ca == 1) << a |

@@ -15,19 +15,164 @@ static uint64_t cap_of(uint64_t want, uint32_t k)
 	return want < k ? want : k;
 }
 
+/* The big counts' table: the key of (v, j) and its first probe. */
+static uint64_t big_key(uint32_t v, uint32_t j)
+{
+	return (uint64_t)v << 16 | j;
+}
+
+static uint64_t big_home(const struct parsa_pcount_big *t, uint64_t key)
+{
+	return (key * 0x9E3779B97F4A7C15ULL) >> 20 & (t->cap - 1);
+}
+
+/* The entry of key, or NULL. */
+static uint64_t *big_find(const struct parsa_pcount_big *t, uint64_t key)
+{
+	if (!t->cap)
+		return NULL;
+	for (uint64_t i = big_home(t, key);; i = (i + 1) & (t->cap - 1)) {
+		if (!t->slot[i])
+			return NULL;
+		if (t->slot[i] >> 16 == key)
+			return &t->slot[i];
+	}
+}
+
+/* Insert the entry w (its key absent); the table has room. */
+static void big_place(struct parsa_pcount_big *t, uint64_t w)
+{
+	uint64_t i = big_home(t, w >> 16);
+
+	while (t->slot[i])
+		i = (i + 1) & (t->cap - 1);
+	t->slot[i] = w;
+	t->n++;
+}
+
+/* Room for one more entry at a load of at most 1/2: 0, or -1 (out of
+ * memory, t unchanged). */
+static int big_room(struct parsa_pcount_big *t)
+{
+	struct parsa_pcount_big nt;
+
+	if ((t->n + 1) * 2 <= t->cap)
+		return 0;
+	nt.cap = t->cap ? t->cap * 2 : 1024;
+	nt.n = 0;
+	nt.slot = calloc((size_t)nt.cap, sizeof(uint64_t));
+	if (!nt.slot)
+		return -1;
+	for (uint64_t i = 0; i < t->cap; i++)
+		if (t->slot[i])
+			big_place(&nt, t->slot[i]);
+	free(t->slot);
+	*t = nt;
+	return 0;
+}
+
+/* Remove the entry at e (backward-shift deletion: every later entry of
+ * the probe run that may move closer to its home does). */
+static void big_remove(struct parsa_pcount_big *t, uint64_t *e)
+{
+	uint64_t i = (uint64_t)(e - t->slot), j = i, mask = t->cap - 1;
+
+	for (;;) {
+		uint64_t h;
+
+		j = (j + 1) & mask;
+		if (!t->slot[j])
+			break;
+		h = big_home(t, t->slot[j] >> 16);
+		/* slot j's entry may fill the hole at i unless its home lies
+		 * cyclically in (i, j] */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		t->slot[i] = t->slot[j];
+		i = j;
+	}
+	t->slot[i] = 0;
+	t->n--;
+}
+
+uint32_t parsa_pcount_big_get(const struct parsa_pcount_big *t, uint32_t v,
+			      uint32_t j)
+{
+	const uint64_t *e = big_find(t, big_key(v, j));
+
+	return e ? (uint32_t)(*e & 0xFFFF) : PARSA_PCOUNT_SAT;
+}
+
+void parsa_pcount_big_up(struct parsa_pcount_big *t, uint8_t *c, uint32_t v,
+			 uint32_t j, int *saturated)
+{
+	uint64_t key = big_key(v, j), *e;
+
+	if (*c < PARSA_PCOUNT_BIG) { /* 254 -> 255 */
+		*c = PARSA_PCOUNT_BIG;
+		if (big_room(t))
+			*saturated = 1; /* absent: saturated */
+		else
+			big_place(t, key << 16 | PARSA_PCOUNT_BIG);
+		return;
+	}
+	e = big_find(t, key);
+	if (!e) {
+		*saturated = 1;
+	} else if ((*e & 0xFFFF) + 1 == PARSA_PCOUNT_SAT) {
+		big_remove(t, e);
+		*saturated = 1;
+	} else {
+		++*e;
+	}
+}
+
+void parsa_pcount_big_down(struct parsa_pcount_big *t, uint8_t *c,
+			   uint32_t v, uint32_t j)
+{
+	uint64_t *e = big_find(t, big_key(v, j));
+
+	if (!e)
+		return; /* saturated */
+	if ((*e & 0xFFFF) == PARSA_PCOUNT_BIG) {
+		big_remove(t, e);
+		*c = PARSA_PCOUNT_BIG - 1;
+	} else {
+		--*e;
+	}
+}
+
+/* Every entry of src into dst (src freed): a key dst cannot take stays
+ * out, i.e. saturated (*saturated set). */
+static void big_merge(struct parsa_pcount_big *dst,
+		      struct parsa_pcount_big *src, int *saturated)
+{
+	for (uint64_t i = 0; i < src->cap; i++) {
+		if (!src->slot[i])
+			continue;
+		if (big_room(dst))
+			*saturated = 1;
+		else
+			big_place(dst, src->slot[i]);
+	}
+	free(src->slot);
+	memset(src, 0, sizeof(*src));
+}
+
 void parsa_pcount_release(struct parsa_pcount *pc)
 {
 	if (!pc)
 		return;
 	free(pc->hdr);
 	free(pc->pool);
+	free(pc->big.slot);
 	memset(pc, 0, sizeof(*pc));
 }
 
 uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 {
-	return (uint64_t)pc->n_feat * sizeof(uint64_t) +
-	       pc->alloc * sizeof(uint16_t);
+	return (uint64_t)pc->n_feat * sizeof(uint64_t) + pc->alloc +
+	       pc->big.cap * sizeof(uint64_t);
 }
 
 /* Fetch ahead (the nonzeros are a stream; a count's address needs the
@@ -38,15 +183,16 @@ uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc)
 #endif
 
 /* The counts of part for the features [lo, hi) into pc (regions sized,
- * zero), in three stages PC_AHEAD / 2 nonzeros apart: a nonzero's header
+ * zero; the big counts into big), in three stages PC_AHEAD / 2 nonzeros apart: a nonzero's header
  * and mask fetched, then its slot found (and fetched), then its count
  * raised.  -1 if a part is missing from a mask of its examples'
  * features. */
 static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 		       const uint32_t *part, const struct parsa_nbrset *used,
-		       uint32_t lo, uint32_t hi, int *sat)
+		       uint32_t lo, uint32_t hi, struct parsa_pcount_big *big,
+		       int *sat)
 {
-	struct { uint32_t v, j; uint16_t *c; } q[2 * PC_AHEAD];
+	struct { uint32_t v, j; uint8_t *c; } q[2 * PC_AHEAD];
 	struct parsa_range_it it;
 	const uint64_t half = PC_AHEAD / 2, qn = 2 * PC_AHEAD;
 	uint64_t in = 0, mid = 0, out = 0;
@@ -74,11 +220,8 @@ static int count_range(struct parsa_pcount *pc, const struct parsa_graph *g,
 			mid++;
 		}
 		if (out < mid && (mid - out > half || !more)) {
-			uint16_t *c = q[out % qn].c;
-
-			if (*c < PARSA_PCOUNT_SAT)
-				++*c;
-			*sat |= *c == PARSA_PCOUNT_SAT;
+			parsa_pcount_up(big, q[out % qn].c, q[out % qn].v,
+					q[out % qn].j, sat);
 			out++;
 		}
 		if (!more && out == in)
@@ -93,7 +236,7 @@ static int check_range(const struct parsa_pcount *pc,
 		       uint32_t hi)
 {
 	for (uint32_t v = lo; v < hi; v++) {
-		const uint16_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+		const uint8_t *c = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
 
 		for (uint32_t i = 0, n = parsa_nbrset_count(used, v); i < n; i++)
 			if (c[i] == 0)
@@ -107,7 +250,8 @@ static int check_range(const struct parsa_pcount *pc,
  * fetch, the hot features' counts (up to k each) out of cache too. */
 #define PC_COLD_W 9
 
-/* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1]). */
+/* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1]),
+ * their big counts into a table of the task's own (merged after). */
 struct count_task {
 	struct parsa_pcount *pc;
 	const struct parsa_graph *g;
@@ -116,6 +260,7 @@ struct count_task {
 	uint32_t n;
 	uint32_t cut[PARSA_PCOUNT_MAX_TASKS + 1];
 	int sat[PARSA_PCOUNT_MAX_TASKS], bad[PARSA_PCOUNT_MAX_TASKS];
+	struct parsa_pcount_big big[PARSA_PCOUNT_MAX_TASKS];
 };
 
 static void count_task(void *arg, uint32_t t)
@@ -124,7 +269,7 @@ static void count_task(void *arg, uint32_t t)
 	uint32_t lo = ct->cut[t], hi = ct->cut[t + 1];
 
 	ct->bad[t] = count_range(ct->pc, ct->g, ct->part, ct->used, lo, hi,
-				 &ct->sat[t]) ||
+				 &ct->big[t], &ct->sat[t]) ||
 		     check_range(ct->pc, ct->used, lo, hi);
 }
 
@@ -161,18 +306,23 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 	 * huge-page pool held a second copy for a moment (+41 MiB at the
 	 * refinement's peak at 100M nonzeros) */
 	alloc = off + off / 4 + 4096;
-	pc->pool = calloc((size_t)alloc, sizeof(uint16_t));
+	pc->pool = calloc((size_t)alloc, 1);
 	if (!pc->pool)
 		goto nomem;
-	base_huge(pc->pool, (size_t)alloc * sizeof(uint16_t));
+	base_huge(pc->pool, (size_t)alloc);
 	pc->len = off;
 	pc->alloc = alloc;
 	for (uint32_t u = 0; u < g->n_rows; u++)
 		if (part[u] >= pc->k)
 			goto bad;
 	if (tasks > 1 && par) {
-		struct count_task ct = { pc, g, part, used, 0, { 0 }, { 0 },
-					 { 0 } };
+		static const struct count_task zero;
+		struct count_task ct = zero;
+
+		ct.pc = pc;
+		ct.g = g;
+		ct.part = part;
+		ct.used = used;
 
 		ct.n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
 						      : PARSA_PCOUNT_MAX_TASKS;
@@ -184,9 +334,11 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 		for (uint32_t t = 0; t < ct.n; t++) {
 			sat |= ct.sat[t];
 			bad |= ct.bad[t];
+			big_merge(&pc->big, &ct.big[t], &sat);
 		}
 	} else {
-		bad = count_range(pc, g, part, used, 0, g->n_cols, &sat) ||
+		bad = count_range(pc, g, part, used, 0, g->n_cols, &pc->big,
+				  &sat) ||
 		      check_range(pc, used, 0, g->n_cols);
 	}
 	if (bad)
@@ -227,13 +379,13 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 	}
 	if (off + nc > pc->alloc) {
 		uint64_t na = pc->alloc + pc->alloc / 4 + 4096;
-		uint16_t *p;
+		uint8_t *p;
 
 		if (na < off + nc)
 			na = off + nc;
 		if (na > PARSA_PCOUNT_OFF)
 			return -1;
-		p = realloc(pc->pool, (size_t)na * sizeof(uint16_t));
+		p = realloc(pc->pool, (size_t)na);
 		if (!p)
 			return -1;
 		pc->pool = p;
@@ -241,7 +393,7 @@ int parsa_pcount_grow(struct parsa_pcount *pc, uint32_t v, uint32_t lam)
 	}
 	if (off != (pc->hdr[v] & PARSA_PCOUNT_OFF))
 		memcpy(pc->pool + off, pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF),
-		       (size_t)lam * sizeof(uint16_t));
+		       (size_t)lam);
 	pc->len = off + nc;
 	pc->hdr[v] = off | nc << PARSA_PCOUNT_CAP_SHIFT;
 	return 0;

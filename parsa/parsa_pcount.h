@@ -9,9 +9,20 @@
  * struct parsa_nbrset kept beside the counts (bit (v, j) set iff
  * cnt(v, j) > 0); v's counts are stored in the order of those bits: the
  * count of part j is slot rank(j) = #{set bits of v's mask below j} of v's
- * region of the pool.  So a count costs its 2 bytes, a lookup a popcount
+ * region of the pool.  So a count costs its byte, a lookup a popcount
  * over the mask's words before j, and a part joining or leaving a feature
  * shifts the feature's later slots by one (O(λ_v)).
+ *
+ * Slots are one byte: a count below PARSA_PCOUNT_BIG (255) is its slot; a
+ * slot of PARSA_PCOUNT_BIG means cnt >= 255, its value in `big`, a hash
+ * table keyed by (v, j) (so shifts and growth never touch it), or, when
+ * (v, j) is not there, PARSA_PCOUNT_SAT.  What the sweeps' gains read
+ * (cnt == 1, cnt <= 2, the p-fanout weight, 0 from 40 on) needs the slot
+ * only; the table is read and written only where a count crosses 254/255
+ * or is above it (a few features' counts on few parts: the table held
+ * 0.15% of the slots at 10M nonzeros, 0.13% at 100M).  A table that
+ * cannot grow (out of memory) saturates the count instead: still a valid
+ * (sticky) state, with the saturation flag raised.
  *
  * Regions: v's region is cap(v) slots at off(v) (hdr[v]: the offset in its
  * low 47 bits, cap in its high 17), λ_v <= cap(v) <= k.  A part can join
@@ -22,10 +33,11 @@
  * A part leaving never shrinks the region, so undoing a move (the moves
  * of parsa_pcount_move in reverse order) never needs room.
  *
- * Memory: 8 bytes per feature plus 2 bytes per slot; built with
- * cap(v) = min(λ_v + 1, k) (rounded up to 4, as it was, the slots were
- * 23% more than Σ λ_v at 100M nonzeros and k = 64; 9% so).  Ownership: owns hdr and pool.  Not
- * thread-safe for writing; concurrent readers are fine.
+ * Memory: 8 bytes per feature plus 1 byte per slot (2 until 2026-11-28:
+ * 3 MB of the 10M-nonzero refinement's peak) plus 8 bytes per big count
+ * (at a load of at most 1/2); built with cap(v) = min(λ_v + 1, k).
+ * Ownership: owns hdr, pool and big.  Not thread-safe for writing;
+ * concurrent readers are fine.
  */
 #ifndef PARSA_PCOUNT_H
 #define PARSA_PCOUNT_H
@@ -38,13 +50,25 @@
 #include "parsa_nbrset.h"
 
 #define PARSA_PCOUNT_SAT UINT16_MAX
+#define PARSA_PCOUNT_BIG UINT8_MAX
 #define PARSA_PCOUNT_CAP_SHIFT 47
 #define PARSA_PCOUNT_OFF ((1ULL << PARSA_PCOUNT_CAP_SHIFT) - 1)
+
+/*
+ * The counts of at least PARSA_PCOUNT_BIG, by (v, j): open addressing with
+ * linear probing over `cap` (a power of two, or 0) words, each
+ * (v << 16 | j) << 16 | cnt, 0 = empty (a count here is 255..65534).
+ */
+struct parsa_pcount_big {
+	uint64_t *slot;
+	uint64_t cap, n;
+};
 
 struct parsa_pcount {
 	uint32_t n_feat, k, words;
 	uint64_t *hdr;   /* n_feat: offset | cap << PARSA_PCOUNT_CAP_SHIFT */
-	uint16_t *pool;  /* the regions */
+	uint8_t *pool;   /* the regions */
+	struct parsa_pcount_big big;
 	uint64_t len;    /* slots handed out */
 	uint64_t alloc;  /* slots allocated */
 	uint64_t waste;  /* slots of regions left behind by growth */
@@ -80,7 +104,7 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 
 void parsa_pcount_release(struct parsa_pcount *pc);
 
-/* Bytes held (header and pool, as allocated). */
+/* Bytes held (header, pool and big counts, as allocated). */
 uint64_t parsa_pcount_bytes(const struct parsa_pcount *pc);
 
 /*
@@ -110,13 +134,55 @@ static inline uint32_t parsa_pcount_rank(const uint64_t *m, uint32_t words,
 	return r + parsa_popcount64(m[w] & ((1ULL << (j & 63)) - 1));
 }
 
-/* The slot of cnt(v, j); bit j of v's mask m must be set. */
-static inline uint16_t *parsa_pcount_slot(const struct parsa_pcount *pc,
+/* The slot of cnt(v, j); bit j of v's mask m must be set.  Its value is
+ * the count when below PARSA_PCOUNT_BIG, else the count is at least that
+ * (parsa_pcount_get has it). */
+static inline uint8_t *parsa_pcount_slot(const struct parsa_pcount *pc,
 					  const uint64_t *m, uint32_t v,
 					  uint32_t j)
 {
 	return pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF) +
 	       parsa_pcount_rank(m, pc->words, j);
+}
+
+/* The count of a big slot (v, j): its table entry, or PARSA_PCOUNT_SAT. */
+uint32_t parsa_pcount_big_get(const struct parsa_pcount_big *t, uint32_t v,
+			      uint32_t j);
+
+/*
+ * A count at 254 or PARSA_PCOUNT_BIG (*c its slot) up by one: into the
+ * table t (inserted at 255, raised, or dropped at PARSA_PCOUNT_SAT);
+ * *saturated set when the count is (or becomes) saturated, also when t
+ * cannot grow.
+ */
+void parsa_pcount_big_up(struct parsa_pcount_big *t, uint8_t *c, uint32_t v,
+			 uint32_t j, int *saturated);
+
+/* A big count (*c == PARSA_PCOUNT_BIG) down by one unless saturated: the
+ * slot back to 254 when the count reaches it. */
+void parsa_pcount_big_down(struct parsa_pcount_big *t, uint8_t *c,
+			   uint32_t v, uint32_t j);
+
+/* cnt(v, j) (slot *c) up by one, saturating; *saturated set at
+ * saturation. */
+static inline void parsa_pcount_up(struct parsa_pcount_big *t, uint8_t *c,
+				   uint32_t v, uint32_t j, int *saturated)
+{
+	if (*c < PARSA_PCOUNT_BIG - 1)
+		++*c;
+	else
+		parsa_pcount_big_up(t, c, v, j, saturated);
+}
+
+/* cnt(v, j) (slot *c, count >= 1) down by one unless saturated; 1 if it
+ * reached 0. */
+static inline int parsa_pcount_down(struct parsa_pcount_big *t, uint8_t *c,
+				    uint32_t v, uint32_t j)
+{
+	if (*c < PARSA_PCOUNT_BIG)
+		return --*c == 0;
+	parsa_pcount_big_down(t, c, v, j);
+	return 0;
 }
 
 /* cnt(v, j) with s the sets kept beside the counts. */
@@ -125,9 +191,12 @@ static inline uint32_t parsa_pcount_get(const struct parsa_pcount *pc,
 					uint32_t v, uint32_t j)
 {
 	const uint64_t *m = parsa_nbrset_mask(s, v);
+	uint32_t c;
 
-	return m[j >> 6] >> (j & 63) & 1 ? *parsa_pcount_slot(pc, m, v, j)
-					 : 0;
+	if (!(m[j >> 6] >> (j & 63) & 1))
+		return 0;
+	c = *parsa_pcount_slot(pc, m, v, j);
+	return c < PARSA_PCOUNT_BIG ? c : parsa_pcount_big_get(&pc->big, v, j);
 }
 
 /*
@@ -146,13 +215,12 @@ static inline int parsa_pcount_move(struct parsa_pcount *pc,
 				    int *saturated)
 {
 	uint64_t *m = s->bits + (uint64_t)v * s->words;
-	uint16_t *base = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
+	uint8_t *base = pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF);
 	uint32_t ra = parsa_pcount_rank(m, s->words, a), rb;
 	int delta = 0;
 
-	if (base[ra] != PARSA_PCOUNT_SAT && --base[ra] == 0) {
-		memmove(base + ra, base + ra + 1,
-			(size_t)(*lam - ra - 1) * sizeof(uint16_t));
+	if (parsa_pcount_down(&pc->big, base + ra, v, a)) {
+		memmove(base + ra, base + ra + 1, (size_t)(*lam - ra - 1));
 		m[a >> 6] &= ~(1ULL << (a & 63));
 		s->size[a]--;
 		--*lam;
@@ -160,17 +228,14 @@ static inline int parsa_pcount_move(struct parsa_pcount *pc,
 	}
 	rb = parsa_pcount_rank(m, s->words, b);
 	if (!(m[b >> 6] >> (b & 63) & 1)) {
-		memmove(base + rb + 1, base + rb,
-			(size_t)(*lam - rb) * sizeof(uint16_t));
+		memmove(base + rb + 1, base + rb, (size_t)(*lam - rb));
 		base[rb] = 1;
 		m[b >> 6] |= 1ULL << (b & 63);
 		s->size[b]++;
 		++*lam;
 		return delta + 1;
 	}
-	if (base[rb] < PARSA_PCOUNT_SAT)
-		++base[rb];
-	*saturated |= base[rb] == PARSA_PCOUNT_SAT;
+	parsa_pcount_up(&pc->big, base + rb, v, b, saturated);
 	return delta;
 }
 

@@ -3,7 +3,8 @@
  * a brute-force dense table: the build, every count and mask after random
  * moves (with parts joining and leaving features, regions growing and the
  * pool moving), undoing moves in reverse order without room, saturation,
- * k above 64 (masks of several words) and the refusal of sets that are not
+ * k above 64 (masks of several words), counts crossing one byte (the
+ * table of big counts) and the refusal of sets that are not
  * N(U_i) of the partition.
  */
 #include "harness.h"
@@ -168,7 +169,7 @@ static void test_random_moves(void)
 		}
 		check_same(&pc, &s, d, lam, g.n_cols, k);
 		tu_check_used(&g, part, &s);
-		CHECK(parsa_pcount_bytes(&pc) >= pc.len * sizeof(uint16_t));
+		CHECK(parsa_pcount_bytes(&pc) >= pc.len);
 		grew += pc.waste > 0;
 		parsa_pcount_release(&pc);
 		parsa_nbrset_release(&s);
@@ -339,7 +340,13 @@ static void test_build_par(void)
 		CHECK_INT(sa, ==, sb);
 		CHECK_INT(a.len, ==, b.len);
 		CHECK(memcmp(a.hdr, b.hdr, g.n_cols * sizeof(uint64_t)) == 0);
-		CHECK(memcmp(a.pool, b.pool, a.len * sizeof(uint16_t)) == 0);
+		CHECK(memcmp(a.pool, b.pool, a.len) == 0);
+		CHECK_INT(a.big.n, ==, b.big.n);
+		for (uint32_t v = 0; v < g.n_cols; v++)
+			for (uint32_t j = 0; j < k; j++)
+				if (parsa_pcount_get(&a, &s, v, j) !=
+				    parsa_pcount_get(&b, &s, v, j))
+					CHECK(!"a count differs by tasks");
 		parsa_pcount_release(&a);
 		parsa_pcount_release(&b);
 		/* a part missing from a mask of its example's features */
@@ -360,11 +367,88 @@ static void test_build_par(void)
 	}
 }
 
+/* Counts around 255 (one byte's slot, then the table of big counts):
+ * about 270 examples of each part use each feature, so random moves take
+ * hundreds of (feature, part) counts across 254/255 both ways (inserts,
+ * raises, backward-shift removals in a table of several hundred entries).
+ * After every batch the counts equal the dense ones and the table holds
+ * exactly the counts from 255 on; the build in 1-5 tasks gives the same
+ * counts. */
+static void test_big_counts(void)
+{
+	const uint32_t rows = 900, cols = 300, k = 3;
+	struct parsa_rng r;
+	struct parsa_graph g;
+	struct parsa_nbrset s;
+	struct parsa_pcount pc;
+	uint32_t *part = malloc(rows * sizeof(uint32_t)), *lam;
+	uint16_t *d;
+	int sat = 0;
+	uint64_t crossed = 0;
+
+	parsa_rng_seed(&r, 41);
+	tu_random_graph(&g, &r, rows, cols, 0.9);
+	for (uint32_t u = 0; u < rows; u++)
+		part[u] = u % k;
+	REQUIRE(parsa_nbrset_init(&s, g.n_cols, k, NULL) == 0);
+	REQUIRE(parsa_used_sets(&g, part, &s, NULL) == 0);
+	for (uint32_t tasks = 2; tasks <= 5; tasks++) {
+		struct parsa_pcount a;
+		int sa = 0;
+
+		REQUIRE(parsa_pcount_build_par(&a, &g, part, &s, &sa, par_threads,
+					       NULL, tasks, NULL) == 0);
+		CHECK_INT(sa, ==, 0);
+		CHECK_INT(a.big.n, >, 100);
+		d = dense_counts(&g, part, k);
+		lam = calloc(g.n_cols, sizeof(uint32_t));
+		for (uint32_t v = 0; v < g.n_cols; v++)
+			lam[v] = parsa_nbrset_count(&s, v);
+		check_same(&a, &s, d, lam, g.n_cols, k);
+		free(lam);
+		free(d);
+		parsa_pcount_release(&a);
+	}
+	REQUIRE(parsa_pcount_build(&pc, &g, part, &s, &sat, NULL) == 0);
+	d = dense_counts(&g, part, k);
+	lam = calloc(g.n_cols, sizeof(uint32_t));
+	for (uint32_t v = 0; v < g.n_cols; v++)
+		lam[v] = parsa_nbrset_count(&s, v);
+	for (int batch = 0; batch < 40; batch++) {
+		uint64_t big = 0, before = pc.big.n;
+
+		for (int i = 0; i < 25; i++) {
+			uint32_t u = (uint32_t)parsa_rng_below(&r, rows);
+			uint32_t a = part[u];
+			uint32_t b = (a + 1 + (uint32_t)parsa_rng_below(&r, k - 1)) % k;
+			int64_t x = sparse_move(&pc, &s, &g, lam, u, a, b, 0, &sat);
+
+			CHECK_INT(x, ==, dense_move(&g, d, k, u, a, b));
+			part[u] = b;
+		}
+		check_same(&pc, &s, d, lam, g.n_cols, k);
+		for (uint64_t i = 0; i < (uint64_t)g.n_cols * k; i++)
+			big += d[i] >= PARSA_PCOUNT_BIG;
+		CHECK_INT(pc.big.n, ==, big);
+		crossed += pc.big.n > before ? pc.big.n - before
+					     : before - pc.big.n;
+	}
+	CHECK_INT(sat, ==, 0);
+	CHECK_INT(crossed, >, 100);
+	free(lam);
+	free(d);
+	parsa_pcount_release(&pc);
+	parsa_nbrset_release(&s);
+	parsa_graph_release(&g);
+	free(part);
+}
+
 int main(void)
 {
 	RUN(test_random_moves);
 	RUN(test_saturation);
 	RUN(test_rejects_bad_sets);
 	RUN(test_build_par);
+	RUN(test_big_counts);
 	return harness_done();
 }
