@@ -460,14 +460,22 @@ static const char *find_in_path(const char *name)
 struct launch {
 	int status;       /* exit status of timeout+mpirun, -1 on error */
 	double seconds;
-	char out[65536];  /* stdout + stderr */
+	char out[65536];  /* stdout + stderr: all of it, or its first and
+			   * last LAUNCH_KEEP bytes around a "[...]" line
+			   * (a dying TCP peer can make a rank print
+			   * hundreds of lines before mpirun's verdict) */
 };
+
+#define LAUNCH_KEEP 32000
+_Static_assert(2 * LAUNCH_KEEP + 16 <= sizeof(((struct launch *)0)->out),
+	       "launch: the head, the [...] line and the tail fit out");
 
 static void launch(int np, const char *mode, int timeout, const char *extra,
 		   struct launch *l)
 {
-	char cmd[8192];
-	size_t n = 0, got;
+	static char tail[LAUNCH_KEEP];
+	char cmd[8192], buf[4096];
+	size_t n = 0, got, t = 0; /* t: bytes past the head, ring in tail */
 	struct timespec a, b;
 	FILE *f;
 
@@ -482,9 +490,21 @@ static void launch(int np, const char *mode, int timeout, const char *extra,
 	f = popen(cmd, "r");
 	if (!f)
 		return;
-	while (n + 1 < sizeof(l->out) &&
-	       (got = fread(l->out + n, 1, sizeof(l->out) - 1 - n, f)) > 0)
-		n += got;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		for (size_t i = 0; i < got; i++)
+			if (n < LAUNCH_KEEP)
+				l->out[n++] = buf[i];
+			else
+				tail[t++ % LAUNCH_KEEP] = buf[i];
+	if (t <= LAUNCH_KEEP) {
+		memcpy(l->out + n, tail, t);
+		n += t;
+	} else {
+		n += (size_t)snprintf(l->out + n, sizeof(l->out) - n,
+				      "\n[...]\n");
+		for (size_t i = 0; i < LAUNCH_KEEP; i++)
+			l->out[n++] = tail[(t + i) % LAUNCH_KEEP];
+	}
 	l->out[n] = '\0';
 	l->status = pclose(f);
 	clock_gettime(CLOCK_MONOTONIC, &b);
