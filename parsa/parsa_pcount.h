@@ -18,11 +18,14 @@
  * table keyed by (v, j) (so shifts and growth never touch it), or, when
  * (v, j) is not there, PARSA_PCOUNT_SAT.  What the sweeps' gains read
  * (cnt == 1, cnt <= 2, the p-fanout weight, 0 from 40 on) needs the slot
- * only; the table is read and written only where a count crosses 254/255
- * or is above it (a few features' counts on few parts: the table held
- * 0.15% of the slots at 10M nonzeros, 0.13% at 100M).  A table that
- * cannot grow (out of memory) saturates the count instead: still a valid
- * (sticky) state, with the saturation flag raised.
+ * only; a move reads and writes the table only where a count crosses
+ * 254/255 or is above it (the table held 0.15% of the slots at 10M
+ * nonzeros, 0.13% at 100M, but those counts are the hot features', on a
+ * large share of the nonzeros).  The build counts in 2 bytes a slot and
+ * then narrows in place (one table insert per big count, not one lookup
+ * per nonzero).  A table that cannot grow (out of memory) saturates the
+ * count instead: still a valid (sticky) state, with the saturation flag
+ * raised.
  *
  * Regions: v's region is cap(v) slots at off(v) (hdr[v]: the offset in its
  * low 47 bits, cap in its high 17), λ_v <= cap(v) <= k.  A part can join
@@ -33,9 +36,9 @@
  * A part leaving never shrinks the region, so undoing a move (the moves
  * of parsa_pcount_move in reverse order) never needs room.
  *
- * Memory: 8 bytes per feature plus 1 byte per slot (2 until 2026-11-28:
- * 3 MB of the 10M-nonzero refinement's peak) plus 8 bytes per big count
- * (at a load of at most 1/2); built with cap(v) = min(λ_v + 1, k).
+ * Memory: 8 bytes per feature plus 1 byte per slot (2 during the build;
+ * 2 all along until 2026-11-28) plus 8 bytes per big count (at a load of
+ * at most 1/2); built with cap(v) = min(λ_v + 1, k).
  * Ownership: owns hdr, pool and big.  Not thread-safe for writing;
  * concurrent readers are fine.
  */
