@@ -275,8 +275,8 @@ static void narrow(struct parsa_pcount *pc, const struct parsa_nbrset *used,
  * fetch, the hot features' counts (up to k each) out of cache too. */
 #define PC_COLD_W 9
 
-/* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1]),
- * their big counts into a table of the task's own (merged after). */
+/* One task of parsa_pcount_build_par: the features [cut[t], cut[t+1])
+ * counted into c16 (the pool's 2-byte view during the build). */
 struct count_task {
 	struct parsa_pcount *pc;
 	const struct parsa_graph *g;
@@ -343,14 +343,10 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 		if (part[u] >= pc->k)
 			goto bad;
 	if (tasks > 1 && par) {
-		static const struct count_task zero;
-		struct count_task ct = zero;
+		struct count_task ct = { pc, g, part, used, 0, { 0 },
+					 (uint16_t *)(void *)pc->pool, { 0 },
+					 { 0 } };
 
-		ct.pc = pc;
-		ct.g = g;
-		ct.part = part;
-		ct.used = used;
-		ct.c16 = (uint16_t *)(void *)pc->pool;
 		ct.n = tasks < PARSA_PCOUNT_MAX_TASKS ? tasks
 						      : PARSA_PCOUNT_MAX_TASKS;
 		/* ranges of equal nonzeros (on failure even ones: slower,
