@@ -460,13 +460,14 @@ static const char *find_in_path(const char *name)
 struct launch {
 	int status;       /* exit status of timeout+mpirun, -1 on error */
 	double seconds;
-	char out[65536];  /* stdout + stderr: all of it, or its first and
-			   * last LAUNCH_KEEP bytes around a "[...]" line
-			   * (a dying TCP peer can make a rank print
-			   * hundreds of lines before mpirun's verdict) */
+	char out[1 << 20]; /* stdout + stderr: all of it, or its first and
+			    * last LAUNCH_KEEP bytes around a "[...]" line
+			    * (a dying TCP peer can make a rank print
+			    * thousands of lines, 150 bytes each, between
+			    * a survivor's reason and mpirun's verdict) */
 };
 
-#define LAUNCH_KEEP 32000
+#define LAUNCH_KEEP 500000
 _Static_assert(2 * LAUNCH_KEEP + 16 <= sizeof(((struct launch *)0)->out),
 	       "launch: the head, the [...] line and the tail fit out");
 
