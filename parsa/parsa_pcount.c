@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "base_hash.h"
 #include "base_prefetch.h"
 #include "base_huge.h"
 
@@ -23,7 +24,7 @@ static uint64_t big_key(uint32_t v, uint32_t j)
 
 static uint64_t big_home(const struct parsa_pcount_big *t, uint64_t key)
 {
-	return (key * 0x9E3779B97F4A7C15ULL) >> 20 & (t->cap - 1);
+	return base_mix64(key) & (t->cap - 1);
 }
 
 /* The entry of key, or NULL. */
@@ -265,7 +266,7 @@ static void narrow(struct parsa_pcount *pc, const struct parsa_nbrset *used,
 					*sat = 1;
 				else
 					big_place(&pc->big,
-						  ((uint64_t)v << 16 | j) << 16 | n);
+						  big_key(v, j) << 16 | n);
 			}
 	}
 }

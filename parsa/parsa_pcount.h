@@ -141,8 +141,8 @@ static inline uint32_t parsa_pcount_rank(const uint64_t *m, uint32_t words,
  * the count when below PARSA_PCOUNT_BIG, else the count is at least that
  * (parsa_pcount_get has it). */
 static inline uint8_t *parsa_pcount_slot(const struct parsa_pcount *pc,
-					  const uint64_t *m, uint32_t v,
-					  uint32_t j)
+					 const uint64_t *m, uint32_t v,
+					 uint32_t j)
 {
 	return pc->pool + (pc->hdr[v] & PARSA_PCOUNT_OFF) +
 	       parsa_pcount_rank(m, pc->words, j);
