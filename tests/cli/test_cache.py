@@ -88,7 +88,7 @@ def test_samples_same_placement():
 @test
 def test_id_maps_spilled():
     """partition moves the id maps read from text to an unlinked file in
-    $TMPDIR while it works (from 4 MiB; PARSA_ID_SPILL_MIN lowers that):
+    $TMPDIR while it works (from 1 MiB; PARSA_ID_SPILL_MIN lowers that):
     the same files, and nothing left in the directory; a missing $TMPDIR
     keeps them on the heap, with the same result."""
     spill = tmp("spill-dir")
