@@ -229,19 +229,19 @@ def rounds(args, res):
     if "1B" in args.sizes and "10M" in args.sizes:
         big, small = ensure_data(args.build, "1B"), ensure_data(args.build, "10M")
         small_walls, big_walls = [], []
-        for i in range(max(1, args.rounds // 3)):
-            for _ in range(3):
-                r = partition(args.build, small, 64, ["--threads", 2])
+
+        def ns(data, into, times):
+            for _ in range(times):
+                r = partition(args.build, data, 64, ["--threads", 2])
                 if "seconds" in r:
-                    small_walls.append(r["wall"] / nnz_of(r))
-            log("rounds: 1B, 2 threads, %d of %d" % (i + 1, max(1, args.rounds // 3)))
-            r = partition(args.build, big, 64, ["--threads", 2])
-            if "seconds" in r:
-                big_walls.append(r["wall"] / nnz_of(r))
-        for _ in range(3):
-            r = partition(args.build, small, 64, ["--threads", 2])
-            if "seconds" in r:
-                small_walls.append(r["wall"] / nnz_of(r))
+                    into.append(r["wall"] / nnz_of(r))
+
+        n = max(1, args.rounds // 3)
+        for i in range(n):
+            ns(small, small_walls, 3)
+            log("rounds: 1B, 2 threads, %d of %d" % (i + 1, n))
+            ns(big, big_walls, 1)
+        ns(small, small_walls, 3)
         res["rounds/1B-10M"] = {"ns_1B": [x * 1e9 for x in big_walls],
                                 "ns_10M": [x * 1e9 for x in small_walls]}
 

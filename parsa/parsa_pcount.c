@@ -375,8 +375,8 @@ int parsa_pcount_build_par(struct parsa_pcount *pc,
 			pc->pool = p;
 	}
 	/* the room to grow held the 2-byte view's second half: its pages
-	 * go back (zero when parsa_pcount_grow touches them again), 0.6 MB
-	 * of the refinement's peak at 10M nonzeros */
+	 * go back (zero when parsa_pcount_grow touches them again): 0.8 MB
+	 * of the refinement's peak at 10M nonzeros, k=64 */
 	base_huge_drop(pc->pool + off, (size_t)(alloc - off));
 	*saturated = sat;
 	return 0;

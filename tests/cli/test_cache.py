@@ -109,6 +109,20 @@ def test_id_maps_spilled():
 
 
 @test
+def test_id_maps_spilled_from_1mib():
+    """By default id maps from 1 MiB of ids (128Ki features) go to the spill
+    file: 139,470 features (1.1 MB) spill, as 10M's 200k do."""
+    data = tmp("spill-1mib.svm")
+    run("gen", "--examples", 20000, "--features", 140000, "--avg-nnz", 40, "--topics", 4,
+        "--zipf", 0.1, "--topic-frac", 0.1, "--out", data)
+    out = tmp("spill-1mib")
+    run("partition", data, "-k", 4, "--out", out, "-q")
+    rep = json.load(open(out + ".json"))
+    assert rep["dataset"]["features"] >= 131072, rep["dataset"]
+    assert rep["memory"]["id_maps"] == "file", rep["memory"]
+
+
+@test
 def test_summary_and_name_free():
     p = convert("data/movielens-sample.csv.gz", tmp("ml.pcsr"))
     assert "examples" in p.stdout and "nonzeros" in p.stdout and "pairs" in p.stdout, p.stdout
