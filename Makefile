@@ -31,12 +31,16 @@ endif
 PKGS    = jansson zlib libevent libevent_pthreads
 CFLAGS_PKG := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS_PKG   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lz -levent -levent_pthreads)
-# MPI is optional at build time: without mpi.h the MPI transport compiles to
-# stubs that fail with a clear error, and the MPI tests skip.
+# MPI is optional at build time and loaded only when used: the transport
+# (server/ps_mpi_plugin.c) is built into its own plugin, $(BUILD)/parsa-mpi.so,
+# the one object linked with OpenMPI, which the program and libparsa.so open
+# (dlopen) on the first MPI call (server/ps_transport_mpi.h).  Without the
+# ompi-c module no plugin is built: --mpi fails with a clear error and the
+# MPI tests skip.
 MPI_CFLAGS := $(shell pkg-config --cflags ompi-c 2>/dev/null)
 MPI_LIBS   := $(shell pkg-config --libs ompi-c 2>/dev/null)
-override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(MPI_CFLAGS) $(CFLAGS)
-LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) $(MPI_LIBS) -lm -pthread
+override CFLAGS := $(CFLAGS_BASE) $(CFLAGS_PKG) $(CFLAGS)
+LDLIBS  = $(LDSAN) -lmetis $(LIBS_PKG) -lm -pthread
 
 # ---- layers ---------------------------------------------------------------
 # The folders are layers, bottom up.  USES_<layer> lists the layers whose
@@ -71,7 +75,9 @@ LIB_LAYERS = $(foreach l,$(LAYERS),$(if $(LIB_$(l)),$(l)))
 ALL_LIBS = $(foreach l,$(call reverse,$(LIB_LAYERS)),$(LIB_$(l)))
 ALL_INC  = $(foreach l,$(LAYERS),-I$(l)) -Iinclude
 
-$(foreach l,$(LAYERS),$(eval $(l)_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(l)/*.c))))
+# the MPI plugin's source is not part of the server layer's library
+MPI_PLUGIN_SRC = server/ps_mpi_plugin.c
+$(foreach l,$(LAYERS),$(eval $(l)_OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out $(MPI_PLUGIN_SRC),$(wildcard $(l)/*.c)))))
 $(foreach l,$(LAYERS),$(eval $(BUILD)/obj/$(l)/%.o: LAYER_INC := $(call layer_inc,$(l))))
 $(foreach l,$(LIB_LAYERS),$(eval $(LIB_$(l)): $($(l)_OBJ)))
 
@@ -96,8 +102,8 @@ SO_NAME   = libparsa.so.$(SO_MAJOR)
 SO        = $(BUILD)/libparsa.so.$(VERSION)
 STATIC    = $(BUILD)/libparsa.a
 SO_LIBS_PKG := $(shell pkg-config --libs jansson zlib 2>/dev/null || echo -ljansson -lz)
-SO_LDLIBS = $(LDSAN) -lmetis $(SO_LIBS_PKG) $(MPI_LIBS) -lm -pthread
-PIC_OBJ   = $(foreach l,$(SO_LAYERS),$(patsubst %.c,$(BUILD)/pic/obj/%.o,$(wildcard $(l)/*.c)))
+SO_LDLIBS = $(LDSAN) -lmetis $(SO_LIBS_PKG) -lm -pthread
+PIC_OBJ   = $(foreach l,$(SO_LAYERS),$(patsubst %.c,$(BUILD)/pic/obj/%.o,$(filter-out $(MPI_PLUGIN_SRC),$(wildcard $(l)/*.c))))
 $(foreach l,$(SO_LAYERS),$(eval $(BUILD)/pic/obj/$(l)/%.o: LAYER_INC := $(call layer_inc,$(l))))
 MAN_STAMP = $(BUILD)/man/.stamp
 PREFIX  ?= /usr/local
@@ -109,7 +115,21 @@ D = $(DESTDIR)$(PREFIX)
 
 $(BUILD)/pic/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden $(LAYER_INC) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden $(LAYER_INC) $(XDEFS) -MMD -MP -c $< -o $@
+
+# The MPI plugin: the transport and, hidden inside, its own copies of the
+# base and server functions it calls (from a PIC archive of those layers);
+# it exports only ps_mpi_plugin_v1 (server/ps_mpi_plugin.h).
+MPI_PLUGIN     = $(if $(MPI_LIBS),$(BUILD)/parsa-mpi.so)
+MPI_PLUGIN_OBJ = $(BUILD)/pic/obj/server/ps_mpi_plugin.o
+MPI_PLUGIN_DEP = $(BUILD)/pic/libpsserver_pic.a
+$(MPI_PLUGIN_OBJ): XDEFS = $(MPI_CFLAGS)
+$(MPI_PLUGIN_OBJ): LAYER_INC = $(call layer_inc,server)
+$(MPI_PLUGIN_DEP): $(filter $(BUILD)/pic/obj/base/% $(BUILD)/pic/obj/server/%,$(PIC_OBJ))
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/parsa-mpi.so: $(MPI_PLUGIN_OBJ) $(MPI_PLUGIN_DEP)
+	$(CC) $(CFLAGS) -shared $(if $(SANITIZE),,-Wl,--no-undefined) -o $@ $^ \
+		$(LDSAN) $(MPI_LIBS) -lm -pthread
 
 $(SO): $(PIC_OBJ)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--no-undefined -o $@ $^ $(SO_LDLIBS)
@@ -124,19 +144,20 @@ $(MAN_STAMP): $(PARSA_BIN) scripts/man-pages.py
 	python3 scripts/man-pages.py $(PARSA_BIN) $(dir $@) $(VERSION) $(MAN_CMDS)
 	@touch $@
 
-install: $(PARSA_BIN) $(SO) $(STATIC) $(MAN_STAMP)
+install: $(PARSA_BIN) $(SO) $(STATIC) $(MAN_STAMP) $(MPI_PLUGIN)
 	install -d $(D)/bin $(D)/lib/pkgconfig $(D)/include $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(PARSA_BIN) $(D)/bin/parsa
 	install -m 755 $(SO) $(D)/lib/libparsa.so.$(VERSION)
 	ln -sf libparsa.so.$(VERSION) $(D)/lib/$(SO_NAME)
 	ln -sf $(SO_NAME) $(D)/lib/libparsa.so
 	install -m 644 $(STATIC) $(D)/lib/libparsa.a
+	$(if $(MPI_PLUGIN),install -d $(D)/lib/parsa && install -m 755 $(MPI_PLUGIN) $(D)/lib/parsa/parsa-mpi.so)
 	install -m 644 include/parsa.h $(D)/include/parsa.h
 	install -m 644 $(BUILD)/man/parsa.1 $(MAN_CMDS:%=$(BUILD)/man/parsa-%.1) $(DESTDIR)$(MANDIR)/man1/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
 		'Name: parsa' 'Description: Parsa graph partitioning for parameter servers (C API)' \
 		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lparsa' \
-		'Requires.private: jansson zlib$(if $(MPI_LIBS), ompi-c)' \
+		'Requires.private: jansson zlib' \
 		'Libs.private: -lmetis -lm -pthread' > $(D)/lib/pkgconfig/parsa.pc
 
 # The Python package in place (python/parsa beside its library): then
@@ -147,10 +168,10 @@ python: $(SO)
 # Removes what install put there, then the folders it made if empty.
 uninstall:
 	rm -f $(D)/bin/parsa $(D)/lib/libparsa.so.$(VERSION) $(D)/lib/$(SO_NAME) \
-		$(D)/lib/libparsa.so $(D)/lib/libparsa.a $(D)/include/parsa.h \
+		$(D)/lib/libparsa.so $(D)/lib/libparsa.a $(D)/lib/parsa/parsa-mpi.so $(D)/include/parsa.h \
 		$(D)/lib/pkgconfig/parsa.pc $(DESTDIR)$(MANDIR)/man1/parsa.1 \
 		$(MAN_CMDS:%=$(DESTDIR)$(MANDIR)/man1/parsa-%.1)
-	-rmdir $(D)/bin $(D)/lib/pkgconfig $(D)/lib $(D)/include \
+	-rmdir $(D)/bin $(D)/lib/pkgconfig $(D)/lib/parsa $(D)/lib $(D)/include \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR) 2>/dev/null; \
 	rmdir $(DESTDIR)$(PREFIX)/share 2>/dev/null; true
 
@@ -158,7 +179,7 @@ uninstall:
 .DEFAULT_GOAL := all
 
 .PHONY: all libs test check tsan demo bench bench-hosts bench-scale chaos screenshots fuzz deps clean lint headers-check layers-check
-all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN) $(if $(SANITIZE),,$(SO) $(STATIC) $(MAN_STAMP))
+all: $(PARSA_BIN) $(TEST_BIN) $(FUZZ_BIN) $(MPI_PLUGIN) $(if $(SANITIZE),,$(SO) $(STATIC) $(MAN_STAMP))
 libs: $(ALL_LIBS)
 
 $(BUILD)/obj/%.o: %.c
@@ -171,7 +192,8 @@ $(ALL_LIBS):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(PARSA_BIN): $(app_OBJ) $(ALL_LIBS)
+# (the plugin comes with the program: --mpi finds it beside it)
+$(PARSA_BIN): $(app_OBJ) $(ALL_LIBS) | $(MPI_PLUGIN)
 	$(CC) $(CFLAGS) -o $@ $(app_OBJ) $(ALL_LIBS) $(LDLIBS)
 
 $(LIB_http): $(UI_OBJ)
@@ -184,7 +206,11 @@ $(UI_OBJ): $(UI_GEN) http/http_ui.h
 
 $(BUILD)/tests/test_%: tests/test_%.c tests/harness.h tests/testutil.h tests/testpart.h $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(ALL_INC) -Itests -o $@ $< $(ALL_LIBS) $(LDLIBS) $(TEST_LDFLAGS)
+	$(CC) $(CFLAGS) $(ALL_INC) -Itests $(TEST_DEFS) -o $@ $< $(ALL_LIBS) $(LDLIBS) $(TEST_LDFLAGS)
+
+# (a build with the plugin fails, rather than skips, when it cannot load it)
+$(BUILD)/tests/test_ps_mpi: | $(MPI_PLUGIN)
+$(BUILD)/tests/test_ps_mpi: TEST_DEFS = $(if $(MPI_PLUGIN),-DPS_EXPECT_MPI_PLUGIN)
 
 # test_allocfail fails each allocation of the libraries in turn: their
 # malloc, calloc, realloc and free calls go through its wrappers.

@@ -571,8 +571,12 @@ static int partition_failed(const struct cmd_opts *c, int rank,
 		return report_err(err, rc);
 	if (rank < 0 || env_rank() >= 0) /* mpirun's rank when it has one */
 		rank = env_rank();
-	fprintf(stderr, "parsa: rank %d: %s\n", rank,
-		err->msg[0] ? err->msg : parsa_strerror(rc));
+	if (rank < 0) /* not under mpirun, and MPI never started */
+		fprintf(stderr, "parsa: %s\n",
+			err->msg[0] ? err->msg : parsa_strerror(rc));
+	else
+		fprintf(stderr, "parsa: rank %d: %s\n", rank,
+			err->msg[0] ? err->msg : parsa_strerror(rc));
 	fflush(stderr);
 	fflush(stdout);
 	_exit(1);

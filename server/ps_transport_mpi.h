@@ -28,6 +28,16 @@
  *
  * MPI can be initialised only once per process: create at most one MPI
  * transport per process.
+ *
+ * The transport lives in a plugin, parsa-mpi.so (ps_mpi_plugin.h), the
+ * only part of parsa linked with OpenMPI; these functions load it on first
+ * use, so a process that never calls them never maps OpenMPI.  It is
+ * looked for in the directory of the program (/proc/self/exe) and of the
+ * object holding this code (libparsa.so), in each: beside it, one folder
+ * up, ../lib/parsa/ and parsa/; $PARSA_MPI_PLUGIN, when set, names the
+ * file instead.  Without it (or without OpenMPI's libraries) start and
+ * create fail with PARSA_EINVAL and a message saying where it was looked
+ * for.
  */
 #ifndef PARSA_PS_TRANSPORT_MPI_H
 #define PARSA_PS_TRANSPORT_MPI_H
@@ -35,7 +45,7 @@
 #include "ps.h"
 #include "ps_transport.h"
 
-/* 1 if this build includes the MPI transport (compiled with mpi.h). */
+/* 1 if the MPI transport's plugin is found and loads (it is then loaded). */
 int ps_mpi_available(void);
 
 /*
@@ -45,7 +55,8 @@ int ps_mpi_available(void);
  * work instead of every other rank waiting in MPI_Init.  The caller then
  * makes no MPI call while a transport lives, and ends with ps_mpi_finish
  * after the transport is destroyed (on success; after a failure the
- * program exits without it).  No-ops without MPI.
+ * program exits without it).  start fails without the plugin; finish does
+ * nothing when the plugin was never loaded.
  */
 int ps_mpi_start(struct parsa_err *err);
 void ps_mpi_finish(void);
@@ -54,7 +65,7 @@ void ps_mpi_finish(void);
  * Initialise MPI (on the new comm thread) and create the transport.
  * l->num_servers / num_workers of 0 mean one per rank; l->num_machines is
  * ignored (= number of ranks).  timeout_s <= 0 means 60 s.  NULL on error
- * (PARSA_EMPI with MPI's message; PARSA_EINVAL if built without MPI).
+ * (PARSA_EMPI with MPI's message; PARSA_EINVAL without the plugin).
  */
 struct ps_transport *ps_transport_mpi_create(const struct ps_layout *l,
 					     double timeout_s,

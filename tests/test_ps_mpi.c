@@ -437,9 +437,25 @@ static const char *mpirun;
 		if (!mpirun)                                                \
 			SKIP("mpirun not found");                           \
 		if (!ps_mpi_available())                                    \
-			SKIP("built without the MPI transport (no ompi-c "  \
-			     "flags)");                                     \
+			NO_PLUGIN();                                        \
 	} while (0)
+
+/* The Makefile says when it built the plugin: then not loading it is a
+ * failure (a broken search), not a reason to skip. */
+#ifdef PS_EXPECT_MPI_PLUGIN
+#define NO_PLUGIN()                                                         \
+	do {                                                                \
+		struct parsa_err e_ = { 0 };                                \
+		struct ps_layout l_ = { 1, 1, 0 };                          \
+		/* fails at once without the plugin: its message */         \
+		CHECK(ps_transport_mpi_create(&l_, 1.0, &e_) != NULL);      \
+		fprintf(stderr, "the MPI plugin was built but does not "    \
+			"load: %s\n", e_.msg);                              \
+		return;                                                     \
+	} while (0)
+#else
+#define NO_PLUGIN() SKIP("no MPI transport (parsa-mpi.so) in this build")
+#endif
 
 static const char *find_in_path(const char *name)
 {

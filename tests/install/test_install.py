@@ -78,7 +78,20 @@ def test_install():
     want = ["bin/parsa", "include/parsa.h", "lib/libparsa.a",
             "lib/libparsa.so", "lib/libparsa.so.0", "lib/libparsa.so.%s" % VERSION,
             "lib/pkgconfig/parsa.pc"] + ["share/man/man1/%s.1" % m for m in MAN]
+    plugin = os.path.exists(os.path.join(ROOT, BUILD, "parsa-mpi.so"))
+    if plugin:  # the MPI transport, loaded by --mpi (server/ps_mpi_plugin.h)
+        want.append("lib/parsa/parsa-mpi.so")
     assert files == sorted(want), files
+    if plugin and shutil.which("mpirun"):
+        # the installed program finds it in PREFIX/lib/parsa
+        out = tmp("installed-mpi")
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        env.pop("PARSA_MPI_PLUGIN", None)
+        sh(["timeout", "120", "mpirun", "-np", "1", "--mca", "btl", "self,tcp",
+            os.path.join(PREFIX, "bin", "parsa"), "partition", SAMPLE, "-k", "4",
+            "--mpi", "-q", "--out", out], env=env)
+        assert json.load(open(out + ".json"))["parallel"]["transport"] == "mpi"
     lib = os.path.join(PREFIX, "lib")
     assert os.readlink(os.path.join(lib, "libparsa.so.0")) == "libparsa.so.%s" % VERSION
     assert os.readlink(os.path.join(lib, "libparsa.so")) == "libparsa.so.0"
