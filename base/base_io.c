@@ -1,9 +1,12 @@
 /*
- * base_io: whole writes (see base_io.h).
+ * base_io: whole writes, temporary files (see base_io.h).
  */
 #include "base_io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int base_write_all(int fd, const void *buf, size_t n)
@@ -26,4 +29,29 @@ int base_write_all(int fd, const void *buf, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int base_tmpfile(const char *dir)
+{
+	char path[4096];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	if (snprintf(path, sizeof(path), "%s/parsa-tmp-XXXXXX", dir) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(path); /* gone from the directory at once */
+	return fd;
 }

@@ -1,5 +1,5 @@
 /*
- * base_io: whole writes to a file descriptor.
+ * base_io: whole writes to a file descriptor; unlinked temporary files.
  */
 #ifndef BASE_IO_H
 #define BASE_IO_H
@@ -12,5 +12,14 @@
  * a write wrote nothing without an error).
  */
 int base_write_all(int fd, const void *buf, size_t n);
+
+/*
+ * An unlinked temporary file in dir (NULL or "": $TMPDIR, else /tmp),
+ * open for reading and writing, close-on-exec: O_TMPFILE where the file
+ * system has it, else mkstemp and unlink at once, so the file disappears
+ * with its last descriptor or mapping, also after a crash.  -1 with errno
+ * when dir cannot take one.
+ */
+int base_tmpfile(const char *dir);
 
 #endif /* BASE_IO_H */

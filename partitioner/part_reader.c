@@ -945,26 +945,6 @@ void part_dataset_release(struct part_dataset *ds)
 	part_dataset_init(ds);
 }
 
-/* An unlinked file in dir open for reading and writing, or -1. */
-static int open_unlinked(const char *dir)
-{
-	char path[4096];
-	int fd;
-
-#ifdef O_TMPFILE
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-#endif
-	if (snprintf(path, sizeof(path), "%s/parsa-ids-XXXXXX", dir) >=
-	    (int)sizeof(path))
-		return -1;
-	fd = mkstemp(path);
-	if (fd >= 0)
-		unlink(path); /* gone from the directory at once */
-	return fd;
-}
-
 int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
 			   size_t min_bytes)
 {
@@ -977,11 +957,7 @@ int part_dataset_spill_ids(struct part_dataset *ds, const char *dir,
 	if (!ds || ds->map || ds->ids_map || !ds->feat_id || nf + nx == 0 ||
 	    nf + nx < min_bytes)
 		return 0;
-	if (!dir)
-		dir = getenv("TMPDIR");
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open_unlinked(dir);
+	fd = base_tmpfile(dir);
 	if (fd < 0)
 		return 0;
 	if (base_write_all(fd, ds->feat_id, nf) ||

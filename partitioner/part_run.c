@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "base_io.h"
 #include "parsa_baseline.h"
 #include "parsa_flow.h"
 #include "parsa_fm.h"
@@ -308,29 +311,80 @@ static int restream(const struct part_dataset *ds, const struct part_run_opts *o
 	return rc;
 }
 
-/* Part ids in 1 byte (k <= 256) or 2 (k <= 65536). */
+/*
+ * Part ids in 1 byte (k <= 256) or 2 (k <= 65536), kept while the
+ * refinement's sweeps run and read back once after them.  From
+ * PART_SPILL_MIN bytes on they go to an unlinked temporary file
+ * (base_tmpfile) and are mapped from it, resident only while
+ * narrow_load reads them (10M nonzeros, k=64: step 1's parts and parked
+ * owners, 0.7 MB, left the refinement's peak); where no file can be made
+ * they stay on the heap.
+ */
 struct narrow {
 	void *p;
+	size_t len;  /* of the mapping when mapped, else 0 (heap) */
 	unsigned bytes;
 };
+
+#define PART_SPILL_MIN (64u << 10)
+
+/* x[0..n) narrowed into out (n <= the chunk). */
+static void narrow_chunk(void *out, const uint32_t *x, size_t n,
+			 unsigned bytes)
+{
+	if (bytes == 1)
+		for (size_t i = 0; i < n; i++)
+			((uint8_t *)out)[i] = (uint8_t)x[i];
+	else
+		for (size_t i = 0; i < n; i++)
+			((uint16_t *)out)[i] = (uint16_t)x[i];
+}
+
+/* n as a mapping of a temporary file holding x narrowed; 0 or -1 (then
+ * nothing is kept). */
+static int narrow_spill(struct narrow *n, const uint32_t *x, uint32_t n_x)
+{
+	enum { CHUNK = 16384 };
+	size_t len = (size_t)n_x * n->bytes;
+	void *buf = malloc(CHUNK * sizeof(uint16_t)), *m = MAP_FAILED;
+	int fd = buf ? base_tmpfile(NULL) : -1;
+	int rc = fd < 0;
+
+	for (uint32_t i = 0; !rc && i < n_x; i += CHUNK) {
+		size_t c = n_x - i < CHUNK ? n_x - i : CHUNK;
+
+		narrow_chunk(buf, x + i, c, n->bytes);
+		rc = base_write_all(fd, buf, c * n->bytes);
+	}
+	if (!rc)
+		m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		close(fd); /* the mapping keeps the file */
+	free(buf);
+	if (m == MAP_FAILED)
+		return -1;
+	n->p = m;
+	n->len = len;
+	return 0;
+}
 
 /* n = x[0..n_x) in the width k needs (k <= 65536); 0 or -1. */
 static int narrow_save(struct narrow *n, const uint32_t *x, uint32_t n_x,
 		       uint32_t k)
 {
 	n->bytes = k <= 256 ? 1 : 2;
+	n->len = 0;
+	if (n_x > 0 && (size_t)n_x * n->bytes >= PART_SPILL_MIN &&
+	    narrow_spill(n, x, n_x) == 0)
+		return 0;
 	n->p = malloc(((size_t)n_x + 1) * n->bytes);
 	if (!n->p)
 		return -1;
-	if (n->bytes == 1)
-		for (uint32_t i = 0; i < n_x; i++)
-			((uint8_t *)n->p)[i] = (uint8_t)x[i];
-	else
-		for (uint32_t i = 0; i < n_x; i++)
-			((uint16_t *)n->p)[i] = (uint16_t)x[i];
+	narrow_chunk(n->p, x, n_x, n->bytes);
 	return 0;
 }
 
+/* x = n's ids; a mapping's pages leave the resident set again. */
 static void narrow_load(const struct narrow *n, uint32_t *x, uint32_t n_x)
 {
 	if (n->bytes == 1)
@@ -339,6 +393,18 @@ static void narrow_load(const struct narrow *n, uint32_t *x, uint32_t n_x)
 	else
 		for (uint32_t i = 0; i < n_x; i++)
 			x[i] = ((const uint16_t *)n->p)[i];
+	if (n->len)
+		madvise(n->p, n->len, MADV_DONTNEED);
+}
+
+static void narrow_release(struct narrow *n)
+{
+	if (n->len)
+		munmap(n->p, n->len);
+	else
+		free(n->p);
+	n->p = NULL;
+	n->len = 0;
 }
 
 /* A candidate placement of the guard: parts, owners and N(U_i). */
@@ -353,8 +419,8 @@ struct cand {
 
 static void cand_release(struct cand *c)
 {
-	free(c->partn.p);
-	free(c->ownern.p);
+	narrow_release(&c->partn);
+	narrow_release(&c->ownern);
 	free(c->part);
 	free(c->owner);
 	parsa_nbrset_release(&c->used);

@@ -1,10 +1,13 @@
 /*
- * test_base_io: base_write_all writes everything or says why not.
+ * test_base_io: base_write_all writes everything or says why not;
+ * base_tmpfile gives an unlinked file in the directory asked for.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base_io.h"
@@ -55,9 +58,65 @@ static void test_errors(void)
 	}
 }
 
+/* Entries of dir besides . and .. */
+static int entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void test_tmpfile(void)
+{
+	char dir[] = "/tmp/parsa-tmpf-XXXXXX", back[8] = "", *old;
+	struct stat st, sd;
+	int fd;
+
+	REQUIRE(mkdtemp(dir) != NULL);
+	fd = base_tmpfile(dir);
+	REQUIRE(fd >= 0);
+	/* in dir (same file system), unlinked, nothing left in dir */
+	CHECK_INT(fstat(fd, &st), ==, 0);
+	CHECK_INT(stat(dir, &sd), ==, 0);
+	CHECK(st.st_dev == sd.st_dev);
+	CHECK_INT(st.st_nlink, ==, 0);
+	CHECK_INT(entries(dir), ==, 0);
+	CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+	CHECK_INT(base_write_all(fd, "spill", 5), ==, 0);
+	CHECK_INT(pread(fd, back, 5, 0), ==, 5);
+	CHECK_STR(back, "spill");
+	close(fd);
+	/* NULL: $TMPDIR */
+	old = getenv("TMPDIR");
+	old = old ? strdup(old) : NULL;
+	setenv("TMPDIR", dir, 1);
+	fd = base_tmpfile(NULL);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == sd.st_dev &&
+	      st.st_nlink == 0);
+	if (fd >= 0)
+		close(fd);
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+	/* a directory that is not there: -1, nothing made */
+	CHECK_INT(base_tmpfile("/nonexistent/parsa-dir"), ==, -1);
+	CHECK_INT(entries(dir), ==, 0);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_whole_file);
 	RUN(test_errors);
+	RUN(test_tmpfile);
 	return harness_done();
 }

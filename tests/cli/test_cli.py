@@ -8,9 +8,11 @@ those tests are skipped with a message otherwise.  Ends with the line
 """
 import json
 import os
+import shutil
+import subprocess
 
 from clitest import (BIN, Skip, check_placement, eval_agrees, finish,  # noqa: F401
-                     read_lines, run, split_lines, test, tmp)
+                     read_lines, run, same_files, split_lines, test, tmp)
 
 SHARED = os.environ.get("PARSA_SHARED_DATA", "../shared/data")
 
@@ -280,5 +282,37 @@ def test_shared_pairs():
     assert rep["dataset"]["nonzeros"] == 100836
     eval_agrees(data, prefix, rep)
 
+
+
+@test
+def test_refinement_spill_same_placement():
+    """Step 1's parts and parked owners go to an unlinked temporary file
+    from 64 KiB (part_run.c, "narrow"): the placement is the one of a run
+    whose TMPDIR cannot take a file (they stay on the heap), and under
+    strace the spilling run opens an O_TMPFILE there."""
+    data = tmp("spill-refine.svm")
+    run("gen", "--examples", 90000, "--features", 20000, "--avg-nnz", 8,
+        "--topics", 16, "--out", data)
+    d = tmp("spill-dir")
+    os.makedirs(d, exist_ok=True)
+    a, b = tmp("spill-file"), tmp("spill-heap")
+    env = dict(os.environ, TMPDIR=d)
+    strace = shutil.which("strace")
+    cmd = [BIN, "partition", data, "-k", "64", "--threads", "1", "-q",
+           "--out", a]
+    if strace:
+        cmd = [strace, "-f", "-qq", "-e", "trace=openat", "-o",
+               tmp("spill.trace")] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                       env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    if strace:
+        trace = open(tmp("spill.trace")).read()
+        assert trace.count('"%s", O_RDWR|O_CLOEXEC|O_TMPFILE' % d) >= 1, trace[-3000:]
+    assert os.listdir(d) == [], os.listdir(d)
+    run("partition", data, "-k", 64, "--threads", 1, "-q", "--out", b,
+        env=dict(os.environ, TMPDIR=tmp("no/such/dir")))
+    assert same_files(a, b)
+    check_placement(a, 64)
 
 finish()
