@@ -2,7 +2,6 @@
  * test_base_io: base_write_all writes everything or says why not;
  * base_tmpfile gives an unlinked file in the directory asked for.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include "base_io.h"
 #include "harness.h"
+#include "testutil.h"
 
 static void test_whole_file(void)
 {
@@ -58,21 +58,6 @@ static void test_errors(void)
 	}
 }
 
-/* Entries of dir besides . and .. */
-static int entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 static void test_tmpfile(void)
 {
 	char dir[] = "/tmp/parsa-tmpf-XXXXXX", back[8] = "", *old;
@@ -87,7 +72,7 @@ static void test_tmpfile(void)
 	CHECK_INT(stat(dir, &sd), ==, 0);
 	CHECK(st.st_dev == sd.st_dev);
 	CHECK_INT(st.st_nlink, ==, 0);
-	CHECK_INT(entries(dir), ==, 0);
+	CHECK_INT(tu_dir_entries(dir), ==, 0);
 	CHECK((fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
 	CHECK_INT(base_write_all(fd, "spill", 5), ==, 0);
 	CHECK_INT(pread(fd, back, 5, 0), ==, 5);
@@ -109,7 +94,7 @@ static void test_tmpfile(void)
 	free(old);
 	/* a directory that is not there: -1, nothing made */
 	CHECK_INT(base_tmpfile("/nonexistent/parsa-dir"), ==, -1);
-	CHECK_INT(entries(dir), ==, 0);
+	CHECK_INT(tu_dir_entries(dir), ==, 0);
 	rmdir(dir);
 }
 

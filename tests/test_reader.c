@@ -458,21 +458,6 @@ static void test_snap_adjacency(void)
 	part_dataset_release(&ds);
 }
 
-/* Files left in dir (not counting . and ..). */
-static int dir_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 static void test_spill_ids(void)
 {
 	const char *path = put("sp.txt", snap_text);
@@ -502,7 +487,7 @@ static void test_spill_ids(void)
 	CHECK_INT(ds.ids_map_len, ==, 10 * 8);
 	CHECK(memcmp(ds.feat_id, feat, sizeof(feat)) == 0);
 	CHECK(memcmp(ds.ex_id, ex, sizeof(ex)) == 0);
-	CHECK_INT(dir_entries(dir), ==, 0);
+	CHECK_INT(tu_dir_entries(dir), ==, 0);
 	check_feats(&ds, "10 20 40 18446744073709551615");
 	CHECK_INT(part_dataset_spill_ids(&ds, dir, 0), ==, 0); /* once */
 	ds.feat_id[0] = 7; /* private: writable, the file unchanged */

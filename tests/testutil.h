@@ -5,8 +5,10 @@
 #ifndef PARSA_TESTS_TESTUTIL_H
 #define PARSA_TESTS_TESTUTIL_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "parsa_graph.h"
 #include "parsa_rng.h"
@@ -22,6 +24,21 @@ static inline void tu_write_file(const char *path, const void *data,
 		exit(2);
 	}
 	fclose(f);
+}
+
+/* Entries left in dir besides . and .., or -1 if it cannot be read. */
+static inline int tu_dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
 }
 
 /* A random graph: n rows over d features, each (row, feature) present with
