@@ -60,6 +60,13 @@ struct flow {
 	uint8_t *pierced;       /* 1 source, 2 sink */
 	uint32_t nreg, na;
 	uint32_t *rnets, nrn;   /* nets with a region pin */
+	/* the nets of a ∪ b that pair_counts stamped, and for which pair its
+	 * ca / cb hold (cnt_ok: nothing was applied since): a pair tried
+	 * again with a smaller alpha after a failure restamps these nets
+	 * instead of counting a's and b's pins again */
+	uint32_t *pnets, npn;
+	uint32_t cnt_a, cnt_b;
+	int cnt_ok;
 	uint32_t *tmp;          /* n_rows scratch */
 	uint64_t *skey;         /* n_rows: seed keys */
 	struct net nw;
@@ -286,6 +293,7 @@ static void pair_counts(struct flow *f, uint32_t a, uint32_t b)
 	const struct parsa_graph *g = f->g;
 	uint32_t ep = f->epoch;
 
+	f->npn = 0;
 	for (int s = 0; s < 2; s++) {
 		uint32_t p = s ? b : a;
 
@@ -298,6 +306,7 @@ static void pair_counts(struct flow *f, uint32_t a, uint32_t b)
 
 				if (f->nst[v] != ep) {
 					f->nst[v] = ep;
+					f->pnets[f->npn++] = v;
 					f->ca[v] = f->cb[v] = 0;
 					f->ra[v] = f->rb[v] = 0;
 					f->nid[v] = NIL;
@@ -309,6 +318,23 @@ static void pair_counts(struct flow *f, uint32_t a, uint32_t b)
 					f->ca[v]++;
 			}
 		}
+	}
+}
+
+/* pair_counts again for the same pair, nothing applied since: its nets
+ * stamped with the new epoch and their region fields cleared; the counts
+ * stay. */
+static void pair_restamp(struct flow *f)
+{
+	uint32_t ep = f->epoch;
+
+	for (uint32_t i = 0; i < f->npn; i++) {
+		uint32_t v = f->pnets[i];
+
+		f->nst[v] = ep;
+		f->ra[v] = f->rb[v] = 0;
+		f->nid[v] = NIL;
+		f->visa[v] = f->visb[v] = 0;
 	}
 }
 
@@ -589,7 +615,14 @@ static int pair_refine(struct flow *f, uint32_t a, uint32_t b,
 		memset(f->vst, 0, (size_t)g->n_rows * sizeof(uint32_t));
 		f->epoch = 1;
 	}
-	pair_counts(f, a, b);
+	if (f->cnt_ok && f->cnt_a == a && f->cnt_b == b) {
+		pair_restamp(f);
+	} else {
+		pair_counts(f, a, b);
+		f->cnt_a = a;
+		f->cnt_b = b;
+		f->cnt_ok = 1;
+	}
 	/* region budgets (KaHyPar-MF's alpha): the room the other part has
 	 * under the cap, plus alpha times the cap's slack over the average
 	 * part (the balancing takes back what does not fit) */
@@ -732,6 +765,7 @@ static int pair_refine(struct flow *f, uint32_t a, uint32_t b,
 				    (dmb > 0 &&
 				     Mb + (uint64_t)dmb > o->m_limit))
 					continue;
+				f->cnt_ok = 0; /* the parts change */
 				return apply(f, a, b, moves) ? -1 : 1;
 			}
 		}
@@ -825,6 +859,7 @@ static void flow_free(struct flow *f)
 	free(f->lcap);
 	free(f->size);
 	free(f->nst);
+	free(f->pnets);
 	free(f->ca);
 	free(f->cb);
 	free(f->ra);
@@ -865,7 +900,8 @@ static int flow_init(struct flow *f, const struct parsa_graph *g,
 	f->lcap = calloc(k, sizeof(uint32_t));
 	f->size = calloc(k, sizeof(uint64_t));
 	uint32_t **pc[] = { &f->nst, &f->ca, &f->cb, &f->ra, &f->rb, &f->nid,
-			    &f->nca, &f->ncb, &f->visa, &f->visb, &f->rnets };
+			    &f->nca, &f->ncb, &f->visa, &f->visb, &f->rnets,
+			    &f->pnets };
 	for (size_t i = 0; i < sizeof(pc) / sizeof(*pc); i++)
 		bad |= !(*pc[i] = calloc(nc, sizeof(uint32_t)));
 	bad |= !(f->vst = calloc(nr, sizeof(uint32_t)));
