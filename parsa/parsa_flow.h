@@ -57,9 +57,10 @@
  * connectivity is unweighted.  A part above the cap on entry may only
  * lose weight in a pair.
  *
- * Cost per pair: O(nnz(a) + nnz(b)) for the counts, O(region's nnz ·
- * sqrt) for Dinic (unit augmentations, bounded by the pair's cut), and
- * O(network) per piercing.  Memory: O(n_cols + n_rows + k²) plus the
+ * Cost per pair: O(nnz(a) + nnz(b)) for the counts (a retry with a
+ * smaller alpha, nothing applied since, keeps them: O(nets of a ∪ b)),
+ * O(region's nnz · sqrt) for Dinic (unit augmentations, bounded by the
+ * pair's cut), and O(network) per piercing.  Memory: O(n_cols + n_rows + k²) plus the
  * transpose and the network of one pair.
  * What it finds: with a cap that does not bind, the minimum cut between
  * the terminals (tests/test_flow.c checks it against brute force); with
