@@ -124,7 +124,6 @@ MPI_PLUGIN     = $(if $(MPI_LIBS),$(BUILD)/parsa-mpi.so)
 MPI_PLUGIN_OBJ = $(BUILD)/pic/obj/server/ps_mpi_plugin.o
 MPI_PLUGIN_DEP = $(BUILD)/pic/libpsserver_pic.a
 $(MPI_PLUGIN_OBJ): XDEFS = $(MPI_CFLAGS)
-$(MPI_PLUGIN_OBJ): LAYER_INC = $(call layer_inc,server)
 $(MPI_PLUGIN_DEP): $(filter $(BUILD)/pic/obj/base/% $(BUILD)/pic/obj/server/%,$(PIC_OBJ))
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/parsa-mpi.so: $(MPI_PLUGIN_OBJ) $(MPI_PLUGIN_DEP)

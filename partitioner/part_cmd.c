@@ -567,16 +567,17 @@ static void fixed_mmap_threshold(void)
 static int partition_failed(const struct cmd_opts *c, int rank,
 			    const struct parsa_err *err, int rc)
 {
+	const char *msg;
+
 	if (!c->o.par.mpi)
 		return report_err(err, rc);
 	if (rank < 0 || env_rank() >= 0) /* mpirun's rank when it has one */
 		rank = env_rank();
+	msg = err->msg[0] ? err->msg : parsa_strerror(rc);
 	if (rank < 0) /* not under mpirun, and MPI never started */
-		fprintf(stderr, "parsa: %s\n",
-			err->msg[0] ? err->msg : parsa_strerror(rc));
+		fprintf(stderr, "parsa: %s\n", msg);
 	else
-		fprintf(stderr, "parsa: rank %d: %s\n", rank,
-			err->msg[0] ? err->msg : parsa_strerror(rc));
+		fprintf(stderr, "parsa: rank %d: %s\n", rank, msg);
 	fflush(stderr);
 	fflush(stdout);
 	_exit(1);
